@@ -1,0 +1,48 @@
+# Two entry points: `make demo` and `make test`. Each does all its own set-up,
+# idempotently: system packages (when root and missing), the virtualenv, the
+# project installed editable with its dev extra.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test setup system-deps lint typecheck unit clean
+
+demo: setup
+	@$(BIN)/python -m gateway.demo
+
+test: setup lint typecheck unit
+
+setup: system-deps $(STAMP)
+
+# bubblewrap runs the sandbox, ripgrep backs Grep; both come from the distro.
+system-deps:
+	@missing=""; \
+	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	command -v rg >/dev/null 2>&1 || missing="$$missing ripgrep"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing:$$missing"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null) \
+	      || { echo "apt-get install$$missing failed" >&2; exit 1; }; \
+	  else \
+	    echo "missing system packages:$$missing — install them with: sudo apt-get install$$missing" >&2; \
+	  fi; \
+	fi
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+lint: setup
+	@$(BIN)/ruff check analyzers sandbox gateway profiles tests bench fuzz
+
+typecheck: setup
+	@$(BIN)/mypy
+
+unit: setup
+	@$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

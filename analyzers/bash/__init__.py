@@ -1,0 +1,56 @@
+"""Static analysis of bash command lines.
+
+Public face: :func:`analyze_bash` and the values it returns. Everything here
+is pure: text in, facts out — no I/O, no subprocess, no clock.
+"""
+
+from __future__ import annotations
+
+from .analysis import (
+    MAX_COMMAND_CHARS,
+    MAX_SUBCOMMANDS,
+    BashAnalysis,
+    Decision,
+    Subcommand,
+    analyze_bash,
+)
+from .checks import COMMAND_SUBSTITUTION_PATTERNS, ZSH_DANGEROUS_COMMANDS, CheckId, Finding
+from .classify import Classification
+from .destructive import HardLimit
+from .ir import ParseStatus
+from .parser import tree_sitter_available
+from .paths import Access, PathAccess
+from .prefixes import MAX_SUGGESTED_RULES, command_prefix
+from .quoting import QuoteViews, extract_quoted_content
+from .semantics import ExitMeaning, interpret_exit_code
+from .sensitive import SENSITIVE_PATHS, SensitivePath, match_sensitive
+from .wrappers import SAFE_ENV_VARS
+
+__all__ = [
+    "COMMAND_SUBSTITUTION_PATTERNS",
+    "MAX_COMMAND_CHARS",
+    "MAX_SUBCOMMANDS",
+    "MAX_SUGGESTED_RULES",
+    "SAFE_ENV_VARS",
+    "SENSITIVE_PATHS",
+    "ZSH_DANGEROUS_COMMANDS",
+    "Access",
+    "BashAnalysis",
+    "CheckId",
+    "Classification",
+    "Decision",
+    "ExitMeaning",
+    "Finding",
+    "HardLimit",
+    "ParseStatus",
+    "PathAccess",
+    "QuoteViews",
+    "SensitivePath",
+    "Subcommand",
+    "analyze_bash",
+    "command_prefix",
+    "extract_quoted_content",
+    "interpret_exit_code",
+    "match_sensitive",
+    "tree_sitter_available",
+]

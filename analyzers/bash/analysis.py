@@ -1,0 +1,515 @@
+"""``analyze_bash``: one command line in, one frozen verdict out.
+
+Order of judgement (first match decides):
+
+1. **deny** — a hard limit (``rm -rf /``, ``mkfs``, ``dd of=/dev/sda``) or a
+   sensitive path (``~/.ssh``, ``/proc/*/environ`` …) anywhere in the
+   command, including inside substitutions, control flow and ``bash -c``
+   payloads. No rule or mode may turn these into an allow.
+2. **allow** — only when the parse is fully static, no security check fired,
+   there are at most 50 subcommands, every subcommand is a known reader with
+   known-safe options, and every path lies inside the working directory (or
+   an extra read directory).
+3. **ask** — everything else, with the first reason that blocked an allow.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from ..errors import InvalidArgument
+from .checks import CheckInput, Finding, run_checks
+from .classify import Classification, classify_command, classify_pipeline
+from .commands import command_facts, glob_problem
+from .destructive import HardLimit, destructive_warnings, hard_limits
+from .ir import ParseResult, ParseStatus, SimpleCommand
+from .legacy import parse_legacy
+from .parser import parse_tree_sitter, tree_sitter_available
+from .paths import Access, PathAccess, judge_path, resolve
+from .prefixes import MAX_SUGGESTED_RULES, suggest_rule
+from .quoting import extract_quoted_content
+from .semantics import ExitMeaning, interpret_exit_code
+from .wrappers import SAFE_ENV_VARS, Unwrapped, base_name, strip_wrappers
+
+#: Above this many subcommands nothing is analyzed one by one and nothing is
+#: allowed (a 60-part `&&` chain with `rm` at the end is the known give-up).
+MAX_SUBCOMMANDS = 50
+#: Commands longer than this are not parsed at all (bounded time per call).
+MAX_COMMAND_CHARS = 100_000
+#: `bash -c "bash -c '...'"` nesting analyzed at most this deep.
+MAX_SHELL_NESTING = 8
+
+#: Bare assignments that change how the shell itself behaves.
+_SHELL_SPECIAL_VARS = frozenset({"http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "no_proxy"})
+
+
+class Decision(StrEnum):
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+
+
+@dataclass(frozen=True, slots=True)
+class Subcommand:
+    """One simple command as it will run (wrappers and safe env stripped)."""
+
+    text: str
+    argv: tuple[str, ...]
+    raw_argv: tuple[str, ...]
+    read_only: bool
+    reason: str | None
+    classification: Classification
+    paths: tuple[PathAccess, ...] = ()
+    warnings: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    wrappers: tuple[str, ...] = ()
+    nested: bool = False
+    via: str | None = None
+    op: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "text": self.text,
+            "argv": list(self.argv),
+            "read_only": self.read_only,
+            "classification": self.classification.value,
+            "paths": [p.to_dict() for p in self.paths],
+            "warnings": list(self.warnings),
+        }
+        if self.reason:
+            out["reason"] = self.reason
+        if self.wrappers:
+            out["wrappers"] = list(self.wrappers)
+        if self.env:
+            out["env"] = [f"{k}={v}" for k, v in self.env]
+        if self.nested:
+            out["nested"] = True
+        if self.via:
+            out["via"] = self.via
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class BashAnalysis:
+    """The analyzer's verdict on one command line, with every fact behind it."""
+
+    command: str
+    cwd: str
+    parse: ParseStatus
+    decision: Decision
+    reason: str
+    hint: str
+    parse_reasons: tuple[str, ...] = ()
+    subcommands: tuple[Subcommand, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    hard_limits: tuple[HardLimit, ...] = ()
+    classification: Classification = Classification.OTHER
+    suggested_rules: tuple[str, ...] = ()
+    #: may permission rules (``Bash(npm test:*)``) auto-allow this command?
+    #: False for hard limits, sensitive paths, fired checks, unanalyzable parses.
+    rules_apply: bool = False
+
+    @property
+    def hard_limit(self) -> bool:
+        return bool(self.hard_limits)
+
+    @property
+    def read_only(self) -> bool:
+        return self.decision is Decision.ALLOW
+
+    @property
+    def paths(self) -> tuple[PathAccess, ...]:
+        """Every distinct (path, access) touched, in order of appearance."""
+        seen: dict[tuple[str, Access], PathAccess] = {}
+        for s in self.subcommands:
+            for p in s.paths:
+                seen.setdefault((p.path, p.access), p)
+        return tuple(seen.values())
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(w for s in self.subcommands for w in s.warnings))
+
+    @property
+    def is_destructive(self) -> bool:
+        return self.hard_limit or bool(self.warnings)
+
+    def exit_meaning(self, exit_code: int) -> ExitMeaning:
+        """What ``exit_code`` means for this command (the last subcommand of
+        the top level decides, as in bash)."""
+        top = [s for s in self.subcommands if not s.nested and s.via is None]
+        return interpret_exit_code(top[-1].argv if top else (), exit_code)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "decision": self.decision.value,
+            "reason": self.reason,
+            "hint": self.hint,
+            "hard_limit": self.hard_limit,
+            "hard_limits": [str(h) for h in self.hard_limits],
+            "parse": self.parse.value,
+            "parse_reasons": list(self.parse_reasons),
+            "findings": [{"id": f.id, "name": f.name, "message": f.message} for f in self.findings],
+            "subcommands": [s.to_dict() for s in self.subcommands],
+            "paths": [p.to_dict() for p in self.paths],
+            "warnings": list(self.warnings),
+            "classification": self.classification.value,
+            "suggested_rules": list(self.suggested_rules),
+            "rules_apply": self.rules_apply,
+            "command": self.command,
+            "cwd": self.cwd,
+        }
+
+
+@dataclass
+class _Acc:
+    """Everything gathered while walking one command line and its payloads."""
+
+    subcommands: list[Subcommand] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    hard_limits: list[HardLimit] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    legacy: bool = False
+
+
+def analyze_bash(
+    command: str,
+    cwd: str,
+    *,
+    extra_read_dirs: tuple[str, ...] | list[str] = (),
+    home: str | None = None,
+    use_tree_sitter: bool = True,
+) -> BashAnalysis:
+    """Analyze one bash command line that would run in ``cwd``.
+
+    ``home`` is the home directory the command will see (``~``, ``$HOME``);
+    when ``None`` it is symbolic: ``~`` paths are never inside the working
+    directory and still match the sensitive list. ``use_tree_sitter=False``
+    forces the legacy splitter (as when the grammar is unavailable).
+    """
+    if not isinstance(command, str):
+        raise InvalidArgument("command must be a string")
+    if not cwd.startswith("/"):
+        raise InvalidArgument(f"cwd must be an absolute path, got {cwd!r}")
+    cwd = posixpath.normpath(cwd)
+    if cwd.startswith("//"):
+        cwd = "/" + cwd.lstrip("/")
+    home_s = posixpath.normpath(home) if home else "~"
+    roots = (cwd, *(posixpath.normpath(d) for d in extra_read_dirs if d.startswith("/")))
+    if not command.strip():
+        return BashAnalysis(
+            command, cwd, ParseStatus.SIMPLE, Decision.ASK, "empty command", "nothing to run"
+        )
+    if len(command) > MAX_COMMAND_CHARS:
+        return BashAnalysis(
+            command,
+            cwd,
+            ParseStatus.TOO_COMPLEX,
+            Decision.ASK,
+            f"command is {len(command)} characters, more than {MAX_COMMAND_CHARS} are not analyzed",
+            "only an explicit approval can run it",
+            parse_reasons=("command too long",),
+        )
+    acc = _Acc()
+    ts = use_tree_sitter and tree_sitter_available()
+    status = _walk(command, (cwd,), home_s, roots, acc, depth=0, via=None, ts=ts)
+    return _decide(command, cwd, status, acc, home_s)
+
+
+def _parse(command: str, home: str, cwd: str | None, ts: bool) -> ParseResult:
+    parse = parse_tree_sitter if ts else parse_legacy
+    return parse(command, home=home, cwd=cwd)
+
+
+def _walk(
+    command: str,
+    cwds: tuple[str | None, ...],
+    home: str,
+    roots: tuple[str, ...],
+    acc: _Acc,
+    *,
+    depth: int,
+    via: str | None,
+    ts: bool,
+) -> ParseStatus:
+    parse = _parse(command, home, cwds[0] if len(cwds) == 1 else None, ts)
+    acc.reasons.extend(parse.reasons)
+    if parse.status is ParseStatus.PARSE_UNAVAILABLE:
+        acc.legacy = True
+    worst = parse.status
+    state: list[tuple[tuple[int, ...], tuple[str | None, ...]]] = [((), cwds)]
+    argvs: list[tuple[str, ...]] = []
+    commands = parse.commands
+    for index, cmd in enumerate(commands):
+        here = _cwds_for(cmd, state)
+        unwrapped = strip_wrappers(cmd.argv, cmd.assignments)
+        argvs.append(unwrapped.argv)
+        payload_ok = True
+        if unwrapped.shell_payload is not None:
+            if depth + 1 > MAX_SHELL_NESTING:
+                acc.reasons.append("shell payloads nested too deeply")
+                worst = ParseStatus.TOO_COMPLEX
+                payload_ok = False
+            else:
+                before = len(acc.subcommands), len(acc.findings), len(acc.reasons)
+                nested_status = _walk(
+                    unwrapped.shell_payload,
+                    here,
+                    home,
+                    roots,
+                    acc,
+                    depth=depth + 1,
+                    via=" ".join(unwrapped.wrappers),
+                    ts=ts,
+                )
+                if nested_status is ParseStatus.TOO_COMPLEX:
+                    worst = ParseStatus.TOO_COMPLEX
+                payload_ok = (
+                    len(acc.findings) == before[1]
+                    and len(acc.reasons) == before[2]
+                    and all(s.read_only for s in acc.subcommands[before[0] :])
+                )
+        sub = _subcommand(cmd, unwrapped, here, home, roots, via, payload_ok)
+        acc.subcommands.append(sub)
+        redirect_targets = tuple(
+            r.target.value
+            for r in cmd.redirects
+            if r.is_output and r.target is not None and r.target.value is not None
+        )
+        acc.hard_limits.extend(
+            hard_limits(
+                (base_name(unwrapped.argv[0]), *unwrapped.argv[1:]) if unwrapped.argv else (),
+                here,
+                home,
+                redirect_targets,
+            )
+        )
+        if sub.argv and sub.argv[0] == "cd" and not cmd.nested:
+            nxt = commands[index + 1].op if index + 1 < len(commands) else None
+            if nxt not in ("&", "|", "|&"):
+                target = (
+                    sub.argv[1]
+                    if len(sub.argv) > 1 and sub.argv[1] != "--"
+                    else (sub.argv[2] if len(sub.argv) > 2 else "~")
+                )
+                new = _cd_target(target, here, home)
+                state.append((cmd.scope, tuple(dict.fromkeys((*here, *new)))))
+    text = parse.text or command
+    acc.findings.extend(
+        run_checks(
+            CheckInput(
+                text=text,
+                original=command,
+                views=extract_quoted_content(text),
+                parse=parse,
+                argvs=tuple(argvs),
+            )
+        )
+    )
+    return worst
+
+
+def _cwds_for(
+    cmd: SimpleCommand, state: list[tuple[tuple[int, ...], tuple[str | None, ...]]]
+) -> tuple[str | None, ...]:
+    for scope, cwds in reversed(state):
+        if cmd.scope[: len(scope)] == scope:
+            return cwds
+    return state[0][1]
+
+
+def _cd_target(target: str, cwds: tuple[str | None, ...], home: str) -> tuple[str | None, ...]:
+    if target in ("", "-"):
+        return (None,)  # dynamic or $OLDPWD: unknown from here on
+    return tuple(resolve(target, c, home) for c in cwds)
+
+
+def _subcommand(
+    cmd: SimpleCommand,
+    unwrapped: Unwrapped,
+    cwds: tuple[str | None, ...],
+    home: str,
+    roots: tuple[str, ...],
+    via: str | None,
+    payload_ok: bool,
+) -> Subcommand:
+    argv = unwrapped.argv
+    globs = {w.value for w in cmd.words if w.glob and w.value is not None}
+    reason: str | None = None
+    paths: list[PathAccess] = []
+
+    def add(raw: str, access: Access) -> None:
+        if raw == "":
+            return
+        paths.extend(judge_path(raw, access, cwds, home, roots, glob=raw in globs))
+
+    if any(w.value is None for w in cmd.words):
+        reason = "a word's value is only known at run time"
+    elif any(w.brace for w in cmd.words):
+        reason = "brace expansion changes the argument list"
+    elif cmd.nested:
+        reason = "inside a substitution or control-flow body"
+    if unwrapped.shell_payload is not None:
+        facts_ok = payload_ok and unwrapped.problem is None
+        if not facts_ok:
+            reason = reason or unwrapped.problem or "the shell payload is not read-only"
+    elif not argv:
+        reason = reason or _bare_assignment_problem(cmd)
+    else:
+        facts = command_facts(argv, stdin_args=unwrapped.stdin_args)
+        for raw in facts.reads:
+            add(raw, Access.READ)
+        for raw in facts.writes:
+            add(raw, Access.WRITE)
+        for raw in facts.unknown:
+            if raw.startswith(("/", "~", "./", "../")) or "/" in raw or raw in (".", ".."):
+                add(raw, Access.UNKNOWN)
+            elif "=" in raw and raw.split("=", 1)[1].startswith(("/", "~", ".")):
+                add(raw.split("=", 1)[1], Access.UNKNOWN)
+            elif raw.startswith("@") and len(raw) > 1:
+                add(raw[1:], Access.UNKNOWN)
+        if not facts.read_only:
+            reason = reason or facts.reason
+        reason = reason or glob_problem(argv, globs)
+        if unwrapped.problem:
+            reason = reason or unwrapped.problem
+    if unwrapped.unsafe_env:
+        reason = reason or f"environment assignment {unwrapped.unsafe_env[0]}= changes what runs"
+    for r in cmd.redirects:
+        target = r.target.value if r.target is not None else None
+        if r.op.startswith("<<") or r.is_fd_dup or r.op in (">&-", "<&-"):
+            continue
+        if target is None:
+            reason = reason or "redirection to a dynamic target"
+            continue
+        if r.is_output:
+            if target in ("/dev/null", "/dev/stdout", "/dev/stderr"):
+                continue
+            add(target, Access.WRITE)
+            reason = reason or f"output redirection to {target}"
+        else:
+            add(target, Access.READ)
+    read_only = reason is None
+    return Subcommand(
+        text=cmd.text,
+        argv=argv,
+        raw_argv=cmd.argv,
+        read_only=read_only,
+        reason=reason,
+        classification=classify_command(argv),
+        paths=tuple(paths),
+        warnings=tuple(destructive_warnings(argv)),
+        env=unwrapped.env,
+        wrappers=unwrapped.wrappers,
+        nested=cmd.nested,
+        via=via,
+        op=cmd.op,
+    )
+
+
+def _bare_assignment_problem(cmd: SimpleCommand) -> str | None:
+    """`x=1` alone only sets a shell variable — unless the name is one the
+    shell or its children act on (PATH, IFS, LD_PRELOAD, an exported GIT_DIR)."""
+    for a in cmd.assignments:
+        name = a.name
+        if name in SAFE_ENV_VARS:
+            continue
+        if name.islower() and name not in _SHELL_SPECIAL_VARS:
+            continue
+        return f"assignment to {name} changes how later commands run"
+    return None
+
+
+def _decide(command: str, cwd: str, status: ParseStatus, acc: _Acc, home: str) -> BashAnalysis:
+    subs = tuple(acc.subcommands)
+    findings = tuple(dict.fromkeys(acc.findings))
+    limits = tuple(dict.fromkeys(acc.hard_limits))
+    reasons = tuple(dict.fromkeys(acc.reasons))
+    top = [s for s in subs if not s.nested]
+
+    def verdict(
+        decision: Decision,
+        reason: str,
+        hint: str,
+        rules: tuple[str, ...] = (),
+        *,
+        rules_apply: bool = False,
+    ) -> BashAnalysis:
+        return BashAnalysis(
+            command,
+            cwd,
+            status,
+            decision,
+            reason,
+            hint,
+            parse_reasons=reasons,
+            subcommands=subs,
+            findings=findings,
+            hard_limits=limits,
+            classification=classify_pipeline([s.classification for s in top]),
+            suggested_rules=rules,
+            rules_apply=rules_apply,
+        )
+
+    if limits:
+        return verdict(
+            Decision.DENY,
+            f"hard limit: {limits[0]}",
+            "no rule, mode or hook can allow this; run it yourself outside the agent if you "
+            "really mean it",
+        )
+    for s in subs:
+        for p in s.paths:
+            if p.sensitive is not None:
+                return verdict(
+                    Decision.DENY,
+                    f"{p.access.value} of sensitive path {p.path} ({p.sensitive.why})",
+                    "built-in sensitive path list (profiles/sensitive-paths.toml); no rule can "
+                    "allow it",
+                )
+    no_rules = "only an explicit approval can run it; permission rules do not apply"
+    if status is ParseStatus.TOO_COMPLEX or reasons:
+        why = reasons[0] if reasons else "the command cannot be analyzed statically"
+        return verdict(Decision.ASK, f"cannot be analyzed statically: {why}", no_rules)
+    if findings:
+        f = findings[0]
+        return verdict(Decision.ASK, f"security check {f.id} {f.name}: {f.message}", no_rules)
+    if len(top) > MAX_SUBCOMMANDS:
+        return verdict(
+            Decision.ASK,
+            f"{len(top)} subcommands: more than {MAX_SUBCOMMANDS} are never analyzed one by one",
+            "split the command; " + no_rules,
+        )
+    rules = tuple(
+        dict.fromkeys(
+            suggest_rule(s.argv, s.text) for s in top if not s.read_only and s.via is None
+        )
+    )[:MAX_SUGGESTED_RULES]
+    for s in subs:
+        if not s.read_only:
+            return verdict(
+                Decision.ASK,
+                f"not read-only: {s.reason}",
+                "approve it, or add an allow rule" + (f" such as {rules[0]}" if rules else ""),
+                rules,
+                rules_apply=True,
+            )
+    for s in subs:
+        for p in s.paths:
+            if not p.inside_cwd:
+                return verdict(
+                    Decision.ASK,
+                    f"{p.access.value} of {p.path} outside the working directory",
+                    "approve it, or add the directory as an extra read directory",
+                    rules,
+                    rules_apply=True,
+                )
+    return verdict(
+        Decision.ALLOW,
+        "read-only: every subcommand is a known reader and every path is inside the "
+        "working directory",
+        "",
+        rules_apply=True,
+    )

@@ -1,0 +1,128 @@
+"""Character-level checks: bytes and escapes that display or tokenize
+differently from how bash reads them."""
+
+from __future__ import annotations
+
+import re
+
+from ..ir import ParseStatus
+from .base import CheckInput, check
+from .ids import CheckId
+
+_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x9f\ud800-\udfff]")
+
+
+@check(CheckId.CONTROL_CHARACTERS)
+def control_characters(inp: CheckInput) -> str | None:
+    """C0/C1 control characters, NUL, and invalid UTF-8.
+
+    Attack: ``\\x1b[2K`` escape sequences rewrite what the approving human
+    sees; NUL truncates the command in C-based consumers while the shell
+    drops it (``r\\0m``); backspaces (``\\b``) visually erase words.
+    """
+    m = _CONTROL_RE.search(inp.original)
+    if m:
+        ch = m.group(0)
+        if "\ud800" <= ch <= "\udfff":
+            return "invalid UTF-8 in command"
+        return f"control character U+{ord(ch):04X}"
+    return None
+
+
+_UNICODE_WS_RE = re.compile(
+    "[\u00a0\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]"
+)
+
+
+@check(CheckId.UNICODE_WHITESPACE)
+def unicode_whitespace(inp: CheckInput) -> str | None:
+    """Unicode spaces, zero-width and bidi characters.
+
+    Attack: ``ls\\u00a0-la;rm`` looks like spaces to a human but is one word
+    to bash (or the reverse, in other tokenizers); bidi overrides reorder
+    text on screen ("Trojan Source").
+    """
+    m = _UNICODE_WS_RE.search(inp.original)
+    if m:
+        return f"unicode whitespace or invisible character U+{ord(m.group(0)):04X}"
+    return None
+
+
+_ESCAPED_WS_RE = re.compile(r"(?<!\\)(?:\\\\)*\\[ \t]")
+
+
+@check(CheckId.BACKSLASH_ESCAPED_WHITESPACE)
+def backslash_escaped_whitespace(inp: CheckInput) -> str | None:
+    """A backslash-escaped space or tab outside quotes.
+
+    Attack: ``echo\\ x`` is one word (command ``echo x``) to bash but two to
+    a naive splitter; ``cat ~/safe\\ /../.ssh/id_rsa`` confuses prefix-based
+    path checks.
+    """
+    if _ESCAPED_WS_RE.search(inp.views.fully_unquoted):
+        return "backslash-escaped whitespace outside quotes"
+    return None
+
+
+_ESCAPED_OP_RE = re.compile(r"(?<!\\)(?:\\\\)*\\[;|&<>]")
+
+
+@check(CheckId.BACKSLASH_ESCAPED_OPERATORS)
+def backslash_escaped_operators(inp: CheckInput) -> str | None:
+    """``\\;``, ``\\|``, ``\\&``, ``\\<``, ``\\>`` outside quotes.
+
+    Attack: bash passes ``\\;`` as a literal argument, while splitters that
+    unescape before splitting see an operator (or the reverse):
+    ``cat x \\; rm -rf ~`` is one command to bash.
+    """
+    m = _ESCAPED_OP_RE.search(inp.views.fully_unquoted)
+    if m:
+        return f"backslash-escaped operator {m.group(0)[-2:]!r}"
+    return None
+
+
+_MID_WORD_HASH_RE = re.compile(r"[^\s$\{;&|()<>]#")
+
+
+@check(CheckId.MID_WORD_HASH)
+def mid_word_hash(inp: CheckInput) -> str | None:
+    """A ``#`` inside a word.
+
+    Attack: bash reads ``x#y`` as one literal word, but tokenizers that start
+    a comment at any ``#`` (shell-quote) drop the rest of the line from
+    analysis: ``ls x#;rm -rf ~`` hides ``rm`` from them. ``'x'#`` (quote
+    directly before) counts too, hence the view that keeps quote chars.
+    """
+    m = _MID_WORD_HASH_RE.search(inp.views.unquoted_keep_quote_chars)
+    if m:
+        return f"'#' in the middle of a word: {m.group(0)!r}"
+    return None
+
+
+_ANSI_C_RE = re.compile(r"\$['\"]")
+
+
+@check(CheckId.OBFUSCATED_FLAGS)
+def obfuscated_flags(inp: CheckInput) -> str | None:
+    """Flags built from quotes or escapes, and ANSI-C / locale strings.
+
+    Attack: flag validators compare text; ``rg --p''re=sh``, ``find .
+    -e"x"ec``, ``"-"exec`` and ``$'\\x2d\\x2dpre'`` all reach the program as a
+    plain flag. Quoting after ``=`` (``--include='*.py'``) is ordinary and
+    does not fire.
+    """
+    if _ANSI_C_RE.search(inp.views.unquoted_keep_quote_chars):
+        return "ANSI-C or locale quoting ($'...' / $\"...\")"
+    if inp.parse.status is ParseStatus.PARSE_UNAVAILABLE:
+        if re.search(r"(?:^|\s)(?:['\"]+-|-+['\"\\])|(?:^|\s)-[\w-]*['\"\\]", inp.text):
+            return "quotes or escapes inside a flag"
+        return None
+    for cmd in inp.parse.commands:
+        for word in cmd.words[1:]:
+            value = word.value
+            if value is None or not value.startswith("-") or not word.quoted:
+                continue
+            flag_raw = word.raw.split("=", 1)[0]
+            if any(c in flag_raw for c in "'\"\\$"):
+                return f"quotes or escapes inside flag {word.raw[:40]!r}"
+    return None

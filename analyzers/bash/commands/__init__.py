@@ -1,0 +1,313 @@
+"""Per-command knowledge: is this argv read-only, and which paths does it
+read or write? One entry point, :func:`command_facts`."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..sed import analyze_sed
+from .find import analyze_find
+from .flags import Arg, Spec, parse_args, read_paths
+from .git import git_problem, git_reads
+from .readers import ARGUMENT_AGNOSTIC, READERS
+from .search import GREP, RG, search_paths
+from .writers import WRITERS, writer_paths
+
+__all__ = [
+    "READERS",
+    "WRITERS",
+    "CommandFacts",
+    "command_facts",
+    "glob_problem",
+    "is_known_reader",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandFacts:
+    read_only: bool
+    reason: str | None = None
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    #: operands of a command we know nothing about: any may be a path
+    unknown: tuple[str, ...] = ()
+    #: for ``cd``: where it goes (``None`` for other commands)
+    cd: str | None = None
+
+
+_JQ = Spec(
+    flags={
+        **{f"-{c}": Arg.NONE for c in "rjacnesSCMRh"},
+        **dict.fromkeys(
+            (
+                "--tab",
+                "--args",
+                "--jsonargs",
+                "--raw-output",
+                "--join-output",
+                "--ascii-output",
+                "--compact-output",
+                "--null-input",
+                "--exit-status",
+                "--slurp",
+                "--sort-keys",
+                "--color-output",
+                "--monochrome-output",
+                "--raw-input",
+                "--seq",
+                "--stream",
+                "--stream-errors",
+                "--unbuffered",
+                "--raw-output0",
+                "--help",
+                "--version",
+                "--build-configuration",
+            ),
+            Arg.NONE,
+        ),
+        "--indent": Arg.NUM,
+        "--arg": Arg.VALUE2,
+        "--argjson": Arg.VALUE2,
+    }
+)
+_ARITH_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_INT_RE = re.compile(r"^\s*[+-]?\d+\s*$")
+
+
+def is_known_reader(name: str) -> bool:
+    return name in READERS or name in _SPECIAL_READERS
+
+
+def command_facts(argv: tuple[str, ...], *, stdin_args: bool = False) -> CommandFacts:
+    if not argv:
+        return CommandFacts(True)
+    facts = _facts(argv)
+    if stdin_args and facts.read_only and argv[0] not in ARGUMENT_AGNOSTIC:
+        return CommandFacts(
+            False,
+            "xargs appends arguments read from stdin (flags and paths unknown)",
+            facts.reads,
+            facts.writes,
+            facts.unknown,
+        )
+    return facts
+
+
+def _facts(argv: tuple[str, ...]) -> CommandFacts:
+    name = argv[0]
+    if name in ARGUMENT_AGNOSTIC:
+        return CommandFacts(True)
+    special = _SPECIAL_READERS.get(name)
+    if special is not None:
+        return special(argv)
+    sp = READERS.get(name)
+    if sp is not None:
+        p = parse_args(argv, sp)
+        if p.problem:
+            return CommandFacts(False, f"{name}: {p.problem}", unknown=argv[1:])
+        return CommandFacts(True, reads=tuple(read_paths(p, sp)))
+    if name in WRITERS:
+        rw = writer_paths(name, argv)
+        if rw is None:
+            return CommandFacts(False, f"{name} writes files", unknown=argv[1:])
+        return CommandFacts(False, f"{name} writes files", tuple(rw[0]), tuple(rw[1]))
+    return CommandFacts(False, f"{name!r} is not a known read-only command", unknown=argv[1:])
+
+
+#: Readers whose every option — including abbreviations GNU getopt accepts —
+#: neither writes nor executes, so a glob that expands to a file named like
+#: an option (`--pre=sh`, `-o`) cannot turn them into something else.
+GLOB_SAFE = frozenset(
+    {
+        "ls",
+        "cat",
+        "head",
+        "tail",
+        "wc",
+        "grep",
+        "egrep",
+        "fgrep",
+        "du",
+        "stat",
+        "md5sum",
+        "sha1sum",
+        "sha224sum",
+        "sha256sum",
+        "sha384sum",
+        "sha512sum",
+        "b2sum",
+        "cksum",
+        "cut",
+        "nl",
+        "tac",
+        "strings",
+        "od",
+        "hexdump",
+        "column",
+        "fold",
+        "expand",
+        "unexpand",
+        "rev",
+        "paste",
+        "realpath",
+        "readlink",
+        "basename",
+        "dirname",
+        "echo",
+        "printf",
+        "test",
+        "[",
+        "true",
+        "false",
+        ":",
+    }
+)
+
+
+def glob_problem(argv: tuple[str, ...], globbed: set[str]) -> str | None:
+    """Why the unquoted globs in ``argv`` stop it from being read-only.
+
+    A glob whose first character is a wildcard can expand to a file named
+    ``--output=x`` or ``--pre=sh`` (wildcard injection: ``git diff *``,
+    ``rg foo *``); and any glob can change the operand count (``uniq *.txt``
+    expands to ``uniq in out``, which writes ``out``).
+    """
+    if not globbed or not argv:
+        return None
+    name = argv[0]
+    sp = READERS.get(name)
+    end_of_options = False
+    for a in argv[1:]:
+        if a == "--":
+            end_of_options = True
+            continue
+        if a not in globbed:
+            continue
+        if sp is not None and sp.max_positional is not None:
+            return f"glob {a!r} may expand to more operands than {name} reads safely"
+        if not end_of_options and a[:1] in "*?[" and name not in GLOB_SAFE:
+            return f"glob {a!r} may expand to file names that act as options"
+    return None
+
+
+def _printf(argv: tuple[str, ...]) -> CommandFacts:
+    # `printf -v PATH /tmp/evil` assigns a shell variable (even PATH).
+    if len(argv) > 1 and argv[1].startswith("-v"):
+        return CommandFacts(False, "printf -v assigns a shell variable")
+    return CommandFacts(True)
+
+
+def _test(argv: tuple[str, ...]) -> CommandFacts:
+    """``test``, ``[`` and ``[[``: read-only unless an operand is evaluated as
+    arithmetic. Arithmetic evaluates array subscripts, and a subscript may hold
+    a command substitution: ``[[ 1 -eq 'a[$(id)]' ]]`` and ``test -v
+    'a[$(id)]'`` run ``id`` although the substitution is single-quoted."""
+    if argv[0] == "[" and argv[-1] != "]":
+        return CommandFacts(False, "'[' without closing ']'")
+    for i, tok in enumerate(argv):
+        if tok == "-v":
+            return CommandFacts(False, f"{argv[0]} -v evaluates array subscripts")
+        if tok in _ARITH_OPS:
+            for operand in (argv[i - 1], argv[i + 1] if i + 1 < len(argv) else ""):
+                if not _INT_RE.match(operand):
+                    return CommandFacts(
+                        False,
+                        f"{argv[0]} {tok} with a non-literal operand is evaluated as arithmetic",
+                    )
+    return CommandFacts(True)
+
+
+def _ps(argv: tuple[str, ...]) -> CommandFacts:
+    # BSD-style `ps e` / `ps auxe` prints every process's environment: secrets.
+    for a in argv[1:]:
+        if not a.startswith("-") and "e" in a:
+            return CommandFacts(False, "ps with BSD 'e' shows process environments")
+        if a in ("--forest", "--headers", "--no-headers", "--help", "--version"):
+            continue
+        if a.startswith("--") and a.split("=", 1)[0] not in (
+            "--pid",
+            "--ppid",
+            "--sort",
+            "--format",
+            "--user",
+            "--group",
+            "--cols",
+            "--columns",
+            "--width",
+            "--lines",
+            "--rows",
+            "--tty",
+            "--sid",
+            "--quick-pid",
+        ):
+            return CommandFacts(False, f"ps: unknown option {a!r}")
+    return CommandFacts(True)
+
+
+def _cd(argv: tuple[str, ...]) -> CommandFacts:
+    ops = [a for a in argv[1:] if not (a.startswith("-") and a != "-")]
+    if len(ops) > 1:
+        return CommandFacts(False, "cd with more than one operand")
+    target = ops[0] if ops else "~"
+    return CommandFacts(True, reads=(target,) if target != "-" else (), cd=target)
+
+
+def _sed(argv: tuple[str, ...]) -> CommandFacts:
+    facts = analyze_sed(argv)
+    files = tuple(f for f in facts.files if f != "-")
+    if facts.in_place:
+        return CommandFacts(False, "sed -i edits files in place", writes=files)
+    if facts.problem:
+        return CommandFacts(False, facts.problem, reads=files)
+    return CommandFacts(True, reads=files)
+
+
+def _search(argv: tuple[str, ...]) -> CommandFacts:
+    name = argv[0]
+    sp = RG if name == "rg" else GREP
+    p = parse_args(argv, sp)
+    if p.problem:
+        return CommandFacts(False, f"{name}: {p.problem}", unknown=argv[1:])
+    return CommandFacts(True, reads=tuple(search_paths(name, p)))
+
+
+def _find(argv: tuple[str, ...]) -> CommandFacts:
+    f = analyze_find(argv)
+    if f.problem:
+        writes = f.roots if f.deletes else ()
+        return CommandFacts(False, f.problem, f.roots + f.reads, writes)
+    return CommandFacts(True, reads=f.roots + f.reads)
+
+
+def _git(argv: tuple[str, ...]) -> CommandFacts:
+    problem = git_problem(argv)
+    if problem:
+        return CommandFacts(False, problem, unknown=argv[1:])
+    return CommandFacts(True, reads=tuple(git_reads(argv)))
+
+
+def _jq(argv: tuple[str, ...]) -> CommandFacts:
+    p = parse_args(argv, _JQ)
+    if p.problem:
+        return CommandFacts(False, f"jq: {p.problem}", unknown=argv[1:])
+    files = () if p.has("--args", "--jsonargs") else p.positionals[1:]
+    return CommandFacts(True, reads=tuple(f for f in files if f != "-"))
+
+
+_SPECIAL_READERS = {
+    "printf": _printf,
+    "test": _test,
+    "[": _test,
+    "[[": _test,
+    "ps": _ps,
+    "cd": _cd,
+    "sed": _sed,
+    "grep": _search,
+    "egrep": _search,
+    "fgrep": _search,
+    "rg": _search,
+    "find": _find,
+    "git": _git,
+    "jq": _jq,
+}

@@ -1,0 +1,189 @@
+"""The legacy splitter: regex tokenization when tree-sitter is unavailable.
+
+It produces the same IR as the tree-sitter parser but understands less: any
+``$``-expansion or backtick makes a word dynamic, control-flow keywords,
+here-documents and unbalanced quotes are recorded as reasons (which make the
+command ineligible for automatic approval). All 23 checks still run on the
+text, several of them in their stricter legacy form.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .ir import Assignment, ParseResult, ParseStatus, Redirect, SimpleCommand, Word
+from .quoting import extract_quoted_content
+from .words import expand_tilde, unquote_word
+
+_TOKEN_RE = re.compile(
+    r"""
+    (?P<ws>[ \t]+)
+  | (?P<nl>\n)
+  | (?P<comment>\#[^\n]*)
+  | (?P<op>&&|\|\||\|&|;;|[;&|()])
+  | (?P<redir>(?:\d+|\{\w+\})?(?:>>|>&-?|>\||<<<|<<-|<<|<&-?|<>|&>>|&>|>|<))
+  | (?P<word>(?:[^\s;&|()<>'"\\$`]|\\[\s\S]|'[^']*'|"(?:\\[\s\S]|[^"\\])*"|\$'(?:\\[\s\S]|[^'\\])*'
+              |\$|`[^`]*`)+)
+  | (?P<bad>[\s\S])
+    """,
+    re.VERBOSE,
+)
+_DYNAMIC_RE = re.compile(r"\$[\w{(\[@*#?$!-]|`")
+_ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
+_KEYWORDS = frozenset(
+    {
+        "if",
+        "then",
+        "elif",
+        "else",
+        "fi",
+        "for",
+        "while",
+        "until",
+        "do",
+        "done",
+        "case",
+        "esac",
+        "function",
+        "select",
+        "[[",
+        "]]",
+        "coproc",
+    }
+)
+
+
+_HOME_RE = re.compile(r"\$(?:HOME\b|\{HOME\})")
+
+
+def _word(raw: str, home: str | None, cwd: str | None, reasons: list[str]) -> Word:
+    if home is not None and "HOME" in raw and "'" not in raw:
+        # $HOME is the one variable the legacy splitter resolves, so that
+        # `rm -rf $HOME` still meets its hard limit.
+        raw = _HOME_RE.sub(lambda _: home, raw)
+    live = re.sub(r"'[^']*'", "", raw)
+    if _DYNAMIC_RE.search(live):
+        reasons.append(f"expansion in {raw[:40]!r} (legacy parser)")
+        return Word(raw, None, True)
+    value, quoted, glob, brace = unquote_word(raw)
+    if raw.startswith("~"):
+        value = expand_tilde(value, value, home, cwd)
+    return Word(raw, value, quoted, glob, brace)
+
+
+def parse_legacy(command: str, *, home: str | None = None, cwd: str | None = None) -> ParseResult:
+    reasons: list[str] = []
+    text = command.replace("\0", "")
+    if text != command:
+        reasons.append("NUL byte in command")
+    text = re.sub(r"(?<!\\)((?:\\\\)*)\\\n", r"\1", text)
+    # The regex tokens below cannot follow `$(...)` nesting; any substitution
+    # outside single quotes makes the whole line unanalyzable here.
+    views = extract_quoted_content(text)
+    if re.search(r"\$[({\[]|`|[<>]\(", views.with_double_quotes):
+        reasons.append("substitution (legacy parser)")
+    if "((" in views.fully_unquoted:
+        reasons.append("arithmetic command (( )) (legacy parser)")
+    if re.search("[\ud800-\udfff]", text):
+        reasons.append("invalid UTF-8 in command")
+    commands: list[SimpleCommand] = []
+    words: list[Word] = []
+    assignments: list[Assignment] = []
+    redirects: list[Redirect] = []
+    pending_redirect: tuple[str, int | None] | None = None
+    op: str | None = None
+    scope: list[int] = []
+    next_scope = 0
+    start = 0
+
+    def flush(end: int, next_op: str | None) -> None:
+        nonlocal words, assignments, redirects, op, start
+        if words and words[0].value in ("{", "}", "!"):
+            if words[0].value != "!":
+                reasons.append("command group (legacy parser)")
+            words = words[1:]
+        if words or assignments or redirects:
+            if words and words[0].value in _KEYWORDS:
+                reasons.append(f"control flow {words[0].value!r} (legacy parser)")
+            commands.append(
+                SimpleCommand(
+                    tuple(words),
+                    tuple(assignments),
+                    tuple(redirects),
+                    text[start:end].strip(),
+                    op,
+                    tuple(scope),
+                )
+            )
+        words, assignments, redirects = [], [], []
+        op = next_op
+        start = end
+
+    for m in _TOKEN_RE.finditer(text):
+        kind = m.lastgroup
+        tok = m.group(0)
+        if kind in ("ws", "comment"):
+            continue
+        if kind == "bad":
+            reasons.append(f"unparsable character {tok!r} (legacy parser)")
+            continue
+        if pending_redirect is not None and kind != "word":
+            reasons.append("redirection without a target")
+            pending_redirect = None
+        if kind == "nl":
+            flush(m.start(), ";")
+        elif kind == "op":
+            if tok == "(":
+                next_scope += 1
+                scope.append(next_scope)
+                flush(m.end(), op)
+            elif tok == ")":
+                flush(m.start(), ";")
+                if scope:
+                    scope.pop()
+                else:
+                    reasons.append("unbalanced ')'")
+            else:
+                if tok == ";;":
+                    reasons.append("';;' outside case")
+                flush(m.start(), tok)
+                start = m.end()
+        elif kind == "redir":
+            fd_m = re.match(r"\d+", tok)
+            op_text = tok[fd_m.end() :] if fd_m else tok
+            if op_text.startswith("{"):
+                reasons.append("named file descriptor")
+                op_text = op_text[op_text.index("}") + 1 :]
+            fd = int(fd_m.group(0)) if fd_m else None
+            if op_text in (">&-", "<&-"):
+                redirects.append(Redirect(op_text, None, fd))
+            elif op_text in ("<<", "<<-"):
+                reasons.append("here-document (legacy parser)")
+                pending_redirect = (op_text, fd)
+            else:
+                pending_redirect = (op_text, fd)
+        else:  # word
+            if pending_redirect is not None:
+                r_op, fd = pending_redirect
+                pending_redirect = None
+                target = _word(tok, home, cwd, reasons)
+                redirects.append(
+                    Redirect(r_op, None if r_op.startswith("<<") and r_op != "<<<" else target, fd)
+                )
+                continue
+            if not words and _ASSIGN_RE.match(tok):
+                name, _, value = tok.partition("=")
+                append = name.endswith("+")
+                assignments.append(
+                    Assignment(name.rstrip("+"), _word(value, home, cwd, reasons), append)
+                )
+                continue
+            words.append(_word(tok, home, cwd, reasons))
+    if pending_redirect is not None:
+        reasons.append("redirection without a target")
+    flush(len(text), None)
+    if scope:
+        reasons.append("unbalanced '('")
+    return ParseResult(
+        ParseStatus.PARSE_UNAVAILABLE, tuple(commands), tuple(dict.fromkeys(reasons)), text
+    )

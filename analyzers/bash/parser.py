@@ -1,0 +1,745 @@
+"""tree-sitter-bash -> IR.
+
+The walk is an allowlist of node types: anything it does not know makes the
+parse ``too-complex`` (fail closed) while the walk still descends to collect
+the commands inside, so hard limits are found even in ``$(...)`` or ``if``.
+
+Known differentials between tree-sitter and bash, each handled here:
+
+* backslash-newline is a line continuation in bash everywhere except inside
+  single quotes, comments and quoted here-documents; tree-sitter treats it as
+  a word break, so ``r\\<newline>m -rf /`` looks like ``r`` ``m``. We remove
+  the continuations (using tree-sitter's own idea of where quotes are) and
+  parse again.
+* ``;;`` outside ``case`` is a syntax error in bash, accepted by tree-sitter.
+* ``$"..."`` (translated string) comes out as an anonymous ``$`` sibling of a
+  string; adjacent argument nodes are grouped into one word by byte position.
+* ``>&- word``: tree-sitter makes ``word`` the target; bash closes stdout and
+  passes ``word`` as an argument.
+* NUL bytes: bash drops them from its input, so we do too before parsing
+  (``r\\0m -rf /`` is ``rm -rf /``); the NUL itself is a finding elsewhere.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .ir import Assignment, ParseResult, ParseStatus, Redirect, SimpleCommand, Word
+from .words import (
+    decode_ansi_c,
+    expand_tilde,
+    has_brace,
+    has_glob,
+    unescape_double,
+    unescape_unquoted,
+)
+
+try:  # tree-sitter is a hard dependency, but a broken install must not crash us
+    import tree_sitter
+    import tree_sitter_bash
+
+    _LANGUAGE: Any = tree_sitter.Language(tree_sitter_bash.language())
+except Exception:  # pragma: no cover - exercised by the legacy tests via flag
+    _LANGUAGE = None
+
+#: Deeper ASTs than this are not walked further (``$($($(...)))`` bombs).
+MAX_AST_DEPTH = 256
+#: Stop collecting commands after this many (the analyzer caps at 50 anyway).
+MAX_COLLECTED_COMMANDS = 1000
+
+_local = threading.local()
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+_STATEMENT_SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&"})
+_GROUPING_TOKENS = frozenset({"(", ")", "{", "}"})
+_CONTROL_FLOW = frozenset(
+    {
+        "if_statement",
+        "while_statement",
+        "for_statement",
+        "c_style_for_statement",
+        "case_statement",
+        "function_definition",
+    }
+)
+_SUBSTITUTIONS = {
+    "command_substitution": "command substitution",
+    "process_substitution": "process substitution",
+    "arithmetic_expansion": "arithmetic expansion",
+}
+_WORDISH = frozenset(
+    {
+        "word",
+        "string",
+        "raw_string",
+        "ansi_c_string",
+        "translated_string",
+        "concatenation",
+        "number",
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "process_substitution",
+        "arithmetic_expansion",
+        "brace_expression",
+        "$",
+    }
+)
+# Builtins that can assign arbitrary variables: after one of them nothing we
+# knew statically about the shell's variables can be trusted.
+_SCOPE_CLOBBERING = frozenset(
+    {
+        "read",
+        "mapfile",
+        "readarray",
+        "printf",
+        "getopts",
+        "declare",
+        "typeset",
+        "local",
+        "let",
+        "eval",
+        "source",
+        ".",
+        "set",
+        "shift",
+        "export",
+        "readonly",
+        "cd",
+        "pushd",
+        "popd",
+        "builtin",
+        "command",
+        "exec",
+    }
+)
+_IFS_CHARS = frozenset(" \t\n")
+
+
+def tree_sitter_available() -> bool:
+    """True when the tree-sitter-bash grammar loaded."""
+    return _LANGUAGE is not None
+
+
+def _parser() -> Any:
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        parser = tree_sitter.Parser(_LANGUAGE)
+        _local.parser = parser
+    return parser
+
+
+def parse_tree_sitter(
+    command: str, *, home: str | None = None, cwd: str | None = None
+) -> ParseResult:
+    """Parse ``command`` into the IR. Requires :func:`tree_sitter_available`."""
+    reasons: list[str] = []
+    text = command
+    if "\0" in text:
+        text = text.replace("\0", "")
+        reasons.append("NUL byte in command")
+    if _SURROGATE_RE.search(text):
+        # Invalid UTF-8 (surrogate-escaped bytes) or lone surrogates: parse a
+        # valid stand-in; the command is never analyzable as written.
+        text = _SURROGATE_RE.sub("\ufffd", text)
+        reasons.append("invalid UTF-8 in command")
+    src = text.encode("utf-8")
+    tree = _parser().parse(src)
+    joined = _join_continuations(src, tree.root_node)
+    if joined is not None:
+        src = joined
+        text = src.decode("utf-8", "replace")
+        tree = _parser().parse(src)
+    root = tree.root_node
+    if root.has_error:
+        reasons.append(_syntax_error_reason(root, src))
+    walker = _Walker(src, home, cwd, reasons)
+    walker.sequence(root, depth=0, nested=False)
+    status = ParseStatus.TOO_COMPLEX if reasons else ParseStatus.SIMPLE
+    return ParseResult(status, tuple(walker.commands), tuple(dict.fromkeys(reasons)), text)
+
+
+def _join_continuations(src: bytes, root: Any) -> bytes | None:
+    """Remove backslash-newline pairs outside single quotes, comments and
+    quoted here-document bodies; ``None`` when there are none."""
+    if b"\\\n" not in src:
+        return None
+    protected: list[tuple[int, int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        t = node.type
+        if t in ("raw_string", "comment", "ansi_c_string"):
+            protected.append((node.start_byte, node.end_byte))
+            continue
+        if t == "heredoc_redirect" and _heredoc_is_quoted(node):
+            protected.append((node.start_byte, node.end_byte))
+            continue
+        stack.extend(node.children)
+    out = bytearray()
+    i = 0
+    for m in re.finditer(rb"(\\+)\n", src):
+        if len(m.group(1)) % 2 == 0:  # `\\` + newline: an escaped backslash
+            continue
+        pos = m.end() - 2
+        if any(s <= pos < e for s, e in protected):
+            continue
+        out += src[i:pos]
+        i = pos + 2
+    if i == 0:
+        return None
+    out += src[i:]
+    return bytes(out)
+
+
+def _heredoc_is_quoted(node: Any) -> bool:
+    for child in node.children:
+        if child.type == "heredoc_start":
+            return any(q in child.text for q in (b"'", b'"', b"\\"))
+    return False
+
+
+def _syntax_error_reason(root: Any, src: bytes) -> str:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_missing:
+            return f"syntax error: missing {node.type!r} at byte {node.start_byte}"
+        if node.type == "ERROR":
+            snippet = src[node.start_byte : node.start_byte + 20].decode("utf-8", "replace")
+            return f"syntax error near {snippet!r}"
+        if node.has_error:
+            stack.extend(reversed(node.children))
+    return "syntax error"
+
+
+@dataclass(slots=True)
+class _Piece:
+    value: str | None
+    mask: str
+    quoted: bool
+
+
+@dataclass
+class _Walker:
+    src: bytes
+    home: str | None
+    cwd: str | None
+    reasons: list[str]
+    commands: list[SimpleCommand] = field(default_factory=list)
+    scope: dict[str, str] = field(default_factory=dict)
+    scope_path: tuple[int, ...] = ()
+    starts: dict[int, int] = field(default_factory=dict)  # node id -> first command index
+    _next_scope: int = 0
+
+    def __post_init__(self) -> None:
+        if self.home is not None:
+            self.scope["HOME"] = self.home
+
+    # -- helpers -----------------------------------------------------------
+    def text(self, node: Any) -> str:
+        return str(self.src[node.start_byte : node.end_byte].decode("utf-8", "replace"))
+
+    def fail(self, reason: str) -> None:
+        self.reasons.append(reason)
+
+    def add(self, cmd: SimpleCommand) -> None:
+        if len(self.commands) >= MAX_COLLECTED_COMMANDS:
+            if len(self.commands) == MAX_COLLECTED_COMMANDS:
+                self.fail(f"more than {MAX_COLLECTED_COMMANDS} commands")
+                self.commands.append(cmd)
+            return
+        self.commands.append(cmd)
+
+    def new_scope(self) -> tuple[int, ...]:
+        self._next_scope += 1
+        return (*self.scope_path, self._next_scope)
+
+    # -- statements --------------------------------------------------------
+    def sequence(self, node: Any, depth: int, nested: bool, first_op: str | None = None) -> None:
+        """Walk the statements that are children of ``node``, joined by
+        operators. Used for program, list, compound_statement, subshell and
+        control-flow bodies."""
+        if depth > MAX_AST_DEPTH:
+            self.fail("command nested too deeply")
+            return
+        op = first_op
+        for child in node.children:
+            t = child.type
+            if not child.is_named:
+                if t in _STATEMENT_SEPARATORS:
+                    op = t
+                elif t not in _GROUPING_TOKENS:
+                    self.fail(f"unexpected token {t!r}")
+                    op = ";"
+                continue
+            if t == "comment":
+                continue
+            self.statement(child, depth + 1, nested, op)
+            op = ";"
+
+    def statement(self, node: Any, depth: int, nested: bool, op: str | None) -> None:
+        if depth > MAX_AST_DEPTH:
+            self.fail("command nested too deeply")
+            return
+        self.starts[node.id] = len(self.commands)
+        t = node.type
+        if t == "command":
+            self.command(node, depth, nested, op)
+        elif t == "list":
+            self.sequence(node, depth, nested, op)
+        elif t == "pipeline":
+            self.pipeline(node, depth, nested, op)
+        elif t == "redirected_statement":
+            self.redirected(node, depth, nested, op)
+        elif t == "subshell":
+            saved_scope, saved_path = dict(self.scope), self.scope_path
+            self.scope_path = self.new_scope()
+            self.sequence(node, depth, nested, op)
+            self.scope, self.scope_path = saved_scope, saved_path
+        elif t == "compound_statement":
+            self.sequence(node, depth, nested, op)
+        elif t == "negated_command":
+            for child in node.named_children:
+                self.statement(child, depth + 1, nested, op)
+        elif t in ("variable_assignment", "variable_assignments"):
+            self.bare_assignments(node, depth, nested, op)
+        elif t in ("declaration_command", "unset_command"):
+            self.declaration(node, depth, nested, op)
+        elif t == "test_command":
+            self.test_command(node, depth, nested, op)
+        elif t in _CONTROL_FLOW:
+            self.fail(f"{t.replace('_', ' ')} is not analyzed")
+            self.descend(node, depth, nested=True)
+        else:
+            self.fail(f"unsupported syntax {t!r}")
+            self.descend(node, depth, nested=True)
+
+    def descend(self, node: Any, depth: int, nested: bool) -> None:
+        """Best effort: collect every command found below ``node``."""
+        if depth > MAX_AST_DEPTH:
+            self.fail("command nested too deeply")
+            return
+        saved = dict(self.scope)
+        for child in node.named_children:
+            t = child.type
+            if t in (
+                "command",
+                "list",
+                "pipeline",
+                "redirected_statement",
+                "subshell",
+                "compound_statement",
+                "negated_command",
+                "declaration_command",
+                "unset_command",
+                "test_command",
+                "variable_assignment",
+                "variable_assignments",
+            ):
+                self.statement(child, depth + 1, nested, ";")
+            else:
+                self.descend(child, depth + 1, nested)
+        self.scope = saved
+
+    def pipeline(self, node: Any, depth: int, nested: bool, op: str | None) -> None:
+        # Every stage of a pipeline runs in its own subshell.
+        pending = op
+        for child in node.children:
+            if not child.is_named:
+                if child.type in ("|", "|&"):
+                    pending = child.type
+                else:
+                    self.fail(f"unexpected token {child.type!r} in pipeline")
+                continue
+            saved_scope, saved_path = dict(self.scope), self.scope_path
+            self.scope_path = self.new_scope()
+            self.statement(child, depth + 1, nested, pending)
+            self.scope, self.scope_path = saved_scope, saved_path
+            pending = "|"
+
+    def redirected(self, node: Any, depth: int, nested: bool, op: str | None) -> None:
+        start = len(self.commands)
+        redirects: list[Redirect] = []
+        trailing: list[Any] = []
+        body: Any = None
+        for child in node.named_children:
+            t = child.type
+            if t in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                redirects.extend(self.redirect(child, depth, nested, trailing))
+            elif body is None:
+                body = child
+                self.statement(child, depth + 1, nested, op)
+            else:
+                self.fail(f"unsupported syntax {t!r} in redirection")
+                self.descend(child, depth + 1, nested=True)
+        if redirects:
+            if len(self.commands) == start:  # a redirect with no command: `> file`
+                self.add(
+                    SimpleCommand(
+                        (), (), tuple(redirects), self.text(node), op, self.scope_path, nested
+                    )
+                )
+            else:
+                # tree-sitter wraps `a && b | c > o` as (a && b | c) > o; in bash
+                # the redirect belongs to the last element only (`c`, or the
+                # whole `{ ...; }` group when that is the last element).
+                last = body
+                while last is not None and last.type in ("list", "pipeline"):
+                    named = [c for c in last.named_children if c.type != "comment"]
+                    last = named[-1] if named else None
+                if last is not None:
+                    start = self.starts.get(last.id, start)
+                for i in range(start, len(self.commands)):
+                    cmd = self.commands[i]
+                    self.commands[i] = replace(cmd, redirects=cmd.redirects + tuple(redirects))
+        for stmt in trailing:  # `cat <<EOF | grep x` puts the pipeline in the heredoc
+            self.heredoc_continuation(stmt, depth, nested)
+
+    def heredoc_continuation(self, node: Any, depth: int, nested: bool) -> None:
+        first = node.children[0] if node.children else None
+        if node.type == "pipeline" and first is not None and not first.is_named:
+            op = first.type
+            for child in node.named_children:
+                self.statement(child, depth + 1, nested, op)
+                op = ";"
+            return
+        self.statement(node, depth + 1, nested, ";")
+
+    def bare_assignments(self, node: Any, depth: int, nested: bool, op: str | None) -> None:
+        nodes = [node] if node.type == "variable_assignment" else node.named_children
+        assignments = tuple(
+            a for n in nodes if (a := self.assignment(n, depth, nested)) is not None
+        )
+        self.add(SimpleCommand((), assignments, (), self.text(node), op, self.scope_path, nested))
+        conditional = op in ("&&", "||")
+        for a in assignments:
+            if a.value.value is not None and not a.append and not conditional:
+                self.scope[a.name] = a.value.value
+            else:
+                self.scope.pop(a.name, None)
+
+    def declaration(self, node: Any, depth: int, nested: bool, op: str | None) -> None:
+        words: list[Word] = []
+        keyword = ""
+        flags = False
+        for child in node.children:
+            if not child.is_named:
+                keyword = self.text(child)
+                words.append(Word(keyword, keyword))
+                continue
+            t = child.type
+            if t == "variable_assignment":
+                a = self.assignment(child, depth, nested)
+                if a is None:
+                    continue
+                raw = self.text(child)
+                value = None if a.value.value is None else f"{a.name}={a.value.value}"
+                words.append(Word(raw, value, a.value.quoted, a.value.glob, a.value.brace))
+                if keyword in ("export", "declare", "typeset", "local", "readonly"):
+                    if a.value.value is not None and not flags:
+                        self.scope[a.name] = a.value.value
+                    else:
+                        self.scope.pop(a.name, None)
+            elif t == "variable_name":
+                name = self.text(child)
+                words.append(Word(name, name))
+                if keyword == "unset":
+                    self.scope[name] = ""
+            else:
+                word = self.word([child], depth, nested)
+                if word.value is not None and word.value.startswith("-"):
+                    flags = True
+                    self.scope.clear()
+                words.append(word)
+        self.add(SimpleCommand(tuple(words), (), (), self.text(node), op, self.scope_path, nested))
+
+    def test_command(self, node: Any, depth: int, nested: bool, op: str | None) -> None:
+        """``[[ ... ]]`` and ``[ ... ]`` become argv of their leaf tokens."""
+        words: list[Word] = []
+        stack = [node]
+        leaves: list[Any] = []
+        while stack:
+            n = stack.pop()
+            if not n.is_named or n.type in _WORDISH or n.type in ("test_operator", "regex"):
+                leaves.append(n)
+                continue
+            if n.type in ("binary_expression", "unary_expression", "parenthesized_expression"):
+                stack.extend(reversed(n.children))
+                continue
+            if n.type == "test_command":
+                stack.extend(reversed(n.children))
+                continue
+            self.fail(f"unsupported syntax {n.type!r} in test")
+            self.descend(n, depth + 1, nested=True)
+        leaves.sort(key=lambda n: n.start_byte)
+        for leaf in leaves:
+            if not leaf.is_named or leaf.type in ("test_operator", "regex"):
+                tok = self.text(leaf)
+                words.append(Word(tok, tok))
+            else:
+                words.append(self.word([leaf], depth, nested))
+        self.add(SimpleCommand(tuple(words), (), (), self.text(node), op, self.scope_path, nested))
+
+    def command(self, node: Any, depth: int, nested: bool, op: str | None) -> None:
+        assignments: list[Assignment] = []
+        redirects: list[Redirect] = []
+        groups: list[list[Any]] = []
+        trailing: list[Any] = []
+        last_end = -1
+        for child in node.children:
+            t = child.type
+            if t == "variable_assignment":
+                a = self.assignment(child, depth, nested)
+                if a is not None:
+                    assignments.append(a)
+                last_end = -1
+            elif t in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                redirects.extend(self.redirect(child, depth, nested, trailing))
+                last_end = -1
+            elif t == "command_name":
+                groups.append(list(child.children))
+                last_end = child.end_byte
+            elif t in _WORDISH:
+                if child.start_byte == last_end and groups:
+                    groups[-1].append(child)
+                else:
+                    groups.append([child])
+                last_end = child.end_byte
+            elif t == "comment":
+                continue
+            else:
+                self.fail(f"unsupported syntax {t!r} in command")
+                self.descend(child, depth + 1, nested=True)
+                last_end = -1
+        words = tuple(self.word(g, depth, nested) for g in groups if g)
+        self.add(
+            SimpleCommand(
+                words,
+                tuple(assignments),
+                tuple(redirects),
+                self.text(node),
+                op,
+                self.scope_path,
+                nested,
+            )
+        )
+        name = words[0].value if words else None
+        if name in _SCOPE_CLOBBERING:
+            self.scope.clear()
+        for stmt in trailing:
+            self.heredoc_continuation(stmt, depth, nested)
+
+    # -- parts of commands -------------------------------------------------
+    def assignment(self, node: Any, depth: int, nested: bool) -> Assignment | None:
+        name = ""
+        append = False
+        value_nodes: list[Any] = []
+        for child in node.children:
+            t = child.type
+            if t == "variable_name":
+                name = self.text(child)
+            elif t == "subscript":
+                # `a[$(cmd)]=x`: subscripts are evaluated arithmetically.
+                self.fail("array subscript in assignment")
+                self.descend(child, depth + 1, nested=True)
+                name = self.text(child)
+            elif t in ("=", "+="):
+                append = t == "+="
+            elif t == "array":
+                self.fail("array assignment")
+                self.descend(child, depth + 1, nested=True)
+                return Assignment(name, Word(self.text(child), None), append)
+            else:
+                value_nodes.append(child)
+        if not value_nodes:
+            return Assignment(name, Word("", ""), append)
+        value = self.word(value_nodes, depth, nested)
+        return Assignment(name, value, append)
+
+    def redirect(
+        self, node: Any, depth: int, nested: bool, trailing: list[Any]
+    ) -> Iterable[Redirect]:
+        t = node.type
+        op = ""
+        fd: int | None = None
+        targets: list[Any] = []
+        extra: list[Redirect] = []
+        heredoc_body: str | None = None
+        quoted = False
+        for child in node.children:
+            ct = child.type
+            if ct == "file_descriptor":
+                txt = self.text(child)
+                fd = int(txt) if txt.isdigit() else None
+                if fd is None:
+                    self.fail(f"named file descriptor {txt!r}")
+            elif not child.is_named:
+                op = ct
+            elif ct == "heredoc_start":
+                quoted = _heredoc_is_quoted(child)
+            elif ct == "heredoc_body":
+                heredoc_body = self.heredoc_body(child, quoted, depth, nested)
+            elif ct == "heredoc_end":
+                continue
+            elif ct in ("file_redirect", "herestring_redirect"):
+                extra.extend(self.redirect(child, depth, nested, trailing))
+            elif ct in ("pipeline", "list", "command", "redirected_statement"):
+                trailing.append(child)
+            elif ct in _WORDISH:
+                targets.append(child)
+            else:
+                self.fail(f"unsupported syntax {ct!r} in redirection")
+                self.descend(child, depth + 1, nested=True)
+        if t == "heredoc_redirect":
+            yield Redirect(op or "<<", None, fd, heredoc_body or "", quoted)
+        else:
+            if op in (">&-", "<&-") and targets:
+                # bash: `>&- word` closes the descriptor and `word` is an
+                # argument; tree-sitter reads `word` as the target.
+                self.fail(f"word after {op!r}")
+            target = self.word(targets, depth, nested) if targets else None
+            yield Redirect(op, target, fd)
+        yield from extra
+
+    def heredoc_body(self, node: Any, quoted: bool, depth: int, nested: bool) -> str:
+        if not quoted:
+            for child in node.named_children:
+                if child.type != "heredoc_content":
+                    # Unquoted here-documents expand $x, $(...) and `...`.
+                    self.fail("expansion in unquoted here-document")
+                    self.descend(child, depth + 1, nested=True)
+        return self.text(node)
+
+    def word(self, nodes: list[Any], depth: int, nested: bool) -> Word:
+        """Evaluate adjacent nodes as one shell word."""
+        pieces: list[_Piece] = []
+        i = 0
+        while i < len(nodes):
+            n = nodes[i]
+            if (
+                n.type == "$"
+                and i + 1 < len(nodes)
+                and nodes[i + 1].type in ("string", "concatenation")
+            ):
+                i += 1  # `$"..."` translated string: the `$` is not literal
+                continue
+            pieces.extend(self.piece(n, depth, nested))
+            i += 1
+        raw = str(self.src[nodes[0].start_byte : nodes[-1].end_byte].decode("utf-8", "replace"))
+        quoted = any(p.quoted for p in pieces)
+        if any(p.value is None for p in pieces):
+            return Word(raw, None, quoted)
+        value = "".join(p.value for p in pieces if p.value is not None)
+        mask = "".join(p.mask for p in pieces)
+        glob = has_glob(mask)
+        brace = has_brace(mask)
+        if mask.startswith("~"):
+            value = expand_tilde(value, mask, self.scope.get("HOME"), self.cwd)
+        return Word(raw, value, quoted, glob, brace)
+
+    def piece(self, node: Any, depth: int, nested: bool) -> list[_Piece]:
+        t = node.type
+        if t in {"word", "number", "$"}:
+            value, mask = unescape_unquoted(self.text(node))
+            return [_Piece(value, mask, mask != value)]
+        if t == "raw_string":
+            body = self.text(node)[1:-1]
+            return [_Piece(body, "\0" * len(body), True)]
+        if t == "ansi_c_string":
+            body = decode_ansi_c(self.text(node)[2:-1])
+            return [_Piece(body, "\0" * len(body), True)]
+        if t in ("string", "translated_string"):
+            return [self.double_quoted(node, depth, nested)]
+        if t == "concatenation":
+            out: list[_Piece] = []
+            children = node.children
+            for i, child in enumerate(children):
+                if child.type == "$" and i + 1 < len(children) and children[i + 1].type == "string":
+                    continue
+                out.extend(self.piece(child, depth + 1, nested))
+            return out
+        if t == "simple_expansion":
+            return [self.expansion(node, quoted=False)]
+        if t == "expansion":
+            return [self.braced_expansion(node, quoted=False)]
+        if t in _SUBSTITUTIONS:
+            self.fail(_SUBSTITUTIONS[t])
+            self.descend(node, depth + 1, nested=True)
+            return [_Piece(None, "", False)]
+        if t == "brace_expression":
+            txt = self.text(node)
+            return [_Piece(txt, txt, False)]
+        self.fail(f"unsupported syntax {t!r} in word")
+        self.descend(node, depth + 1, nested=True)
+        return [_Piece(None, "", False)]
+
+    def double_quoted(self, node: Any, depth: int, nested: bool) -> _Piece:
+        parts: list[str] = []
+        dynamic = False
+        pos = node.start_byte + 1
+        end = node.end_byte - 1
+        for child in node.children:
+            if child.start_byte < pos or child.type == '"':
+                continue
+            if child.start_byte > pos:  # text tree-sitter left uncovered
+                gap = self.src[pos : child.start_byte].decode("utf-8", "replace")
+                parts.append(unescape_double(gap))
+            t = child.type
+            if t in {"string_content", "$"}:
+                parts.append(unescape_double(self.text(child)))
+            elif t == "simple_expansion":
+                p = self.expansion(child, quoted=True)
+                dynamic |= p.value is None
+                parts.append(p.value or "")
+            elif t == "expansion":
+                p = self.braced_expansion(child, quoted=True)
+                dynamic |= p.value is None
+                parts.append(p.value or "")
+            elif t in _SUBSTITUTIONS:
+                self.fail(_SUBSTITUTIONS[t])
+                self.descend(child, depth + 1, nested=True)
+                dynamic = True
+            else:
+                self.fail(f"unsupported syntax {t!r} in string")
+                dynamic = True
+            pos = child.end_byte
+        if pos < end:
+            parts.append(unescape_double(self.src[pos:end].decode("utf-8", "replace")))
+        if dynamic:
+            return _Piece(None, "", True)
+        value = "".join(parts)
+        return _Piece(value, "\0" * len(value), True)
+
+    def expansion(self, node: Any, *, quoted: bool) -> _Piece:
+        """``$NAME``: resolved from variables assigned earlier in the command."""
+        name = self.text(node)[1:]
+        return self._resolve(name, quoted, f"variable ${name}")
+
+    def braced_expansion(self, node: Any, *, quoted: bool) -> _Piece:
+        """``${NAME}`` resolves like ``$NAME``; any operator (``${x@P}``,
+        ``${!x}``, ``${x:-...}``, ``${#x}``) is dynamic."""
+        names = node.named_children
+        kids = node.children
+        if len(kids) == 3 and len(names) == 1 and names[0].type == "variable_name":
+            return self._resolve(self.text(names[0]), quoted, f"expansion {self.text(node)}")
+        self.fail(f"parameter expansion {self.text(node)[:40]}")
+        for child in names:
+            if child.type in _SUBSTITUTIONS:
+                self.descend(child, 0, nested=True)
+        return _Piece(None, "", quoted)
+
+    def _resolve(self, name: str, quoted: bool, what: str) -> _Piece:
+        value = self.scope.get(name)
+        if value is None:
+            self.fail(f"unresolved {what}")
+            return _Piece(None, "", quoted)
+        if not quoted and (not value or any(c in _IFS_CHARS for c in value) or has_glob(value)):
+            # Unquoted expansion is split and globbed: the word count is unknown.
+            self.fail(f"{what} is split or globbed when unquoted")
+            return _Piece(None, "", False)
+        return _Piece(value, "\0" * len(value), True)

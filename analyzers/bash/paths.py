@@ -1,0 +1,120 @@
+"""Path resolution and the working-directory containment check.
+
+Every path a command names is resolved lexically against the working
+directory that command will run in (following ``cd`` earlier in the same
+command line), normalized (``..`` collapsed), and judged:
+
+* inside the working directory (or an extra read directory) or not — a real
+  component-wise containment check: ``/work/p_backup`` is not inside
+  ``/work/p``;
+* sensitive (the shared list in ``profiles/sensitive-paths.toml``).
+
+A glob is judged by everything it could expand to: ``src/*.py`` stays
+inside, ``.*/x`` may climb through ``..`` and is treated as outside.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+from dataclasses import dataclass
+from enum import StrEnum
+
+from .sensitive import SensitivePath, match_sensitive
+
+
+class Access(StrEnum):
+    READ = "read"
+    WRITE = "write"
+    #: an operand of a command we do not know: maybe a path, maybe not
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class PathAccess:
+    """One path a command touches, resolved and judged."""
+
+    raw: str
+    path: str  # normalized; "?/<raw>" when the working directory is unknown
+    access: Access
+    inside_cwd: bool
+    sensitive: SensitivePath | None = None
+    glob: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "path": self.path,
+            "access": self.access.value,
+            "inside_cwd": self.inside_cwd,
+        }
+        if self.sensitive is not None:
+            out["sensitive"] = self.sensitive.why
+        if self.glob:
+            out["glob"] = True
+        return out
+
+
+def normalize(path: str) -> str:
+    """``posixpath.normpath`` without the POSIX ``//`` special case."""
+    out = posixpath.normpath(path)
+    if out.startswith("//"):
+        out = "/" + out.lstrip("/")
+    return out
+
+
+def resolve(raw: str, cwd: str | None, home: str) -> str | None:
+    """Absolute normalized form of ``raw`` seen from ``cwd``; ``None`` when
+    it is relative and the working directory is unknown."""
+    if raw == "~" or raw.startswith("~/"):
+        return normalize(home + raw[1:]) if home != "~" else normalize(raw)
+    if raw.startswith("/"):
+        return normalize(raw)
+    if cwd is None:
+        return None
+    return normalize(posixpath.join(cwd, raw))
+
+
+def is_inside(path: str, root: str) -> bool:
+    """Component-wise containment: ``/a/b`` is inside ``/a``, ``/ab`` is not."""
+    if root == "/":
+        return path.startswith("/")
+    root = root.rstrip("/")
+    return path == root or path.startswith(root + "/")
+
+
+def _may_climb(raw: str) -> bool:
+    """A glob component that can match ``..`` (``.*``, ``.?``, ``..*``)
+    may walk out of any directory."""
+    return any(
+        any(c in part for c in "*?[") and fnmatch.fnmatchcase("..", part) for part in raw.split("/")
+    )
+
+
+def judge_path(
+    raw: str,
+    access: Access,
+    cwds: tuple[str | None, ...],
+    home: str,
+    roots: tuple[str, ...],
+    *,
+    glob: bool = False,
+) -> list[PathAccess]:
+    """Resolve ``raw`` under every working directory it may run in.
+
+    ``roots`` are the directories a *read* may touch (the working directory
+    and the extra read directories); writes must stay inside ``roots[0]``.
+    """
+    out: list[PathAccess] = []
+    climbs = glob and _may_climb(raw)
+    for cwd in cwds:
+        path = resolve(raw, cwd, home)
+        if path is None:
+            out.append(PathAccess(raw, f"?/{raw}", access, False, None, glob))
+            continue
+        allowed = roots if access is Access.READ else roots[:1]
+        inside = not climbs and any(is_inside(path, r) for r in allowed)
+        sensitive = match_sensitive(path, home, glob=glob)
+        if sensitive is not None and sensitive.outside_workspace_only and is_inside(path, roots[0]):
+            sensitive = None
+        out.append(PathAccess(raw, path, access, inside, sensitive, glob))
+    return out

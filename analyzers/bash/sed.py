@@ -1,0 +1,156 @@
+"""sed: an allowlist of scripts that only print or substitute.
+
+sed is a full editor and a backdoor around file-edit permissions:
+``sed -n 'w ~/.bashrc'`` and ``s/x/y/w FILE`` write files, ``e`` /
+``s///e`` execute the pattern space as a shell command, ``r FILE``/``R``
+read other files into the output, ``W`` writes. Accepted scripts are
+sequences (``;``-separated) of: line printing (``5p``, ``1,10p``, ``$p``,
+``/re/p``; with ``-n``), ``d``, ``q``, ``=`` and ``s/re/repl/FLAGS`` with
+FLAGS from ``g p i I m M 1-9``. Refused outright: ``!`` (negation), ``{}``
+blocks, non-ASCII text (homoglyph delimiters), a backslash delimiter
+(``s\\a\\b\\``), newlines, and script files (``-f``). ``-i`` turns every file
+operand into a write.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .commands.flags import Arg, Spec, parse_args
+
+_SED_SPEC = Spec(
+    flags={
+        "-n": Arg.NONE,
+        "--quiet": Arg.NONE,
+        "--silent": Arg.NONE,
+        "-e": Arg.VALUE,
+        "--expression": Arg.VALUE,
+        "-E": Arg.NONE,
+        "-r": Arg.NONE,
+        "--regexp-extended": Arg.NONE,
+        "-s": Arg.NONE,
+        "--separate": Arg.NONE,
+        "-z": Arg.NONE,
+        "--null-data": Arg.NONE,
+        "-u": Arg.NONE,
+        "--unbuffered": Arg.NONE,
+        "--posix": Arg.NONE,
+        "--debug": Arg.NONE,
+        "--sandbox": Arg.NONE,
+        "-l": Arg.NUM,
+        "--line-length": Arg.NUM,
+        "-i": Arg.OPTIONAL,
+        "--in-place": Arg.OPTIONAL,
+        "--follow-symlinks": Arg.NONE,
+        "-b": Arg.NONE,
+        "--binary": Arg.NONE,
+        "--help": Arg.NONE,
+        "--version": Arg.NONE,
+    }
+)
+
+_ADDR = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\\n]|\\.)*/[IM]*)"
+_RANGE_RE = re.compile(rf"^\s*(?:{_ADDR}(?:\s*,\s*(?:{_ADDR}|\+\d+|~\d+))?)?\s*")
+_SIMPLE_CMDS = frozenset("pdqQ=l")
+_S_FLAGS_RE = re.compile(r"^[gpiImM1-9]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class SedFacts:
+    in_place: bool
+    files: tuple[str, ...]
+    problem: str | None
+
+
+def analyze_sed(argv: tuple[str, ...]) -> SedFacts:
+    p = parse_args(argv, _SED_SPEC)
+    if p.problem:
+        return SedFacts(False, p.positionals, f"sed: {p.problem}")
+    in_place = p.has("-i", "--in-place")
+    scripts = [v or "" for f, v in p.flags if f in ("-e", "--expression")]
+    files = list(p.positionals)
+    if not scripts:
+        if not files:
+            return SedFacts(in_place, (), "sed without a script")
+        scripts, files = [files[0]], files[1:]
+    quiet = p.has("-n", "--quiet", "--silent")
+    for script in scripts:
+        problem = sed_script_problem(script, quiet=quiet)
+        if problem:
+            return SedFacts(in_place, tuple(files), problem)
+    return SedFacts(in_place, tuple(files), None)
+
+
+def sed_script_problem(script: str, *, quiet: bool) -> str | None:
+    """Why ``script`` is not a harmless print/substitute script."""
+    if not script.isascii():
+        return "sed script contains non-ASCII characters"
+    if "\n" in script:
+        return "sed script contains a newline"
+    if "!" in script.replace("\\!", ""):
+        return "sed address negation '!' is not allowed"
+    if "{" in _outside_regexes(script) or "}" in _outside_regexes(script):
+        return "sed blocks '{}' are not allowed"
+    pos = 0
+    n = len(script)
+    while pos < n:
+        m = _RANGE_RE.match(script, pos)
+        pos = m.end() if m else pos
+        if pos >= n:
+            return "sed address without a command"
+        cmd = script[pos]
+        if cmd == "s":
+            end, problem = _substitution_end(script, pos)
+            if problem:
+                return problem
+            pos = end
+        elif cmd in _SIMPLE_CMDS:
+            if cmd == "p" and not quiet:
+                return "sed line printing needs -n"
+            pos += 1
+        else:
+            return f"sed command {cmd!r} is not allowed"
+        while pos < n and script[pos] in " \t":
+            pos += 1
+        if pos < n:
+            if script[pos] != ";":
+                return f"unexpected {script[pos]!r} in sed script"
+            pos += 1
+    return None
+
+
+def _substitution_end(script: str, start: int) -> tuple[int, str | None]:
+    """Parse ``s<d>re<d>repl<d>flags`` at ``start``; return (end, problem)."""
+    if start + 1 >= len(script):
+        return start, "sed s without delimiter"
+    delim = script[start + 1]
+    if delim == "\\":
+        return start, "sed s with a backslash delimiter"
+    if delim.isalnum() or delim in " \t;":
+        return start, f"sed s with delimiter {delim!r}"
+    i = start + 2
+    parts = 0
+    while i < len(script) and parts < 2:
+        c = script[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == delim:
+            parts += 1
+        i += 1
+    if parts < 2:
+        return i, "unterminated sed s command"
+    j = i
+    while j < len(script) and script[j] not in "; \t":
+        j += 1
+    flags = script[i:j]
+    if not _S_FLAGS_RE.match(flags):
+        bad = "".join(sorted(set(flags) - set("gpiImM123456789")))
+        return j, f"sed s flag(s) {bad!r} not allowed (w writes a file, e executes)"
+    return j, None
+
+
+def _outside_regexes(script: str) -> str:
+    """Script text with /regex/ bodies blanked (braces there are literal)."""
+    return re.sub(r"/(?:[^/\\]|\\.)*/", "//", script)

@@ -1,0 +1,109 @@
+"""The built-in sensitive paths: reading or writing one is denied.
+
+The list is data, ``profiles/sensitive-paths.toml``, shared with the sandbox
+(which hides the same paths). This module reads that file once, at import:
+static data shipped with the package, the only file :mod:`analyzers` ever
+opens, never per call.
+
+Matching is lexical, on normalized paths; a symlink inside the workspace that
+points at ``~/.ssh`` is invisible here, which is why the sandbox hides these
+paths too.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import re
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+
+
+@dataclass(frozen=True, slots=True)
+class SensitivePath:
+    pattern: str
+    why: str
+    outside_workspace_only: bool = False
+
+
+def _load() -> tuple[SensitivePath, ...]:
+    text = resources.files("profiles").joinpath("sensitive-paths.toml").read_text("utf-8")
+    data = tomllib.loads(text)
+    return tuple(
+        SensitivePath(e["path"], e["why"], e.get("scope") == "outside-workspace")
+        for e in data["paths"]
+    )
+
+
+SENSITIVE_PATHS: tuple[SensitivePath, ...] = _load()
+
+
+def _expand(pattern: str, home: str) -> str:
+    if pattern == "~" or pattern.startswith("~/"):
+        return home.rstrip("/") + pattern[1:] if home != "~" else pattern
+    return pattern
+
+
+def _component_rx(part: str) -> str:
+    return "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in part)
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled(home: str) -> tuple[tuple[re.Pattern[str], SensitivePath, tuple[str, ...]], ...]:
+    out = []
+    for entry in SENSITIVE_PATHS:
+        pat = _expand(entry.pattern, home)
+        parts = pat.split("/")
+        rx = ""
+        for i, part in enumerate(parts):
+            if part == "**":
+                rx += "(?:[^/]*/)*"
+            else:
+                rx += _component_rx(part) + ("/" if i < len(parts) - 1 else "")
+        out.append((re.compile(rf"^{rx}(?:/.*)?$", re.DOTALL), entry, tuple(parts)))
+    return tuple(out)
+
+
+def match_sensitive(path: str, home: str, *, glob: bool = False) -> SensitivePath | None:
+    """The sensitive entry ``path`` falls under, if any.
+
+    ``path`` is normalized (absolute, or ``~/...`` when home is unknown).
+    With ``glob`` the path is a pattern (``~/.s*/id_rsa``): it matches when
+    any path it could expand to is sensitive.
+    """
+    for rx, entry, parts in _compiled(home):
+        if rx.match(path):
+            return entry
+        if glob and _glob_overlaps(path.split("/"), parts):
+            return entry
+    return None
+
+
+def _glob_overlaps(path: list[str] | tuple[str, ...], pattern: tuple[str, ...]) -> bool:
+    """Could some concrete path match both the glob ``path`` and the
+    sensitive ``pattern`` (or lie below it)? Component by component; a
+    component pair overlaps when either matches the other. A leading ``.``
+    must be matched literally by the glob, as bash does without dotglob."""
+    if not pattern:
+        return True  # everything below a sensitive path is sensitive
+    if not path:
+        return False
+    head = pattern[0]
+    if head == "**":
+        return _glob_overlaps(path, pattern[1:]) or _glob_overlaps(path[1:], pattern)
+    if not _component_overlap(path[0], head):
+        return False
+    return _glob_overlaps(path[1:], pattern[1:])
+
+
+def _component_overlap(glob: str, pat: str) -> bool:
+    if glob == pat:
+        return True
+    if pat.startswith(".") and not glob.startswith("."):
+        return False  # without dotglob, `*` never matches a leading `.`
+    return (
+        fnmatch.fnmatchcase(pat, glob)
+        or fnmatch.fnmatchcase(glob, pat)
+        or (any(c in glob for c in "*?[") and any(c in pat for c in "*?["))
+    )

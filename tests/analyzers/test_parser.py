@@ -1,0 +1,172 @@
+"""tree-sitter -> IR, and the known differentials between tree-sitter and
+bash, each with the command that exposes it."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzers import Decision, ParseStatus, analyze_bash
+from analyzers.bash.legacy import parse_legacy
+from analyzers.bash.parser import parse_tree_sitter
+
+CWD = "/home/user/project"
+HOME = "/home/user"
+
+
+def argvs(command: str) -> list[tuple[str, ...]]:
+    return [c.argv for c in parse_tree_sitter(command, home=HOME, cwd=CWD).commands]
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("ls -la", [("ls", "-la")]),
+        ("ls | grep x && cat y; pwd", [("ls",), ("grep", "x"), ("cat", "y"), ("pwd",)]),
+        # bash joins backslash-newline; tree-sitter splits the word in two
+        ("r\\\nm -rf /tmp/x", [("rm", "-rf", "/tmp/x")]),
+        ("ls \\\n  -la", [("ls", "-la")]),
+        # ...but not inside single quotes, where it is literal
+        ("echo 'a\\\nb'", [("echo", "a\\\nb")]),
+        # an escaped backslash before a newline is not a continuation
+        ("echo a\\\\\nls", [("echo", "a\\"), ("ls",)]),
+        # words keep their quotes in the tree; the IR unquotes them
+        ("ca't' \"READ\"ME", [("cat", "README")]),
+        ("echo \"a\\$b\" 'c\\d'", [("echo", "a$b", "c\\d")]),
+        # ANSI-C strings are decoded: $'\x72\x6d' is rm
+        ("$'\\x72\\x6d' -rf x", [("rm", "-rf", "x")]),
+        ("echo $'\\101\\u00e9\\t'", [("echo", "A\u00e9\t")]),
+        # $"..." (translated string) is one word, not `$` + a string
+        ('ls $"sr"c', [("ls", "src")]),
+        # redirects may stand before the command name
+        ("> out cat x", [("cat", "x")]),
+        ("2>/dev/null ls", [("ls",)]),
+        # tilde and $HOME expand to the home directory the command will see
+        ("ls ~ ~/x ~+/y", [("ls", HOME, f"{HOME}/x", f"{CWD}/y")]),
+        ('cat "$HOME/.bashrc"', [("cat", f"{HOME}/.bashrc")]),
+        # variables assigned earlier in the same line are resolved
+        ("d=src; ls $d", [(), ("ls", "src")]),
+        ("export D=/etc && cat $D/passwd", [("export", "D=/etc"), ("cat", "/etc/passwd")]),
+        ("unset X; rm -rf \"$X/\"", [("unset", "X"), ("rm", "-rf", "/")]),
+        # test commands are argv too
+        ("[ -d a ] && [[ -f b ]]", [("[", "-d", "a", "]"), ("[[", "-f", "b", "]]")]),
+        # comments are not commands
+        ("ls # a comment", [("ls",)]),
+    ],
+)
+def test_parser_produces_the_argv_bash_would_run(
+    command: str, expected: list[tuple[str, ...]]
+) -> None:
+    assert argvs(command) == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "reason_part"),
+    [
+        ("echo $(id)", "command substitution"),
+        ("echo `id`", "command substitution"),
+        ("cat <(ls)", "process substitution"),
+        ("echo $((1+2))", "arithmetic"),
+        ("echo ${x@P}", "parameter expansion"),
+        ("echo ${!x}", "parameter expansion"),
+        ("ls $UNKNOWN", "unresolved variable"),
+        ("$CMD arg", "unresolved variable"),
+        ("x='a b'; ls $x", "split or globbed"),
+        ("if true; then ls; fi", "if statement"),
+        ("for f in *; do cat $f; done", "for statement"),
+        ("while true; do ls; done", "while statement"),
+        ("case x in a) ls;; esac", "case statement"),
+        ("f() { ls; }", "function definition"),
+        ("echo a;; ls", "unexpected token ';;'"),
+        ("echo 'unterminated", "syntax error"),
+        ("ls &&", "syntax error"),
+        ("a[$(id)]=1", "array subscript"),
+        ("cat <<EOF\n$(id)\nEOF", "here-document"),
+        ("ls >&- extra", "word after '>&-'"),
+        ("r\0m -rf x", "NUL byte"),
+    ],
+)
+def test_constructs_the_analyzer_cannot_resolve_make_the_parse_too_complex(
+    command: str, reason_part: str
+) -> None:
+    result = parse_tree_sitter(command, home=HOME, cwd=CWD)
+    assert result.status is ParseStatus.TOO_COMPLEX
+    assert any(reason_part in r for r in result.reasons), result.reasons
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat <<'EOF'\n$(id) `id` ${x}\nEOF",
+        "cat <<EOF\nplain text\nEOF",
+        "cat <<\"EOF\" | grep x\n$(not run)\nEOF",
+        "echo '$(not run)' \"literal\"",
+    ],
+)
+def test_quoted_heredocs_and_literal_strings_stay_simple(command: str) -> None:
+    assert parse_tree_sitter(command, home=HOME, cwd=CWD).status is ParseStatus.SIMPLE
+
+
+def test_commands_inside_substitutions_are_still_collected_for_hard_limits() -> None:
+    result = parse_tree_sitter("echo $(rm -rf /) && if x; then dd of=/dev/sda; fi", home=HOME)
+    nested = [c.argv for c in result.commands if c.nested]
+    assert ("rm", "-rf", "/") in nested
+    assert ("dd", "of=/dev/sda") in nested
+
+
+def test_heredoc_with_a_pipeline_keeps_the_pipeline_commands() -> None:
+    assert argvs("cat <<EOF | grep x && ls\nbody\nEOF") == [("cat",), ("grep", "x"), ("ls",)]
+
+
+def test_trailing_redirect_belongs_to_the_last_command_not_the_whole_list() -> None:
+    commands = parse_tree_sitter("cd src && cat x | grep y > out", home=HOME).commands
+    assert [bool(c.redirects) for c in commands] == [False, False, True]
+
+
+def test_group_redirect_applies_to_every_command_of_the_group() -> None:
+    commands = parse_tree_sitter("{ a; b; } > out", home=HOME).commands
+    assert all(c.redirects for c in commands)
+
+
+def test_subshells_and_pipeline_stages_get_their_own_scope() -> None:
+    commands = parse_tree_sitter("(cd a && ls) && pwd | cat", home=HOME).commands
+    cd, ls, pwd, cat = commands
+    assert cd.scope == ls.scope != ()
+    assert pwd.scope != cat.scope
+    assert not set(cd.scope) & set(pwd.scope)
+
+
+def test_deeply_nested_substitutions_stop_the_walk_instead_of_recursing_forever() -> None:
+    command = "echo " + "$(" * 2000 + "x" + ")" * 2000
+    result = parse_tree_sitter(command, home=HOME)
+    assert result.status is ParseStatus.TOO_COMPLEX
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("ls -la | grep x", [("ls", "-la"), ("grep", "x")]),
+        ("a && b || c; d & e", [("a",), ("b",), ("c",), ("d",), ("e",)]),
+        ("echo 'a;b' \"c|d\"", [("echo", "a;b", "c|d")]),
+        ("r\\\nm -rf x", [("rm", "-rf", "x")]),
+        ("$'\\x72\\x6d' x", [("rm", "x")]),
+    ],
+)
+def test_legacy_splitter_produces_the_same_ir_for_plain_commands(
+    command: str, expected: list[tuple[str, ...]]
+) -> None:
+    result = parse_legacy(command, home=HOME, cwd=CWD)
+    assert result.status is ParseStatus.PARSE_UNAVAILABLE
+    assert [c.argv for c in result.commands] == expected
+
+
+@pytest.mark.parametrize(
+    "command", ["echo $(id)", "ls `pwd`", "if true; then ls; fi", "cat <<EOF\nx\nEOF", "ls 'a"]
+)
+def test_legacy_splitter_records_what_it_does_not_understand(command: str) -> None:
+    assert parse_legacy(command, home=HOME, cwd=CWD).reasons
+
+
+def test_legacy_splitter_allows_plain_read_only_commands() -> None:
+    result = analyze_bash("ls -la src | grep x", CWD, home=HOME, use_tree_sitter=False)
+    assert result.parse is ParseStatus.PARSE_UNAVAILABLE
+    assert result.decision is Decision.ALLOW

@@ -68,6 +68,10 @@ class Subcommand:
     nested: bool = False
     via: str | None = None
     op: str | None = None
+    #: where a ``cd`` goes (``None`` for every other command)
+    cd: str | None = None
+    #: only scheduling/timing wrappers and safe env: a prefix rule is fair
+    transparent: bool = True
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -139,8 +143,9 @@ class BashAnalysis:
     def exit_meaning(self, exit_code: int) -> ExitMeaning:
         """What ``exit_code`` means for this command (the last subcommand of
         the top level decides, as in bash)."""
-        top = [s for s in self.subcommands if not s.nested and s.via is None]
-        return interpret_exit_code(top[-1].argv if top else (), exit_code)
+        # A `bash -c` payload's commands come before the (empty) wrapper entry.
+        ran = [s for s in self.subcommands if not s.nested and s.argv]
+        return interpret_exit_code(ran[-1].argv if ran else (), exit_code)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -218,9 +223,11 @@ def analyze_bash(
     return _decide(command, cwd, status, acc, home_s)
 
 
-def _parse(command: str, home: str, cwd: str | None, ts: bool) -> ParseResult:
+def _parse(
+    command: str, home: str, cwd: str | None, ts: bool, variables: dict[str, str] | None
+) -> ParseResult:
     parse = parse_tree_sitter if ts else parse_legacy
-    return parse(command, home=home, cwd=cwd)
+    return parse(command, home=home, cwd=cwd, variables=variables)
 
 
 def _walk(
@@ -233,8 +240,9 @@ def _walk(
     depth: int,
     via: str | None,
     ts: bool,
+    variables: dict[str, str] | None = None,
 ) -> ParseStatus:
-    parse = _parse(command, home, cwds[0] if len(cwds) == 1 else None, ts)
+    parse = _parse(command, home, cwds[0] if len(cwds) == 1 else None, ts, variables)
     acc.reasons.extend(parse.reasons)
     if parse.status is ParseStatus.PARSE_UNAVAILABLE:
         acc.legacy = True
@@ -263,6 +271,7 @@ def _walk(
                     depth=depth + 1,
                     via=" ".join(unwrapped.wrappers),
                     ts=ts,
+                    variables=_positional_variables(unwrapped),
                 )
                 if nested_status is ParseStatus.TOO_COMPLEX:
                     worst = ParseStatus.TOO_COMPLEX
@@ -286,15 +295,10 @@ def _walk(
                 redirect_targets,
             )
         )
-        if sub.argv and sub.argv[0] == "cd" and not cmd.nested:
+        if sub.cd is not None and not cmd.nested:
             nxt = commands[index + 1].op if index + 1 < len(commands) else None
             if nxt not in ("&", "|", "|&"):
-                target = (
-                    sub.argv[1]
-                    if len(sub.argv) > 1 and sub.argv[1] != "--"
-                    else (sub.argv[2] if len(sub.argv) > 2 else "~")
-                )
-                new = _cd_target(target, here, home)
+                new = _cd_target(sub.cd, here, home)
                 state.append((cmd.scope, tuple(dict.fromkeys((*here, *new)))))
     text = parse.text or command
     acc.findings.extend(
@@ -309,6 +313,30 @@ def _walk(
         )
     )
     return worst
+
+
+def _positional_variables(unwrapped: Unwrapped) -> dict[str, str] | None:
+    """``bash -c 'cat "$1"' name FILE``: ``$0`` is ``name``, ``$1`` is FILE,
+    unset positional parameters are empty. ``eval`` keeps the caller's."""
+    if "eval" in unwrapped.wrappers:
+        return None
+    words = unwrapped.positional or (unwrapped.wrappers[-1] if unwrapped.wrappers else "sh",)
+    out = {str(i): "" for i in range(1, 10)}
+    out.update({str(i): w for i, w in enumerate(words[:10])})
+    return out
+
+
+def _path_candidates(word: str) -> list[str]:
+    """Parts of an operand of an unknown command that may name a file:
+    the word, the value after ``=``, and a curl-style ``@file``."""
+    out = []
+    for candidate in (word, word.split("=", 1)[1] if "=" in word else ""):
+        part = candidate[1:] if candidate.startswith(("@", "<")) else candidate
+        if part.startswith("-") or not part:
+            continue
+        if part.startswith(("/", "~", "./", "../")) or "/" in part or part in (".", ".."):
+            out.append(part)
+    return list(dict.fromkeys(out))
 
 
 def _cwds_for(
@@ -351,31 +379,32 @@ def _subcommand(
         reason = "brace expansion changes the argument list"
     elif cmd.nested:
         reason = "inside a substitution or control-flow body"
+    reason = reason or unwrapped.problem
+    cd: str | None = None
+    for raw in unwrapped.reads:
+        add(raw, Access.READ)
+    for word in unwrapped.positional:
+        for raw in _path_candidates(word):
+            add(raw, Access.UNKNOWN)
     if unwrapped.shell_payload is not None:
-        facts_ok = payload_ok and unwrapped.problem is None
-        if not facts_ok:
-            reason = reason or unwrapped.problem or "the shell payload is not read-only"
+        if not payload_ok:
+            reason = reason or "the shell payload is not read-only"
     elif not argv:
         reason = reason or _bare_assignment_problem(cmd)
     else:
         facts = command_facts(argv, stdin_args=unwrapped.stdin_args)
+        cd = facts.cd
         for raw in facts.reads:
             add(raw, Access.READ)
         for raw in facts.writes:
             add(raw, Access.WRITE)
-        for raw in facts.unknown:
-            if raw.startswith(("/", "~", "./", "../")) or "/" in raw or raw in (".", ".."):
+        for word in facts.unknown:
+            for raw in _path_candidates(word):
                 add(raw, Access.UNKNOWN)
-            elif "=" in raw and raw.split("=", 1)[1].startswith(("/", "~", ".")):
-                add(raw.split("=", 1)[1], Access.UNKNOWN)
-            elif raw.startswith("@") and len(raw) > 1:
-                add(raw[1:], Access.UNKNOWN)
         if not facts.read_only:
             reason = reason or facts.reason
         reason = reason or glob_problem(argv, globs)
-        if unwrapped.problem:
-            reason = reason or unwrapped.problem
-    if unwrapped.unsafe_env:
+    if unwrapped.unsafe_env and (argv or unwrapped.shell_payload is not None):
         reason = reason or f"environment assignment {unwrapped.unsafe_env[0]}= changes what runs"
     for r in cmd.redirects:
         target = r.target.value if r.target is not None else None
@@ -406,6 +435,8 @@ def _subcommand(
         nested=cmd.nested,
         via=via,
         op=cmd.op,
+        cd=cd,
+        transparent=unwrapped.transparent,
     )
 
 
@@ -448,7 +479,7 @@ def _decide(command: str, cwd: str, status: ParseStatus, acc: _Acc, home: str) -
             subcommands=subs,
             findings=findings,
             hard_limits=limits,
-            classification=classify_pipeline([s.classification for s in top]),
+            classification=classify_pipeline([s.argv for s in top]),
             suggested_rules=rules,
             rules_apply=rules_apply,
         )
@@ -484,7 +515,9 @@ def _decide(command: str, cwd: str, status: ParseStatus, acc: _Acc, home: str) -
         )
     rules = tuple(
         dict.fromkeys(
-            suggest_rule(s.argv, s.text) for s in top if not s.read_only and s.via is None
+            suggest_rule(s.argv, s.text, prefix=s.transparent)
+            for s in top
+            if not s.read_only and s.via is None
         )
     )[:MAX_SUGGESTED_RULES]
     for s in subs:

@@ -81,9 +81,19 @@ def classify_command(argv: tuple[str, ...]) -> Classification:
     return Classification.OTHER
 
 
-def classify_pipeline(parts: list[Classification]) -> Classification:
-    """Whole-command classification from its parts."""
+def classify_pipeline(argvs: list[tuple[str, ...]]) -> Classification:
+    """Whole-command classification from the effective argv of its parts.
+
+    ``cd`` alone is silent, but next to other commands it is navigation and
+    skipped like ``echo``: ``cd src && ls`` is still a listing.
+    """
+    parts = [classify_command(a) for a in argvs]
     meaningful = {p for p in parts if p is not Classification.NEUTRAL}
+    if len(meaningful) > 1 or (meaningful and len(parts) > 1):
+        meaningful = {
+            p for a, p in zip(argvs, parts, strict=True)
+            if p is not Classification.NEUTRAL and a[:1] != ("cd",)
+        } or meaningful
     if not meaningful:
         return Classification.NEUTRAL
     if len(meaningful) == 1:

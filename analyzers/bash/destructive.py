@@ -165,6 +165,11 @@ def hard_limits(
 
 # -- warnings -------------------------------------------------------------------
 
+#: Database clients whose arguments may carry SQL (`psql -c "DROP TABLE x"`).
+SQL_CLIENTS = frozenset(
+    {"psql", "mysql", "mariadb", "sqlite3", "duckdb", "sqlcmd", "clickhouse-client", "cockroach",
+     "pgcli", "mycli", "litecli", "usql", "bq", "snowsql", "trino", "presto", "cqlsh"}
+)
 _SQL_DROP_RE = re.compile(
     r"\b(?:DROP\s+(?:TABLE|DATABASE|SCHEMA|INDEX|VIEW)|TRUNCATE)\b", re.IGNORECASE
 )
@@ -217,11 +222,11 @@ def destructive_warnings(argv: tuple[str, ...]) -> list[str]:
             out.append("rm -rf may recursively force-remove files")
         elif recursive:
             out.append("rm -r may recursively remove files")
-    joined = " ".join(args)
-    if _SQL_DROP_RE.search(joined):
-        out.append("may drop or truncate database objects")
-    if _SQL_DELETE_RE.search(joined):
-        out.append("DELETE without WHERE may delete all rows")
+    if name in SQL_CLIENTS:
+        if any(_SQL_DROP_RE.search(a) for a in args):
+            out.append("may drop or truncate database objects")
+        if any(_SQL_DELETE_RE.search(a) for a in args):
+            out.append("DELETE without WHERE may delete all rows")
     if name == "kubectl" and "delete" in args:
         out.append("kubectl delete may delete Kubernetes resources")
     if name == "terraform" and ("destroy" in args or "-destroy" in args):

@@ -71,7 +71,15 @@ def _word(raw: str, home: str | None, cwd: str | None, reasons: list[str]) -> Wo
     return Word(raw, value, quoted, glob, brace)
 
 
-def parse_legacy(command: str, *, home: str | None = None, cwd: str | None = None) -> ParseResult:
+def parse_legacy(
+    command: str,
+    *,
+    home: str | None = None,
+    cwd: str | None = None,
+    variables: dict[str, str] | None = None,
+) -> ParseResult:
+    """The legacy splitter: any expansion makes a word dynamic, so known
+    ``variables`` are not used here."""
     reasons: list[str] = []
     text = command.replace("\0", "")
     if text != command:

@@ -92,31 +92,11 @@ _WORDISH = frozenset(
 # Builtins that can assign arbitrary variables: after one of them nothing we
 # knew statically about the shell's variables can be trusted.
 _SCOPE_CLOBBERING = frozenset(
-    {
-        "read",
-        "mapfile",
-        "readarray",
-        "printf",
-        "getopts",
-        "declare",
-        "typeset",
-        "local",
-        "let",
-        "eval",
-        "source",
-        ".",
-        "set",
-        "shift",
-        "export",
-        "readonly",
-        "cd",
-        "pushd",
-        "popd",
-        "builtin",
-        "command",
-        "exec",
-    }
+    "read mapfile readarray printf getopts declare typeset local let eval source . set shift "
+    "export readonly builtin command exec".split()
 )
+#: Builtins that change only the directory variables.
+_DIRECTORY_BUILTINS = frozenset({"cd", "pushd", "popd"})
 _IFS_CHARS = frozenset(" \t\n")
 
 
@@ -134,9 +114,16 @@ def _parser() -> Any:
 
 
 def parse_tree_sitter(
-    command: str, *, home: str | None = None, cwd: str | None = None
+    command: str,
+    *,
+    home: str | None = None,
+    cwd: str | None = None,
+    variables: dict[str, str] | None = None,
 ) -> ParseResult:
-    """Parse ``command`` into the IR. Requires :func:`tree_sitter_available`."""
+    """Parse ``command`` into the IR. Requires :func:`tree_sitter_available`.
+
+    ``variables`` are known before the line runs (``$1`` of a ``bash -c``
+    payload); ``home`` is ``$HOME`` and ``~``."""
     reasons: list[str] = []
     text = command
     if "\0" in text:
@@ -158,6 +145,7 @@ def parse_tree_sitter(
     if root.has_error:
         reasons.append(_syntax_error_reason(root, src))
     walker = _Walker(src, home, cwd, reasons)
+    walker.scope.update(variables or {})
     walker.sequence(root, depth=0, nested=False)
     status = ParseStatus.TOO_COMPLEX if reasons else ParseStatus.SIMPLE
     return ParseResult(status, tuple(walker.commands), tuple(dict.fromkeys(reasons)), text)
@@ -531,6 +519,9 @@ class _Walker:
         name = words[0].value if words else None
         if name in _SCOPE_CLOBBERING:
             self.scope.clear()
+        elif name in _DIRECTORY_BUILTINS:
+            self.scope.pop("PWD", None)
+            self.scope.pop("OLDPWD", None)
         for stmt in trailing:
             self.heredoc_continuation(stmt, depth, nested)
 

@@ -67,6 +67,15 @@ def resolve(raw: str, cwd: str | None, home: str) -> str | None:
     it is relative and the working directory is unknown."""
     if raw == "~" or raw.startswith("~/"):
         return normalize(home + raw[1:]) if home != "~" else normalize(raw)
+    if raw.startswith("~"):
+        # `~-` is $OLDPWD: unknown. `~name` is another user's home: where
+        # it is conventionally (never inside the workspace, and ~root/.ssh
+        # is still ~/.ssh of somebody).
+        user, _, rest = raw[1:].partition("/")
+        if not user or not user.replace("_", "").replace("-", "").isalnum() or user[0] == "-":
+            return None
+        base = "/root" if user == "root" else f"/home/{user}"
+        return normalize(f"{base}/{rest}" if rest else base)
     if raw.startswith("/"):
         return normalize(raw)
     if cwd is None:

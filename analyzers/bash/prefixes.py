@@ -17,7 +17,14 @@ from .wrappers import BARE_WRAPPERS
 #: prompt should describe "similar commands" instead of listing them.
 MAX_SUGGESTED_RULES = 5
 
-_SUBCOMMAND_RE = re.compile(r"^[a-z][a-z0-9]*(?:[-_:][a-z0-9]+)*$")
+_SUBCOMMAND_RE = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
+#: Commands whose second word is an operand (a file, a pattern), never a
+#: subcommand: `rm a b` must not suggest `Bash(rm a:*)`.
+_NO_SUBCOMMANDS = frozenset(
+    "rm cp mv ln mkdir rmdir touch chmod chown chgrp cat head tail less more ls tree du wc "
+    "stat file grep egrep fgrep rg find sed awk sort uniq cut tr diff cmp echo printf tee "
+    "xxd od base64 md5sum sha256sum realpath readlink basename dirname which type test".split()
+)
 _NO_PREFIX = BARE_WRAPPERS | frozenset(
     {
         "python",
@@ -49,15 +56,22 @@ def command_prefix(argv: tuple[str, ...]) -> str | None:
     name, second = argv[0], argv[1]
     if name in _NO_PREFIX or "/" in name or not re.fullmatch(r"[A-Za-z0-9._+-]+", name):
         return None
+    if name in _NO_SUBCOMMANDS:
+        return None
     if not _SUBCOMMAND_RE.match(second):
         return None
     return f"{name} {second}"
 
 
-def suggest_rule(argv: tuple[str, ...], text: str) -> str:
-    """``Bash(prefix:*)`` when there is a prefix, else an exact rule."""
-    prefix = command_prefix(argv)
-    if prefix is not None:
-        return f"Bash({prefix}:*)"
-    exact = shlex.join(argv) if argv else text.strip()
+def suggest_rule(argv: tuple[str, ...], text: str, *, prefix: bool = True) -> str:
+    """``Bash(prefix:*)`` when there is a stable prefix, else an exact rule.
+
+    ``prefix=False`` (the command runs under sudo, xargs, or with an unsafe
+    environment assignment) always gives the exact rule of the source text:
+    ``Bash(npm run:*)`` is not a fair rule for ``sudo npm run build``.
+    """
+    found = command_prefix(argv) if prefix else None
+    if found is not None:
+        return f"Bash({found}:*)"
+    exact = shlex.join(argv) if argv and prefix else text.strip()
     return f"Bash({exact})"

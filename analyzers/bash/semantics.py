@@ -40,10 +40,12 @@ def interpret_exit_code(argv: tuple[str, ...], exit_code: int) -> ExitMeaning:
     if exit_code == 0:
         return ExitMeaning(False)
     name = argv[0] if argv else ""
-    if name == "git" and len(argv) > 1 and "grep" in argv[1:3]:
-        name = "git-grep"
-    if name == "git" and len(argv) > 1 and argv[1] == "diff" and "--exit-code" in argv:
-        name = "diff"
+    if name == "git":
+        sub = next((a for a in argv[1:] if not a.startswith("-")), "")
+        if sub == "grep":
+            name = "git-grep"
+        elif sub == "diff" and ("--exit-code" in argv or "--quiet" in argv):
+            name = "diff"  # --quiet implies --exit-code: 1 means "differences"
     meaning = _TABLE.get(name, {}).get(exit_code)
     if meaning is not None:
         return ExitMeaning(False, meaning)

@@ -15,9 +15,9 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-import tomllib
 from dataclasses import dataclass
-from importlib import resources
+
+from profiles import read_toml
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,8 +28,7 @@ class SensitivePath:
 
 
 def _load() -> tuple[SensitivePath, ...]:
-    text = resources.files("profiles").joinpath("sensitive-paths.toml").read_text("utf-8")
-    data = tomllib.loads(text)
+    data = read_toml("sensitive-paths.toml")
     return tuple(
         SensitivePath(e["path"], e["why"], e.get("scope") == "outside-workspace")
         for e in data["paths"]
@@ -39,10 +38,16 @@ def _load() -> tuple[SensitivePath, ...]:
 SENSITIVE_PATHS: tuple[SensitivePath, ...] = _load()
 
 
-def _expand(pattern: str, home: str) -> str:
+#: A `~/...` entry protects that path in every home directory, not only the
+#: caller's: `cat /home/other/.ssh/id_rsa` is as much a key leak.
+OTHER_HOMES = ("/root", "/home/*")
+
+
+def _expand(pattern: str, home: str) -> list[str]:
     if pattern == "~" or pattern.startswith("~/"):
-        return home.rstrip("/") + pattern[1:] if home != "~" else pattern
-    return pattern
+        homes = [home.rstrip("/") or "/", *OTHER_HOMES] if home != "~" else ["~", *OTHER_HOMES]
+        return list(dict.fromkeys(h + pattern[1:] for h in homes))
+    return [pattern]
 
 
 def _component_rx(part: str) -> str:
@@ -53,15 +58,15 @@ def _component_rx(part: str) -> str:
 def _compiled(home: str) -> tuple[tuple[re.Pattern[str], SensitivePath, tuple[str, ...]], ...]:
     out = []
     for entry in SENSITIVE_PATHS:
-        pat = _expand(entry.pattern, home)
-        parts = pat.split("/")
-        rx = ""
-        for i, part in enumerate(parts):
-            if part == "**":
-                rx += "(?:[^/]*/)*"
-            else:
-                rx += _component_rx(part) + ("/" if i < len(parts) - 1 else "")
-        out.append((re.compile(rf"^{rx}(?:/.*)?$", re.DOTALL), entry, tuple(parts)))
+        for pat in _expand(entry.pattern, home):
+            parts = pat.split("/")
+            rx = ""
+            for i, part in enumerate(parts):
+                if part == "**":
+                    rx += "(?:[^/]*/)*"
+                else:
+                    rx += _component_rx(part) + ("/" if i < len(parts) - 1 else "")
+            out.append((re.compile(rf"^{rx}(?:/.*)?$", re.DOTALL), entry, tuple(parts)))
     return tuple(out)
 
 

@@ -121,10 +121,26 @@ class Unwrapped:
     stdin_args: bool = False
     #: ``bash -c PAYLOAD`` / ``eval ...``: the payload to analyze recursively
     shell_payload: str | None = None
+    #: ``bash -c PAYLOAD NAME ARG...``: ``$0``, ``$1``... of the payload
+    positional: tuple[str, ...] = ()
+    #: files a wrapper itself reads (``xargs -a FILE``)
+    reads: tuple[str, ...] = ()
     #: sudo/doas/su: runs as another user
     privileged: bool = False
     #: why the command cannot be read-only because of how it is wrapped
     problem: str | None = None
+
+    @property
+    def transparent(self) -> bool:
+        """Only wrappers that change nothing about what the command may do
+        (so a rule for the inner command is a fair rule for this one)."""
+        return not self.unsafe_env and set(self.wrappers) <= TRANSPARENT_WRAPPERS
+
+
+#: Wrappers that only change scheduling, timing or buffering.
+TRANSPARENT_WRAPPERS = frozenset(
+    {"timeout", "time", "nice", "nohup", "stdbuf", "command", "builtin", "noglob"}
+)
 
 
 def command_name(word: str) -> str:
@@ -141,65 +157,75 @@ def base_name(word: str) -> str:
     return word.rpartition("/")[2]
 
 
-def strip_wrappers(argv: tuple[str, ...], assignments: tuple[Assignment, ...] = ()) -> Unwrapped:
-    env: list[tuple[str, str]] = []
-    for a in assignments:
-        env.append((a.name, a.value.value if a.value.value is not None else ""))
-    wrappers: list[str] = []
-    stdin_args = False
-    privileged = False
+@dataclass(frozen=True, slots=True)
+class _Peel:
+    """One wrapper peeled: what remains to run and what the wrapper adds."""
+
+    rest: tuple[str, ...]
+    env: tuple[tuple[str, str], ...] = ()
     problem: str | None = None
     payload: str | None = None
+    positional: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()
+
+
+_StepFn = Callable[[tuple[str, ...]], "_Peel | None"]
+
+
+def strip_wrappers(argv: tuple[str, ...], assignments: tuple[Assignment, ...] = ()) -> Unwrapped:
+    """Peel wrappers off ``argv`` until the command that really runs.
+
+    Wrappers are recognized by name only when they are the real thing: a
+    bare name or one in a system bin directory. ``./timeout 5 ls`` runs a
+    local program called timeout, not ``ls``.
+    """
+    env: list[tuple[str, str]] = [
+        (a.name, a.value.value if a.value.value is not None else "") for a in assignments
+    ]
+    wrappers: list[str] = []
+    reads: list[str] = []
+    problem: str | None = None
+    payload: str | None = None
+    positional: tuple[str, ...] = ()
     rest = tuple(argv)
     for _ in range(MAX_WRAPPERS):
         if not rest:
             break
-        name = base_name(rest[0])
+        name = command_name(rest[0])
         step = _STRIPPERS.get(name)
-        if step is None:
+        peel = step(rest) if step is not None else None
+        if peel is None:  # not a wrapper (or not used as one: `command -v x`)
             break
-        result = step(rest)
-        if result is None:  # not a wrapper use (e.g. `command -v x`)
-            break
-        new_rest, new_env, note = result
         wrappers.append(name)
-        env.extend(new_env)
-        if name == "xargs":
-            stdin_args = True
+        env.extend(peel.env)
+        reads.extend(peel.reads)
         if name in ("sudo", "doas", "su"):
-            privileged = True
             problem = problem or f"{name} runs the command as another user"
-        if note is not None:
-            if note.startswith("payload:"):
-                payload = note[len("payload:") :]
-                if name == "eval":
-                    problem = problem or "eval re-parses its arguments as shell code"
-            elif problem is None:
-                problem = note
-        if payload is not None:
-            rest = ()
+        if name == "eval":
+            problem = problem or "eval re-parses its arguments as shell code"
+        problem = problem or peel.problem
+        if peel.payload is not None:
+            payload, positional, rest = peel.payload, peel.positional, ()
             break
-        rest = new_rest
+        if peel.rest == rest:
+            break  # an option we do not understand: stop peeling here
+        rest = peel.rest
     else:
         problem = problem or "too many nested wrappers"
     if rest:
         rest = (command_name(rest[0]), *rest[1:])
-    unsafe = tuple(n for n, _ in env if n not in SAFE_ENV_VARS)
     return Unwrapped(
         argv=rest,
         env=tuple(env),
-        unsafe_env=unsafe,
+        unsafe_env=tuple(n for n, _ in env if n not in SAFE_ENV_VARS),
         wrappers=tuple(wrappers),
-        stdin_args=stdin_args,
+        stdin_args="xargs" in wrappers,
         shell_payload=payload,
-        privileged=privileged,
+        positional=positional,
+        reads=tuple(reads),
+        privileged=bool({"sudo", "doas", "su"} & set(wrappers)),
         problem=problem,
     )
-
-
-#: (what remains to run, environment it adds, problem or "payload:<text>")
-_Step = tuple[tuple[str, ...], list[tuple[str, str]], str | None]
-_StepFn = Callable[[tuple[str, ...]], _Step | None]
 
 
 def _options(
@@ -208,9 +234,11 @@ def _options(
     valued: frozenset[str],
     *,
     first_positional: re.Pattern[str] | None = None,
+    values: dict[str, str] | None = None,
 ) -> tuple[int, str | None]:
     """Skip a wrapper's options. Returns (index of the wrapped command,
-    problem). ``valued`` flags take an argument (attached or next word)."""
+    problem). ``valued`` options take an argument (attached or next word);
+    their values are stored in ``values`` when given."""
     i = 1
     while i < len(argv):
         a = argv[i]
@@ -220,16 +248,18 @@ def _options(
         if not a.startswith("-") or a == "-":
             break
         if a.startswith("--"):
-            key = a.split("=", 1)[0]
+            key, eq, attached = a.partition("=")
             if key in flags:
                 i += 1
                 continue
             if key in valued:
-                i += 1 if "=" in a else 2
+                value = attached if eq else (argv[i + 1] if i + 1 < len(argv) else "")
+                if values is not None:
+                    values[key] = value
+                i += 1 if eq else 2
                 continue
             return i, f"unknown option {a!r} for {argv[0]}"
-        # short cluster
-        j = 1
+        j = 1  # short cluster: -abc, -n5, -n 5
         while j < len(a):
             opt = "-" + a[j]
             if opt in flags:
@@ -237,7 +267,12 @@ def _options(
                 continue
             if opt in valued:
                 if j + 1 == len(a):
-                    i += 1  # value is the next word
+                    value = argv[i + 1] if i + 1 < len(argv) else ""
+                    i += 1  # the value is the next word
+                else:
+                    value = a[j + 1 :]
+                if values is not None:
+                    values[opt] = value
                 break
             return i, f"unknown option {a!r} for {argv[0]}"
         i += 1
@@ -256,32 +291,29 @@ def _simple(
     fl = frozenset(flags or ())
     va = frozenset(valued or ())
 
-    def step(argv: tuple[str, ...]) -> _Step | None:
+    def step(argv: tuple[str, ...]) -> _Peel | None:
         i, problem = _options(argv, fl, va, first_positional=positional)
-        if problem:
-            return argv, [], problem
-        return argv[i:], [], None
+        return _Peel(argv, problem=problem) if problem else _Peel(argv[i:])
 
     return step
 
 
-def _nice(argv: tuple[str, ...]) -> _Step | None:
+def _nice(argv: tuple[str, ...]) -> _Peel | None:
     if len(argv) > 1 and _INT_RE.match(argv[1]):  # `nice -10 cmd`
-        return argv[2:], [], None
+        return _Peel(argv[2:])
     i, problem = _options(argv, frozenset(), frozenset({"-n", "--adjustment"}))
-    return (argv, [], problem) if problem else (argv[i:], [], None)
+    return _Peel(argv, problem=problem) if problem else _Peel(argv[i:])
 
 
-def _command(argv: tuple[str, ...]) -> _Step | None:
+def _command(argv: tuple[str, ...]) -> _Peel | None:
     # `command -v x` / `command -V x` look a name up; they run nothing.
     if len(argv) > 1 and argv[1] in ("-v", "-V", "-pv", "-pV"):
         return None
     i, problem = _options(argv, frozenset({"-p"}), frozenset())
-    return (argv, [], problem) if problem else (argv[i:], [], None)
+    return _Peel(argv, problem=problem) if problem else _Peel(argv[i:])
 
 
-def _env(argv: tuple[str, ...]) -> _Step | None:
-    env: list[tuple[str, str]] = []
+def _env(argv: tuple[str, ...]) -> _Peel | None:
     i = 1
     while i < len(argv):
         a = argv[i]
@@ -296,66 +328,42 @@ def _env(argv: tuple[str, ...]) -> _Step | None:
             break
         elif a.startswith("-"):
             # -S splits a string into a new command line; -C changes directory.
-            return argv, env, f"env option {a!r} is not analyzed"
+            return _Peel(argv, problem=f"env option {a!r} is not analyzed")
         else:
             break
+    env: list[tuple[str, str]] = []
     while i < len(argv) and "=" in argv[i] and _NAME_RE.match(argv[i].split("=", 1)[0]):
         name, _, value = argv[i].partition("=")
         env.append((name, value))
         i += 1
     if i >= len(argv):
         return None  # bare `env` prints the environment: a command of its own
-    return argv[i:], env, None
+    return _Peel(argv[i:], env=tuple(env))
 
 
-def _xargs(argv: tuple[str, ...]) -> _Step | None:
-    flags = frozenset(
-        {
-            "-0",
-            "--null",
-            "-r",
-            "--no-run-if-empty",
-            "-t",
-            "--verbose",
-            "-x",
-            "--exit",
-            "-p",
-            "--interactive",
-            "--open-tty",
-            "-o",
-        }
-    )
-    valued = frozenset(
-        {
-            "-n",
-            "--max-args",
-            "-L",
-            "--max-lines",
-            "-P",
-            "--max-procs",
-            "-d",
-            "--delimiter",
-            "-s",
-            "--max-chars",
-            "-I",
-            "--replace",
-            "-E",
-            "-a",
-            "--arg-file",
-            "-e",
-            "--eof",
-            "--process-slot-var",
-        }
-    )
-    i, problem = _options(argv, flags, valued)
+_XARGS_FLAGS = frozenset(
+    "-0 --null -r --no-run-if-empty -t --verbose -x --exit -p --interactive --open-tty -o".split()
+)
+_XARGS_VALUED = frozenset(
+    "-n --max-args -L --max-lines -P --max-procs -d --delimiter -s --max-chars -I --replace "
+    "-E -a --arg-file -e --eof --process-slot-var".split()
+)
+
+
+def _xargs(argv: tuple[str, ...]) -> _Peel | None:
+    values: dict[str, str] = {}
+    i, problem = _options(argv, _XARGS_FLAGS, _XARGS_VALUED, values=values)
     if problem:
-        return argv, [], problem
-    rest = argv[i:] or ("echo",)
-    return rest, [], None
+        return _Peel(argv, problem=problem)
+    # `xargs -a FILE` reads its arguments from FILE: `xargs -a ~/.ssh/id_rsa echo`
+    # prints the key.
+    reads = tuple(v for k, v in values.items() if k in ("-a", "--arg-file") and v)
+    return _Peel(argv[i:] or ("echo",), reads=reads)
 
 
-def _shell(argv: tuple[str, ...]) -> _Step | None:
-    """``bash -c PAYLOAD``: the payload is analyzed as a command line."""
+def _shell(argv: tuple[str, ...]) -> _Peel | None:
+    """``bash -c PAYLOAD [NAME ARG...]``: the payload is analyzed as a command
+    line with ``$0``, ``$1``... bound to the words after it."""
     i = 1
     has_c = False
     while i < len(argv):
@@ -376,71 +384,42 @@ def _shell(argv: tuple[str, ...]) -> _Step | None:
         break
     if not has_c or i >= len(argv):
         return None  # a script file, a login or interactive shell: not a wrapper
-    return (), [], "payload:" + argv[i]
+    return _Peel((), payload=argv[i], positional=argv[i + 1 :])
 
 
-def _eval(argv: tuple[str, ...]) -> _Step | None:
+def _eval(argv: tuple[str, ...]) -> _Peel | None:
     # The payload is analyzed (hard limits, sensitive paths) but eval itself
     # is never read-only: it is the canonical way to smuggle code past review.
     if len(argv) < 2:
         return None
-    return (), [], "payload:" + " ".join(argv[1:])
+    return _Peel((), payload=" ".join(argv[1:]))
 
 
-def _sudo(argv: tuple[str, ...]) -> _Step | None:
-    flags = frozenset(
-        {
-            "-E",
-            "-H",
-            "-n",
-            "-k",
-            "-K",
-            "-b",
-            "-P",
-            "-S",
-            "-A",
-            "--preserve-env",
-            "--non-interactive",
-            "--set-home",
-            "--stdin",
-        }
-    )
-    valued = frozenset(
-        {
-            "-u",
-            "--user",
-            "-g",
-            "--group",
-            "-C",
-            "-p",
-            "--prompt",
-            "-h",
-            "-D",
-            "--chdir",
-            "-r",
-            "-t",
-            "-U",
-            "-T",
-        }
-    )
-    i, problem = _options(argv, flags, valued)
+_SUDO_FLAGS = frozenset(
+    "-E -H -n -k -K -b -P -S -A --preserve-env --non-interactive --set-home --stdin".split()
+)
+_SUDO_VALUED = frozenset("-u --user -g --group -C -p --prompt -h -D --chdir -r -t -U -T".split())
+
+
+def _sudo(argv: tuple[str, ...]) -> _Peel | None:
+    i, problem = _options(argv, _SUDO_FLAGS, _SUDO_VALUED)
     if problem or i >= len(argv):
         return None
-    return argv[i:], [], None
+    return _Peel(argv[i:])
 
 
-def _su(argv: tuple[str, ...]) -> _Step | None:
+def _su(argv: tuple[str, ...]) -> _Peel | None:
     for j, a in enumerate(argv[1:-1], start=1):
         if a in ("-c", "--command"):
-            return (), [], "payload:" + argv[j + 1]
+            return _Peel((), payload=argv[j + 1])
     return None
 
 
-def _exec(argv: tuple[str, ...]) -> _Step | None:
+def _exec(argv: tuple[str, ...]) -> _Peel | None:
     i, problem = _options(argv, frozenset({"-c", "-l"}), frozenset({"-a"}))
     if problem or i >= len(argv):
         return None
-    return argv[i:], [], "exec replaces the shell"
+    return _Peel(argv[i:], problem="exec replaces the shell")
 
 
 _STRIPPERS: dict[str, _StepFn] = {

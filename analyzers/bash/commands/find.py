@@ -152,7 +152,8 @@ def analyze_find(argv: tuple[str, ...]) -> FindFacts:
                 problem = problem or f"find {tok} needs an argument"
             i += 2
         elif tok in _PATH_ARG or _NEWER_XY_RE.match(tok):
-            if i + 1 < n:
+            # -newerXt compares with a date string, every other form with a file
+            if i + 1 < n and not tok.endswith("t"):
                 reads.append(argv[i + 1])
             i += 2
         elif tok == "-files0-from":

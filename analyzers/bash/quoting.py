@@ -28,7 +28,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_TOKEN_RE = re.compile(r"\\[\s\S]|'|\"|\n|#|[^\\'\"\n#]+")
+# One tokenizer per quoting state; the scan switches between them.
+# Unquoted, `$'...'` (ANSI-C) is one token: `\'` inside it does not end it.
+_UNQUOTED_RE = re.compile(r"\$'(?:\\[\s\S]|[^\\'])*'|\\[\s\S]?|'|\"|\n|#|\$|[^\\'\"\n#$]+")
+_DOUBLE_RE = re.compile(r"\\[\s\S]?|\"|\n|[^\\\"\n]+")
+_SINGLE_RE = re.compile(r"'|\n|[^'\n]+")
 _WORD_START_BEFORE = frozenset(" \t\n;&|()<>")
 _HASH_LINE_RE = re.compile(r"[ \t]*#")
 
@@ -44,6 +48,8 @@ class QuoteViews:
     comment_quote_desync: bool
     #: a newline inside quotes is followed by a line that starts with ``#``
     quoted_newline_hash: bool
+    #: an ANSI-C ``$'...'`` string appears outside other quotes
+    ansi_c: bool = False
 
 
 def extract_quoted_content(command: str) -> QuoteViews:
@@ -51,43 +57,48 @@ def extract_quoted_content(command: str) -> QuoteViews:
     wdq: list[str] = []
     unq: list[str] = []
     keep: list[str] = []
-    in_single = False
-    in_double = False
+    state = "none"  # "none" | "single" | "double"
     desync = False
     quoted_nl_hash = False
+    ansi_c = False
     prev = ""  # previous raw character outside any quote
-    for m in _TOKEN_RE.finditer(command):
+    pos, n = 0, len(command)
+    while pos < n:
+        if state == "single":
+            m = _SINGLE_RE.match(command, pos)
+        elif state == "double":
+            m = _DOUBLE_RE.match(command, pos)
+        else:
+            m = _UNQUOTED_RE.match(command, pos)
+        assert m is not None  # every tokenizer matches any character
         tok = m.group(0)
-        if in_single:
-            if tok == "'" or (tok.startswith("\\") and tok.endswith("'")):
-                # No escapes inside '...': in `\'` the backslash is literal and
-                # the quote closes the string.
-                in_single = False
-                keep.append("'")
-                prev = "'"
-            elif tok == "\n" and _HASH_LINE_RE.match(command, m.end()):
+        pos = m.end()
+        if state != "none":
+            close = "'" if state == "single" else '"'
+            if tok == close:
+                state = "none"
+                keep.append(close)
+                prev = close
+            elif tok == "\n" and _HASH_LINE_RE.match(command, pos):
                 quoted_nl_hash = True
+            if state == "double" and tok != '"':
+                wdq.append(tok)
             continue
-        if in_double:
-            if tok == '"':
-                in_double = False
-                keep.append('"')
-                prev = '"'
-                continue
-            if tok == "\n" and _HASH_LINE_RE.match(command, m.end()):
-                quoted_nl_hash = True
-            wdq.append(tok)
+        if tok.startswith("$'") and len(tok) > 2:
+            keep.append("''")  # quoted content, like '...'
+            ansi_c = True
+            prev = "'"
             continue
         if tok == "'":
-            in_single = True
+            state = "single"
             keep.append("'")
         elif tok == '"':
-            in_double = True
+            state = "double"
             keep.append('"')
         else:
             if tok == "#" and (not prev or prev in _WORD_START_BEFORE):
-                line_end = command.find("\n", m.end())
-                rest = command[m.end() : line_end if line_end >= 0 else len(command)]
+                line_end = command.find("\n", pos)
+                rest = command[pos : line_end if line_end >= 0 else n]
                 if "'" in rest or '"' in rest:
                     desync = True
             wdq.append(tok)
@@ -98,7 +109,8 @@ def extract_quoted_content(command: str) -> QuoteViews:
         with_double_quotes="".join(wdq),
         fully_unquoted="".join(unq),
         unquoted_keep_quote_chars="".join(keep),
-        unterminated=in_single or in_double,
+        unterminated=state != "none",
         comment_quote_desync=desync,
         quoted_newline_hash=quoted_nl_hash,
+        ansi_c=ansi_c,
     )

@@ -51,9 +51,15 @@ _SED_SPEC = Spec(
 )
 
 _ADDR = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\\n]|\\.)*/[IM]*)"
-_RANGE_RE = re.compile(rf"^\s*(?:{_ADDR}(?:\s*,\s*(?:{_ADDR}|\+\d+|~\d+))?)?\s*")
+# Used with .match(script, pos): no `^`, which would only match at index 0.
+_RANGE_RE = re.compile(rf"\s*(?:{_ADDR}(?:\s*,\s*(?:{_ADDR}|\+\d+|~\d+))?)?\s*")
 _SIMPLE_CMDS = frozenset("pdqQ=l")
 _S_FLAGS_RE = re.compile(r"^[gpiImM1-9]*$")
+
+
+# `r FILE`, `R FILE`, `w FILE`, `W FILE` commands and the `w FILE` flag of
+# `s`: the file name runs to the end of the command.
+_SCRIPT_FILE_RE = re.compile(r"(?:^|[;}\s\d$/])[rRwW]\s*([^;\s}][^;}\n]*)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,12 +67,16 @@ class SedFacts:
     in_place: bool
     files: tuple[str, ...]
     problem: str | None
+    #: files named inside a refused script (`r ~/.ssh/id_rsa`, `s/a/b/w x`)
+    script_files: tuple[str, ...] = ()
+    #: operands of a sed call whose options could not be parsed
+    unknown: tuple[str, ...] = ()
 
 
 def analyze_sed(argv: tuple[str, ...]) -> SedFacts:
     p = parse_args(argv, _SED_SPEC)
     if p.problem:
-        return SedFacts(False, p.positionals, f"sed: {p.problem}")
+        return SedFacts(False, (), f"sed: {p.problem}", unknown=argv[1:])
     in_place = p.has("-i", "--in-place")
     scripts = [v or "" for f, v in p.flags if f in ("-e", "--expression")]
     files = list(p.positionals)
@@ -78,7 +88,8 @@ def analyze_sed(argv: tuple[str, ...]) -> SedFacts:
     for script in scripts:
         problem = sed_script_problem(script, quiet=quiet)
         if problem:
-            return SedFacts(in_place, tuple(files), problem)
+            named = tuple(m.group(1).strip() for s in scripts for m in _SCRIPT_FILE_RE.finditer(s))
+            return SedFacts(in_place, tuple(files), problem, script_files=named)
     return SedFacts(in_place, tuple(files), None)
 
 

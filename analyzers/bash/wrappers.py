@@ -139,7 +139,7 @@ class Unwrapped:
 
 #: Wrappers that only change scheduling, timing or buffering.
 TRANSPARENT_WRAPPERS = frozenset(
-    {"timeout", "time", "nice", "nohup", "stdbuf", "command", "builtin", "noglob"}
+    {"timeout", "time", "nice", "nohup", "stdbuf", "command", "builtin", "noglob", "nocorrect"}
 )
 
 
@@ -435,6 +435,7 @@ _STRIPPERS: dict[str, _StepFn] = {
     "command": _command,
     "builtin": _simple(),
     "noglob": _simple(),
+    "nocorrect": _simple(),
     "xargs": _xargs,
     "env": _env,
     "sudo": _sudo,

@@ -33,7 +33,7 @@ class CheckInput:
 
 CheckFn = Callable[[CheckInput], "str | None"]
 
-#: Every check in ID order; filled by :func:`check` at import time.
+#: Every check by ID; filled by :func:`check` at import time (run in ID order).
 REGISTRY: dict[CheckId, CheckFn] = {}
 
 

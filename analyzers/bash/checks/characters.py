@@ -30,7 +30,8 @@ def control_characters(inp: CheckInput) -> str | None:
 
 
 _UNICODE_WS_RE = re.compile(
-    "[\u00a0\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]"
+    "[\u00a0\u00ad\u061c\u115f\u1160\u1680\u180e\u2000-\u200f\u2028-\u202f"
+    "\u205f-\u206f\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f]"
 )
 
 
@@ -81,7 +82,8 @@ def backslash_escaped_operators(inp: CheckInput) -> str | None:
     return None
 
 
-_MID_WORD_HASH_RE = re.compile(r"[^\s$\{;&|()<>]#")
+# Any `#` that does not start a word, except `$#` and `${#name}`.
+_MID_WORD_HASH_RE = re.compile(r"(?<=[^\s;&|()<>])(?<!\$)(?<!\$\{)#")
 
 
 @check(CheckId.MID_WORD_HASH)
@@ -93,9 +95,10 @@ def mid_word_hash(inp: CheckInput) -> str | None:
     analysis: ``ls x#;rm -rf ~`` hides ``rm`` from them. ``'x'#`` (quote
     directly before) counts too, hence the view that keeps quote chars.
     """
-    m = _MID_WORD_HASH_RE.search(inp.views.unquoted_keep_quote_chars)
+    view = inp.views.unquoted_keep_quote_chars
+    m = _MID_WORD_HASH_RE.search(view)
     if m:
-        return f"'#' in the middle of a word: {m.group(0)!r}"
+        return f"'#' in the middle of a word: {view[max(0, m.start() - 8) : m.end() + 8]!r}"
     return None
 
 
@@ -111,7 +114,7 @@ def obfuscated_flags(inp: CheckInput) -> str | None:
     plain flag. Quoting after ``=`` (``--include='*.py'``) is ordinary and
     does not fire.
     """
-    if _ANSI_C_RE.search(inp.views.unquoted_keep_quote_chars):
+    if inp.views.ansi_c or _ANSI_C_RE.search(inp.views.unquoted_keep_quote_chars):
         return "ANSI-C or locale quoting ($'...' / $\"...\")"
     if inp.parse.status is ParseStatus.PARSE_UNAVAILABLE:
         if re.search(r"(?:^|\s)(?:['\"]+-|-+['\"\\])|(?:^|\s)-[\w-]*['\"\\]", inp.text):

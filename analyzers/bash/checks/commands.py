@@ -53,7 +53,7 @@ def zsh_dangerous_commands(inp: CheckInput) -> str | None:
 # jq can read the environment (secrets), load modules from disk, and some
 # builds/forks expose shell-outs. None of that is "reading JSON".
 _JQ_DANGEROUS_FILTER_RE = re.compile(
-    r"(?<![.\w$])system\b|\$ENV\b|(?<![.\w$])env\b|\binput_filename\b|\$__loc__"
+    r"(?<![.\w$])system\b|\$\s*ENV\b|(?<![.\w$])env\b|\binput_filename\b|\$\s*__loc__"
     r"|\b(?:import|include)\s+\""
 )
 
@@ -114,7 +114,7 @@ def jq_file_arguments(inp: CheckInput) -> str | None:
             flag = a.split("=", 1)[0]
             if flag in _JQ_FILE_FLAGS:
                 return f"jq {flag} reads a file named on the command line"
-            if re.fullmatch(r"-[a-zA-Z]*[fL][a-zA-Z]*", a):
+            if re.match(r"-[a-zA-Z]*[fL]", a) and not a.startswith("--"):
                 return f"jq {a} reads a file named on the command line"
     return None
 
@@ -148,7 +148,8 @@ def proc_environ_access(inp: CheckInput) -> str | None:
     ``/proc/*/env*``) prints every secret in the environment of the agent or
     of other processes.
     """
-    m = _PROC_ENVIRON_RE.search(inp.text)
+    # Quotes and escapes are removed first: `/proc/self/"env"iron` is the same file.
+    m = _PROC_ENVIRON_RE.search(re.sub(r"[\"'\\]", "", inp.text))
     if m:
         return f"process environment access {m.group(0)!r}"
     return None

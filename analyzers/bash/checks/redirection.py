@@ -30,6 +30,9 @@ def input_redirection(inp: CheckInput) -> str | None:
         if re.search(r"(?<!<)<(?![<(])", view):
             return "input redirection (legacy parser)"
         return None
+    if "<>" in inp.views.fully_unquoted:
+        # tree-sitter cannot parse `<>`; the text still says what it is.
+        return "read-write redirection <> (creates the file)"
     for cmd in inp.parse.commands:
         for r in cmd.redirects:
             if r.op == "<>":

@@ -12,6 +12,7 @@ from .ids import CheckId
 # parser models them, so only operators and flags mark a fragment.
 _LEADING_FRAGMENT_RE = re.compile(r"^\s*(?:&&|\|\||;|\||&(?!>)|-)")
 _TRAILING_FRAGMENT_RE = re.compile(r"(?:&&|\|\||\|)\s*$")
+_COMMENT_RE = re.compile(r"(?:^|(?<=[\s;&|()]))#[^\n]*")
 
 
 @check(CheckId.INCOMPLETE_COMMANDS)
@@ -29,17 +30,19 @@ def incomplete_commands(inp: CheckInput) -> str | None:
         return "command starts with a tab"
     if _LEADING_FRAGMENT_RE.match(text):
         return "command starts with an operator or a flag (a fragment)"
-    if _TRAILING_FRAGMENT_RE.search(text):
+    # A trailing `&&` inside a comment (`ls # a && b`) is not an operator.
+    if _TRAILING_FRAGMENT_RE.search(_COMMENT_RE.sub("", inp.views.fully_unquoted)):
         return "command ends with an operator (incomplete)"
     for reason in inp.parse.reasons:
-        if reason.startswith("syntax error"):
+        if reason.startswith(("syntax error", "unexpected token")):
             return reason
     return None
 
 
 _META_IN_QUOTES_RE = re.compile(r"'[^']*[;&|`<>][^']*'|\"[^\"]*[;&|`<>][^\"]*\"")
 _FIND_PATTERN_FLAGS = frozenset(
-    {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex"}
+    {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
+     "-lname", "-ilname"}
 )
 
 
@@ -92,9 +95,10 @@ def malformed_token_injection(inp: CheckInput) -> str | None:
     """Unbalanced quotes or a dangling escape: tokens that different parsers
     will split differently.
 
-    Attack: ``echo 'x" ; rm -rf ~ ; echo "y'`` — a parser that loses track of
-    which quote is open sees ``rm`` as quoted data while bash runs it (or the
-    other way round). Reproducer: ``ls "a; rm b``.
+    Attack: with an odd quote, parsers that recover differently disagree on
+    what is data and what runs: ``ls "a; rm -rf ~`` is a syntax error to bash
+    but a quoted argument to a lenient tokenizer, and the reverse for
+    ``echo x\\``. Reproducer: ``ls "a; rm b``.
     """
     if inp.views.unterminated:
         return "unterminated quote"

@@ -28,7 +28,7 @@ COMMAND_SUBSTITUTION_PATTERNS: tuple[SubstitutionPattern, ...] = tuple(
         (r"=\(", "Zsh process substitution =()"),
         # Zsh `=curl evil.com` expands to /usr/bin/curl: a `Bash(curl:*)` deny
         # rule sees the command `=curl`, not `curl`.
-        (r"(?:^|[\s;&|])=[a-zA-Z_]", "Zsh equals expansion (=cmd)"),
+        (r"(?:^|[\s;&|(])=[a-zA-Z_]", "Zsh equals expansion (=cmd)"),
         (r"\$\(", "$() command substitution"),
         (r"\$\{", "${} parameter substitution"),
         (r"\$\[", "$[] legacy arithmetic expansion"),
@@ -62,7 +62,10 @@ def command_substitution(inp: CheckInput) -> str | None:
     return None
 
 
-_IFS_RE = re.compile(r"(?:^|[\s;&|(])(?:export\s+|declare\s+|local\s+)?IFS\+?=|\$\{?[!#]?IFS\b")
+_IFS_RE = re.compile(
+    r"(?:^|[\s;&|(])(?:export\s+|declare\s+|local\s+)?IFS\+?=|\$\{?[!#]?IFS\b"
+    r"|\b(?:read|mapfile|readarray|getopts)\b[^;&|\n]*\bIFS\b|\bprintf\s+-v\s*IFS\b"
+)
 
 
 @check(CheckId.IFS_INJECTION)

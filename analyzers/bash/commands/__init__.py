@@ -256,10 +256,11 @@ def _cd(argv: tuple[str, ...]) -> CommandFacts:
 def _sed(argv: tuple[str, ...]) -> CommandFacts:
     facts = analyze_sed(argv)
     files = tuple(f for f in facts.files if f != "-")
+    unknown = facts.unknown + facts.script_files
     if facts.in_place:
-        return CommandFacts(False, "sed -i edits files in place", writes=files)
+        return CommandFacts(False, "sed -i edits files in place", writes=files, unknown=unknown)
     if facts.problem:
-        return CommandFacts(False, facts.problem, reads=files)
+        return CommandFacts(False, facts.problem, reads=files, unknown=unknown)
     return CommandFacts(True, reads=files)
 
 

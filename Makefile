@@ -1,6 +1,8 @@
 # Two entry points: `make demo` and `make test`. Each does all its own set-up,
 # idempotently: system packages (when root and missing), the virtualenv, the
 # project installed editable with its dev extra.
+SHELL  := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -32,11 +34,14 @@ system-deps:
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]' 2>&1 \
+	  | { grep -v "^WARNING: Location '.*' is ignored" || true; }
 	@touch $(STAMP)
 
+LINT_DIRS := $(wildcard analyzers sandbox gateway profiles tests bench fuzz)
+
 lint: setup
-	@$(BIN)/ruff check analyzers sandbox gateway profiles tests bench fuzz
+	@$(BIN)/ruff check $(LINT_DIRS)
 
 typecheck: setup
 	@$(BIN)/mypy

@@ -11,11 +11,12 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import IO, NoReturn
-
-from analyzers import AnalyzerError, BashAnalysis, analyze_bash
+from typing import IO, TYPE_CHECKING, NoReturn
 
 from .errors import UsageError
+
+if TYPE_CHECKING:
+    from analyzers import BashAnalysis
 
 
 class _Parser(argparse.ArgumentParser):
@@ -60,6 +61,27 @@ def _build_parser() -> argparse.ArgumentParser:
         help='read JSON lines {"command": ..., "cwd"?: ...} on stdin, write one result per line',
     )
     check.set_defaults(func=_cmd_check)
+
+    run = sub.add_parser("run", help="run a command inside the sandbox")
+    run.add_argument("--cwd", default=None, help="workspace (default: the current directory)")
+    run.add_argument("--profile", default=None, metavar="NAME|PATH",
+                     help="read-only, workspace-write (default), networked, or a TOML file")
+    run.add_argument("--allow-write", action="append", default=[], metavar="PATH",
+                     help="another writable path (repeatable)")
+    run.add_argument("--allow-domain", action="append", default=[], metavar="DOMAIN",
+                     help="allow HTTP(S) to DOMAIN through the proxy (repeatable; *.x.com "
+                          "for subdomains)")
+    run.add_argument("--settings", default=None, metavar="FILE",
+                     help="a settings.json whose \"sandbox\" key is merged on the profile")
+    run.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                     help="wall-clock limit (default: the profile's)")
+    run.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- ARGV",
+                     help="the command and its arguments")
+    run.set_defaults(func=_cmd_run)
+
+    doctor = sub.add_parser("doctor", help="check that the sandbox can work on this machine")
+    doctor.add_argument("--json", action="store_true", help="print the probes as JSON")
+    doctor.set_defaults(func=_cmd_doctor)
     return parser
 
 
@@ -89,6 +111,8 @@ def _home() -> str:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    from analyzers import analyze_bash  # noqa: PLC0415 - each verb imports only what it needs
+
     cwd = _abs_dir(args.cwd)
     extra = tuple(os.path.abspath(d) for d in args.add_dir)
     if args.command[:1] == ["--"]:
@@ -131,6 +155,8 @@ def _check_jsonl(stdin: IO[bytes], out: IO[str], cwd: str, extra: tuple[str, ...
 def _check_line(
     line: str, number: int, cwd: str, extra: tuple[str, ...], home: str
 ) -> dict[str, object]:
+    from analyzers import AnalyzerError, analyze_bash  # noqa: PLC0415
+
     try:
         item = json.loads(line)
     except (ValueError, RecursionError) as exc:
@@ -149,3 +175,111 @@ def _check_line(
     except Exception as exc:
         return {"line": number, "decision": "ask", "error": f"internal error: {exc!r}"[:300]}
     return analysis.to_dict()
+
+
+#: Exit statuses of `shellgate run` that are not the command's own.
+EXIT_TIMEOUT = 124
+EXIT_SANDBOX = 125
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from sandbox import (  # noqa: PLC0415 - keep `shellgate run` cold start small
+        FilesystemPolicy,
+        NetworkPolicy,
+        PolicyError,
+        SandboxError,
+        apply_settings,
+        load_profile,
+        parse_settings,
+        run,
+    )
+
+    argv = list(args.argv)
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    if not argv:
+        raise UsageError("run needs a command: shellgate run [options] -- ARGV...")
+    cwd = _abs_dir(args.cwd)
+    try:
+        policy = load_profile(args.profile)
+        if args.settings:
+            policy = apply_settings(policy, parse_settings(_read_sandbox_key(args.settings)))
+        if args.allow_write or args.allow_domain:
+            fs: FilesystemPolicy = policy.filesystem
+            net: NetworkPolicy = policy.network
+            policy = policy.model_copy(update={
+                "filesystem": fs.model_copy(update={
+                    "allow_write": fs.allow_write + tuple(os.path.abspath(p)
+                                                          for p in args.allow_write)}),
+                "network": NetworkPolicy(
+                    allowed_domains=net.allowed_domains + tuple(args.allow_domain),
+                    denied_domains=net.denied_domains,
+                    allow_unix_sockets=net.allow_unix_sockets),
+            })
+    except (PolicyError, ValueError) as exc:
+        print(f"shellgate: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_SANDBOX
+    stdin = None if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
+    out, err = sys.stdout.buffer, sys.stderr.buffer
+
+    def stream(name: str, data: bytes) -> None:
+        target = out if name == "stdout" else err
+        target.write(data)
+        target.flush()
+
+    try:
+        result = run(argv, policy, cwd=cwd, timeout=args.timeout, on_output=stream, stdin=stdin)
+    except SandboxError as exc:
+        print(f"shellgate: sandbox unavailable: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_SANDBOX
+    if result.timed_out:
+        print(f"shellgate: timed out after {result.duration:.1f}s; process tree killed",
+              file=sys.stderr)
+        return EXIT_TIMEOUT
+    if result.killed_reason:
+        print(f"shellgate: killed: {result.killed_reason}", file=sys.stderr)
+    if result.signal is not None:
+        return 128 + result.signal
+    return result.exit_code if result.exit_code is not None else EXIT_SANDBOX
+
+
+def _read_sandbox_key(path: str) -> object:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read settings {path!r}: {_one_line(exc)}") from None
+    return data.get("sandbox") if isinstance(data, dict) else None
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:500]
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from sandbox import run_probes, sandbox_works  # noqa: PLC0415
+
+    probes = run_probes()
+    works = sandbox_works(probes)
+    if args.json:
+        print(json.dumps({"sandbox_works": works, "probes": [
+            {"name": p.name, "ok": p.ok, "required": p.required, "detail": p.detail,
+             "fix": p.fix} for p in probes]}))
+        return 0 if works else 1
+    from rich.console import Console  # noqa: PLC0415
+    from rich.table import Table  # noqa: PLC0415
+    from rich.text import Text  # noqa: PLC0415
+
+    table = Table(title="shellgate doctor", title_justify="left")
+    for column in ("", "probe", "detail", "what to do"):
+        table.add_column(column)
+    for p in probes:
+        mark = Text("ok", style="green") if p.ok else Text(
+            "FAIL" if p.required else "warn", style="red" if p.required else "yellow")
+        table.add_row(mark, p.name, Text(p.detail), Text(p.fix))
+    console = Console(highlight=False)
+    console.print(table)
+    console.print(Text("the sandbox works here" if works else
+                       "the sandbox cannot work here: fix the failures above",
+                       style="green" if works else "bold red"))
+    return 0 if works else 1

@@ -1,0 +1,146 @@
+"""``shellgate doctor``: can the sandbox work here, and if not, why not.
+
+Each probe does the real thing where it can (start a real bwrap sandbox,
+build a real seccomp filter) and says what to install or change when it
+fails. The sandbox can work only when every required probe passes.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .linux.seccomp import SeccompSpec, export_bpf, seccomp_available
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    required: bool = True
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def in_container() -> str | None:
+    if os.path.exists("/.dockerenv"):
+        return "docker"
+    if os.path.exists("/run/.containerenv"):
+        return "podman"
+    cgroup = _read("/proc/1/cgroup") or ""
+    for name in ("docker", "kubepods", "containerd", "lxc"):
+        if name in cgroup:
+            return name
+    return None
+
+
+def probe_bwrap() -> Probe:
+    path = shutil.which("bwrap")
+    if path is None:
+        return Probe("bubblewrap", False, "bwrap not found on PATH",
+                     "install it: apt-get install bubblewrap (dnf install bubblewrap)")
+    try:
+        version = subprocess.run([path, "--version"], capture_output=True, text=True,
+                                 timeout=10, check=False).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Probe("bubblewrap", False, f"{path}: {exc}", "reinstall bubblewrap")
+    return Probe("bubblewrap", True, f"{path} ({version})")
+
+
+def probe_userns() -> Probe:
+    """Start a real sandbox with the namespaces shellgate uses."""
+    path = shutil.which("bwrap")
+    if path is None:
+        return Probe("user namespaces", False, "skipped: no bwrap", "install bubblewrap first")
+    argv = [path, "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+            "--unshare-uts", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev",
+            "--proc", "/proc", "--", "/bin/true"]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Probe("user namespaces", False, str(exc), "")
+    if proc.returncode == 0:
+        return Probe("user namespaces", True, "bwrap can create user, pid, net, ipc, uts "
+                     "namespaces and mount /proc")
+    err = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"
+    return Probe("user namespaces", False, err, _userns_fix())
+
+
+def _userns_fix() -> str:
+    hints = []
+    if _read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1":
+        hints.append("AppArmor restricts unprivileged user namespaces (Ubuntu 23.10+): add an "
+                     "AppArmor profile for bwrap granting 'userns', or set "
+                     "kernel.apparmor_restrict_unprivileged_userns=0")
+    if _read("/proc/sys/kernel/unprivileged_userns_clone") == "0":
+        hints.append("sysctl kernel.unprivileged_userns_clone=1")
+    if _read("/proc/sys/user/max_user_namespaces") == "0":
+        hints.append("sysctl user.max_user_namespaces=15000")
+    container = in_container()
+    if container:
+        hints.append(f"inside a {container} container: run it with --privileged or a seccomp/"
+                     "AppArmor profile that allows unshare(CLONE_NEWUSER) and mount")
+    return "; ".join(hints) or "enable unprivileged user namespaces"
+
+
+def probe_seccomp() -> Probe:
+    ok, detail = seccomp_available()
+    if not ok:
+        return Probe("seccomp", False, detail,
+                     "apt-get install libseccomp2, and pip install pyseccomp")
+    status = _read("/proc/self/status") or ""
+    if "Seccomp:" not in status:
+        return Probe("seccomp", False, "kernel without CONFIG_SECCOMP_FILTER",
+                     "use a kernel with seccomp filtering")
+    try:
+        size = len(export_bpf(SeccompSpec()))
+    except Exception as exc:  # any failure is the finding
+        return Probe("seccomp", False, f"cannot build the filter: {exc}", "")
+    return Probe("seccomp", True, f"{detail}; filter compiles to {size} bytes "
+                 f"({platform.machine()})")
+
+
+def probe_prlimit() -> Probe:
+    path = shutil.which("prlimit")
+    if path is None:
+        return Probe("prlimit", False, "prlimit not found (resource limits cannot be applied)",
+                     "apt-get install util-linux")
+    return Probe("prlimit", True, path)
+
+
+def probe_ripgrep() -> Probe:
+    path = shutil.which("rg")
+    return Probe("ripgrep", path is not None, path or "rg not found (the Grep tool needs it)",
+                 "" if path else "apt-get install ripgrep", required=False)
+
+
+def probe_seatbelt() -> Probe:
+    path = "/usr/bin/sandbox-exec"
+    ok = os.path.exists(path)
+    return Probe("sandbox-exec", ok, path if ok else "missing", "" if ok else
+                 "sandbox-exec ships with macOS; it cannot be installed separately")
+
+
+def run_probes() -> list[Probe]:
+    if sys.platform == "darwin":
+        return [probe_seatbelt(), probe_ripgrep()]
+    if not sys.platform.startswith("linux"):
+        return [Probe("platform", False, f"{sys.platform} has no supported sandbox backend",
+                      "use Linux (bubblewrap) or macOS (sandbox-exec)")]
+    return [probe_bwrap(), probe_userns(), probe_seccomp(), probe_prlimit(), probe_ripgrep()]
+
+
+def sandbox_works(probes: list[Probe] | None = None) -> bool:
+    return all(p.ok for p in (probes or run_probes()) if p.required)

@@ -1,0 +1,95 @@
+"""The bubblewrap command line, as a pure function of a filesystem plan.
+
+Everything except the command itself goes through ``--args FD`` (a memfd of
+NUL-separated arguments), so hundreds of mounts never meet the kernel's
+argument-size limit. Mounts are ordered shallow to deep: a more specific path
+always wins (``/home/u`` hidden, ``/home/u/project`` bound writable on top,
+``/home/u/project/.git/hooks`` read-only on top of that).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..plan import FsPlan
+
+#: Where the proxy's unix socket directory appears inside the sandbox.
+BRIDGE_MOUNT = "/run/shellgate"
+
+
+@dataclass(frozen=True, slots=True)
+class BwrapOptions:
+    share_net: bool = False
+    seccomp_fd: int | None = None
+    bridge_dir: str | None = None
+    hostname: str = "sandbox"
+    #: hide the host's /run (docker.sock, the D-Bus system bus, per-user
+    #: runtime dirs): where host services listen on unix sockets
+    hide_run: bool = True
+
+
+def _depth(path: str) -> int:
+    return 0 if path == "/" else path.rstrip("/").count("/")
+
+
+def bwrap_args(plan: FsPlan, opts: BwrapOptions) -> list[str]:
+    """The arguments for ``--args FD``: namespaces, mounts, working directory
+    and seccomp — everything but the command."""
+    args = [
+        "--new-session",  # no controlling terminal: TIOCSTI cannot reach the user's tty
+        "--die-with-parent",
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+    ]
+    if not opts.share_net:
+        args.append("--unshare-net")
+    args += ["--hostname", opts.hostname, "--cap-drop", "ALL"]
+    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+
+    ops: list[tuple[int, int, list[str]]] = []  # (depth, rank, args)
+
+    def op(rank: int, path: str, *items: str) -> None:
+        ops.append((_depth(path), rank, list(items)))
+
+    if plan.private_tmp is not None:
+        op(0, "/tmp", "--bind", plan.private_tmp, "/tmp")  # noqa: S108 - the sandbox's own /tmp
+    if plan.cwd not in plan.writable:
+        op(1, plan.cwd, "--ro-bind", plan.cwd, plan.cwd)  # stays visible over a private /tmp
+    for path in plan.writable:
+        op(1, path, "--bind", path, path)
+    for path in plan.pinned:
+        op(2, path, "--bind", path, path)
+    for path in plan.protected:
+        op(3, path, "--ro-bind", path, path)
+    for path, kind in plan.stubs:
+        if kind == "dir":
+            op(4, path, "--tmpfs", path, "--remount-ro", path)
+        else:
+            op(4, path, "--ro-bind", "/dev/null", path)
+    for path in plan.hidden_dirs:
+        op(5, path, "--tmpfs", path, "--remount-ro", path)
+    for path in plan.hidden_files:
+        op(5, path, "--ro-bind", "/dev/null", path)
+    if opts.hide_run:
+        op(0, "/run", "--tmpfs", "/run")
+    if opts.bridge_dir is not None:
+        op(6, BRIDGE_MOUNT, "--ro-bind", opts.bridge_dir, BRIDGE_MOUNT)
+    for _, _, items in sorted(ops, key=lambda o: (o[0], o[1])):
+        args += items
+    args += ["--chdir", plan.cwd]
+    if opts.seccomp_fd is not None:
+        args += ["--seccomp", str(opts.seccomp_fd)]
+    return args
+
+
+def encode_args(args: Sequence[str]) -> bytes:
+    """NUL-separated, as ``--args`` reads them."""
+    return b"".join(a.encode("utf-8", "surrogateescape") + b"\0" for a in args)
+
+
+def bwrap_command(bwrap: str, args_fd: int, argv: Sequence[str]) -> list[str]:
+    return [bwrap, "--args", str(args_fd), "--", *argv]

@@ -1,0 +1,215 @@
+"""The filesystem plan: what is writable, what is protected, what is hidden.
+
+Built from a policy and the real filesystem (paths resolved, symlinks
+followed, worktree gitdirs read), then rendered by a backend: bwrap mounts on
+Linux, SBPL rules on macOS. The mandatory write-denies below apply inside
+every writable root, whatever the policy says, because each one is a way to
+run code *outside* the sandbox later:
+
+* ``.git/hooks``, ``.git/config`` (and a worktree's real gitdir): the next
+  ``git commit`` in the user's terminal runs a planted hook, or
+  ``core.fsmonitor``/``core.pager`` from the config.
+* shell rc files (``.bashrc``, ``.zshrc``, ``.profile`` …) and
+  ``~/.ssh/authorized_keys``: the next shell or login — protected where they
+  are read, in a writable root that holds the home directory.
+* ``.claude/`` settings, commands, agents and hooks; ``.shellgate/``;
+  ``.mcp.json``: the agent would rewrite its own permissions or add an MCP
+  server that runs with none.
+* ``.vscode/``, ``.idea/`` (tasks and run configurations run on open),
+  ``.gitmodules`` (submodule URLs and update commands).
+
+A protected path that does not exist yet is blocked at its first missing
+component (an empty read-only stub), so ``mkdir .shellgate`` fails too. The
+existing directories between a writable root and a protected path are pinned
+(bound onto themselves) so that ``mv .git .git2 && mkdir -p .git/hooks`` —
+renaming the protected tree away and planting a new one — fails with EBUSY.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import profiles as profile_data
+
+from .policy import SandboxPolicy
+
+#: (path relative to a writable root, "dir" or "file")
+MANDATORY_WRITE_DENY: tuple[tuple[str, str], ...] = (
+    (".git/hooks", "dir"),
+    (".git/config", "file"),
+    (".claude/settings.json", "file"),
+    (".claude/settings.local.json", "file"),
+    (".claude/commands", "dir"),
+    (".claude/agents", "dir"),
+    (".claude/hooks", "dir"),
+    (".shellgate", "dir"),
+    (".mcp.json", "file"),
+    (".vscode", "dir"),
+    (".idea", "dir"),
+    (".gitmodules", "file"),
+)
+
+#: Shell startup files: they run only from the home directory, so they are
+#: protected in a writable root that is the home directory (or contains it).
+#: Elsewhere a `.bashrc` is an ordinary file and a stub for each would only
+#: clutter every workspace listing.
+HOME_WRITE_DENY: tuple[tuple[str, str], ...] = (
+    (".bashrc", "file"),
+    (".bash_profile", "file"),
+    (".bash_login", "file"),
+    (".bash_logout", "file"),
+    (".profile", "file"),
+    (".zshrc", "file"),
+    (".zshenv", "file"),
+    (".zprofile", "file"),
+    (".zlogin", "file"),
+    (".zlogout", "file"),
+    (".kshrc", "file"),
+    (".cshrc", "file"),
+    (".tcshrc", "file"),
+    (".config/fish", "dir"),
+    (".config/shellgate", "dir"),
+    (".ssh/authorized_keys", "file"),
+    (".ssh/config", "file"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FsPlan:
+    """Resolved, absolute, deduplicated paths for a backend to render."""
+
+    cwd: str
+    writable: tuple[str, ...]
+    #: existing directories bound onto themselves: cannot be renamed away
+    pinned: tuple[str, ...]
+    #: existing paths inside writable roots made read-only
+    protected: tuple[str, ...]
+    #: (path, "dir"|"file"): first missing component of a protected path
+    stubs: tuple[tuple[str, str], ...]
+    hidden_dirs: tuple[str, ...]
+    hidden_files: tuple[str, ...]
+    private_tmp: str | None = None
+
+
+def expand(path: str, home: str, cwd: str) -> str:
+    """Absolute real path of a policy path (``~`` is ``home``; relative paths
+    are relative to ``cwd``)."""
+    if path == "~" or path.startswith("~/"):
+        path = home + path[1:]
+    return os.path.realpath(os.path.join(cwd, path))
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _gitdir_targets(root: str) -> list[tuple[str, str]]:
+    """For a worktree or submodule (``.git`` is a file), protect the real
+    gitdir's hooks/config, its common dir's, and the ``.git`` file itself
+    (rewriting it would point git at a planted directory)."""
+    dotgit = os.path.join(root, ".git")
+    if not os.path.isfile(dotgit):
+        return []
+    out = [(dotgit, "file")]
+    try:
+        line = Path(dotgit).read_text("utf-8", "replace").splitlines()[0]
+    except (OSError, IndexError):
+        return out
+    if not line.startswith("gitdir:"):
+        return out
+    gitdir = os.path.realpath(os.path.join(root, line[len("gitdir:") :].strip()))
+    dirs = [gitdir]
+    try:
+        common = Path(gitdir, "commondir").read_text("utf-8", "replace").strip()
+        dirs.append(os.path.realpath(os.path.join(gitdir, common)))
+    except OSError:
+        pass
+    for d in dirs:
+        out += [(os.path.join(d, "hooks"), "dir"), (os.path.join(d, "config"), "file")]
+    return out
+
+
+def _sensitive_paths(home: str) -> list[str]:
+    """The shared sensitive list, as concrete existing paths. ``/proc`` and
+    ``/dev`` entries are left out (the sandbox mounts its own, which only
+    show its own processes and devices) and so are ``**`` patterns (they
+    cannot be enumerated; the analyzer still denies them)."""
+    out: list[str] = []
+    for entry in profile_data.read_toml("sensitive-paths.toml")["paths"]:
+        pattern = str(entry["path"])
+        if "**" in pattern or pattern.startswith(("/proc/", "/dev/")):
+            continue
+        if pattern == "~" or pattern.startswith("~/"):
+            pattern = home + pattern[1:]
+        out.extend(glob.glob(pattern) if any(c in pattern for c in "*?[") else [pattern])
+    return out
+
+
+def build_plan(
+    policy: SandboxPolicy, cwd: str, *, home: str, private_tmp: str | None
+) -> FsPlan:
+    """Resolve ``policy`` against the filesystem for a run in ``cwd``."""
+    cwd = os.path.realpath(cwd)
+    fs = policy.filesystem
+    roots: list[str] = []
+    if fs.workspace == "write":
+        roots.append(cwd)
+    roots += [expand(p, home, cwd) for p in fs.allow_write]
+    roots = [r for r in dict.fromkeys(roots) if os.path.isdir(r)]
+
+    hidden = [os.path.realpath(p) for p in _sensitive_paths(home)]
+    hidden += [expand(p, home, cwd) for p in fs.deny_read]
+    hidden = [h for h in dict.fromkeys(hidden) if os.path.lexists(h)]
+    # A read-deny wins over a write-allow: a root inside a hidden path is dropped.
+    roots = [r for r in roots if not any(_inside(r, h) for h in hidden)]
+
+    targets: list[tuple[str, str]] = []
+    real_home = os.path.realpath(home)
+    for root in roots:
+        targets += [(os.path.join(root, rel), kind) for rel, kind in MANDATORY_WRITE_DENY]
+        targets += _gitdir_targets(root)
+        if _inside(real_home, root):
+            targets += [(os.path.join(real_home, rel), kind) for rel, kind in HOME_WRITE_DENY]
+    targets += [(expand(p, home, cwd), "file") for p in fs.deny_write]
+
+    pinned: list[str] = []
+    protected: list[str] = []
+    stubs: list[tuple[str, str]] = []
+    for path, kind in targets:
+        owner = next((r for r in roots if _inside(path, r) and path != r), None)
+        if owner is None:
+            continue  # outside every writable root: read-only already
+        rel = os.path.relpath(path, owner).split(os.sep)
+        current = owner
+        for i, part in enumerate(rel):
+            current = os.path.join(current, part)
+            last = i == len(rel) - 1
+            if not os.path.lexists(current):
+                stubs.append((current, kind if last else "dir"))
+                break
+            if last:
+                protected.append(current)
+            elif os.path.isdir(current) and not os.path.islink(current):
+                pinned.append(current)
+    stub_paths = [s for s, _ in stubs]
+    # A stub or protected directory covers everything below it.
+    covering = stub_paths + protected
+    protected = [p for p in dict.fromkeys(protected)
+                 if not any(_inside(p, c) and p != c for c in covering)]
+    stubs = [s for s in dict.fromkeys(stubs)
+             if not any(_inside(s[0], c) and s[0] != c for c in covering)]
+    pinned = [p for p in dict.fromkeys(pinned)
+              if not any(_inside(p, c) for c in covering) and p not in roots]
+    return FsPlan(
+        cwd=cwd,
+        writable=tuple(roots),
+        pinned=tuple(pinned),
+        protected=tuple(protected),
+        stubs=tuple(stubs),
+        hidden_dirs=tuple(h for h in hidden if os.path.isdir(h)),
+        hidden_files=tuple(h for h in hidden if not os.path.isdir(h)),
+        private_tmp=private_tmp if fs.private_tmp else None,
+    )

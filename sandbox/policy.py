@@ -1,0 +1,150 @@
+"""What a sandboxed process may do: the :class:`SandboxPolicy` and its parts.
+
+All models are frozen pydantic models: a policy is a value, built once from a
+profile plus settings, then handed to :func:`sandbox.run`. Paths may start
+with ``~`` (the caller's home) and are resolved when the sandbox is built;
+the working directory is added by ``run`` (``workspace`` says how).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .errors import PolicyError
+
+#: Environment variables that pass into the sandbox unless removed. Anything
+#: else is dropped; ``LC_*`` is a pattern.
+DEFAULT_ENV_ALLOW: tuple[str, ...] = (
+    "PATH", "HOME", "LANG", "LANGUAGE", "LC_*", "TERM", "COLORTERM", "NO_COLOR",
+    "FORCE_COLOR", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR", "EDITOR", "PAGER",
+    "COLUMNS", "LINES", "CI", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
+)
+
+#: Names that look like secrets never pass through a pattern, only when named
+#: exactly in ``EnvPolicy.pass_through``.
+SECRET_PATTERNS: tuple[str, ...] = (
+    "*_API_KEY", "*_APIKEY", "*_TOKEN", "*_SECRET", "*_SECRET_*", "*SECRET_KEY*",
+    "*PASSWORD*", "*PASSWD*", "*_CREDENTIALS", "*_PRIVATE_KEY", "AWS_*", "AZURE_*",
+    "GOOGLE_APPLICATION_CREDENTIALS", "GH_*", "GITHUB_*", "NPM_TOKEN", "ANTHROPIC_*",
+    "OPENAI_*", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "KUBECONFIG", "DOCKER_*", "VAULT_*",
+)
+
+_DOMAIN_RE = re.compile(r"^(?:\*\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*"
+                        r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class FilesystemPolicy(_Frozen):
+    """Writes are allowed only below ``allow_write`` (plus the workspace when
+    ``workspace == "write"`` and a private ``/tmp``); ``deny_write`` always
+    wins over ``allow_write``; ``deny_read`` hides paths entirely."""
+
+    workspace: Literal["write", "read"] = "write"
+    private_tmp: bool = True
+    allow_write: tuple[str, ...] = ()
+    deny_write: tuple[str, ...] = ()
+    deny_read: tuple[str, ...] = ()
+
+
+def validate_domain_pattern(pattern: str) -> str:
+    """Normalize a domain pattern; refuse over-broad ones.
+
+    ``example.com`` matches that host; ``*.example.com`` matches its
+    subdomains. ``*``, ``*.com`` and anything without a dot after the
+    wildcard would open the whole internet (or a whole TLD) and are refused.
+    """
+    p = pattern.strip().lower().rstrip(".")
+    if not p or p == "*" or not _DOMAIN_RE.match(p):
+        raise PolicyError(f"invalid domain pattern {pattern!r}")
+    if p.startswith("*.") and "." not in p[2:]:
+        raise PolicyError(f"domain pattern {pattern!r} is too broad (a whole top-level domain)")
+    return p
+
+
+def domain_matches(host: str, pattern: str) -> bool:
+    host = host.lower().rstrip(".")
+    if pattern.startswith("*."):
+        return host.endswith(pattern[1:])
+    return host == pattern
+
+
+class NetworkPolicy(_Frozen):
+    """``none`` unless ``allowed_domains`` is non-empty; then every connection
+    goes through the host-side proxy, which checks ``denied_domains`` first,
+    then ``allowed_domains``."""
+
+    allowed_domains: tuple[str, ...] = ()
+    denied_domains: tuple[str, ...] = ()
+    #: allow socket(AF_UNIX) inside the sandbox (host sockets stay reachable
+    #: only if a writable or visible path exposes them)
+    allow_unix_sockets: bool = False
+
+    @field_validator("allowed_domains", "denied_domains")
+    @classmethod
+    def _check_domains(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(validate_domain_pattern(d) for d in value))
+
+    @property
+    def mode(self) -> Literal["none", "allowlist"]:
+        return "allowlist" if self.allowed_domains else "none"
+
+    def decide(self, host: str) -> tuple[bool, str]:
+        """(allowed, why) for a connection to ``host``."""
+        for d in self.denied_domains:
+            if domain_matches(host, d):
+                return False, f"denied by sandbox.network.deniedDomains entry {d!r}"
+        for d in self.allowed_domains:
+            if domain_matches(host, d):
+                return True, f"allowed by sandbox.network.allowedDomains entry {d!r}"
+        return False, "not in sandbox.network.allowedDomains"
+
+
+class EnvPolicy(_Frozen):
+    """Which variables of the caller's environment pass in, and what is set."""
+
+    allow: tuple[str, ...] = DEFAULT_ENV_ALLOW
+    #: exact names that pass even if they look like secrets
+    pass_through: tuple[str, ...] = ()
+    set: dict[str, str] = Field(default_factory=dict)
+
+    def filter(self, environ: dict[str, str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for name, value in environ.items():
+            if name in self.pass_through:
+                out[name] = value
+                continue
+            if any(fnmatch.fnmatchcase(name, p) for p in SECRET_PATTERNS):
+                continue
+            if any(fnmatch.fnmatchcase(name, p) for p in self.allow):
+                out[name] = value
+        out.update(self.set)
+        return out
+
+
+class Limits(_Frozen):
+    """Resource limits; ``None`` means no limit of that kind."""
+
+    wall_timeout: float = Field(default=600.0, gt=0)
+    cpu_seconds: int | None = Field(default=None, gt=0)
+    address_space_bytes: int | None = Field(default=None, gt=0)
+    open_files: int | None = Field(default=4096, gt=0)
+    file_size_bytes: int | None = Field(default=None, gt=0)
+    max_processes: int | None = Field(default=1024, gt=0)
+    max_output_bytes: int = Field(default=1_048_576, gt=0)
+
+
+class SandboxPolicy(_Frozen):
+    """Everything the sandbox needs to know about one kind of run."""
+
+    profile: str = "workspace-write"
+    filesystem: FilesystemPolicy = FilesystemPolicy()
+    network: NetworkPolicy = NetworkPolicy()
+    env: EnvPolicy = EnvPolicy()
+    limits: Limits = Limits()

@@ -1,0 +1,240 @@
+"""Process supervision: stream output, cap what is kept, enforce the wall
+timeout on the whole process tree, return an :class:`ExecResult`.
+
+No process may outlive its call. The sandboxed tree lives in its own PID
+namespace under bwrap, so killing bwrap's tree ends everything inside; the
+supervisor also walks the tree with psutil (the ``none`` backend has no PID
+namespace) and kills every descendant, first politely, then with SIGKILL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import psutil
+
+from .policy import Limits
+
+#: on_output(stream, chunk): stream is "stdout" or "stderr"
+OutputCallback = Callable[[str, bytes], None]
+
+_READ_CHUNK = 65536
+_NPROC_POLL = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class ExecResult:
+    """How a sandboxed command ended. Output is decoded (UTF-8, replacement
+    characters for invalid bytes) and capped: the head and the tail are kept,
+    with a marker saying how much was dropped."""
+
+    exit_code: int | None
+    signal: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    truncated: bool
+    duration: float
+    killed_reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+class OutputCapture:
+    """Keeps the first and last ``limit // 2`` bytes of a stream."""
+
+    def __init__(self, limit: int) -> None:
+        self.head_limit = limit // 2
+        self.tail_limit = limit - self.head_limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > self.tail_limit:
+                del self.tail[: len(self.tail) - self.tail_limit]
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > len(self.head) + len(self.tail)
+
+    def text(self) -> str:
+        head = self.head.decode("utf-8", "replace")
+        if not self.truncated:
+            return head + self.tail.decode("utf-8", "replace")
+        dropped = self.total - len(self.head) - len(self.tail)
+        return (
+            head
+            + f"\n[... {dropped} bytes of output truncated ...]\n"
+            + self.tail.decode("utf-8", "replace")
+        )
+
+
+def rlimit_args(limits: Limits) -> list[str]:
+    """``prlimit`` options for the limits (applied to bwrap before exec, and
+    inherited by everything inside)."""
+    out: list[str] = []
+    pairs = (
+        ("--cpu", limits.cpu_seconds),
+        ("--as", limits.address_space_bytes),
+        ("--nofile", limits.open_files),
+        ("--fsize", limits.file_size_bytes),
+        ("--nproc", limits.max_processes),
+    )
+    for flag, value in pairs:
+        if value is not None:
+            out.append(f"{flag}={value}")
+    return out
+
+
+def kill_tree(pid: int, grace: float = 0.2) -> None:
+    """SIGTERM then SIGKILL the process ``pid`` and all its descendants."""
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        procs = []
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)  # the session leader's group, at once
+    for p in procs:
+        with contextlib.suppress(psutil.Error):
+            p.terminate()
+    _, alive = psutil.wait_procs(procs, timeout=grace)
+    for p in alive:
+        with contextlib.suppress(psutil.Error):
+            p.kill()
+    psutil.wait_procs(alive, timeout=grace)
+
+
+def supervise(
+    argv: Sequence[str],
+    *,
+    env: dict[str, str],
+    cwd: str | None,
+    limits: Limits,
+    timeout: float | None = None,
+    pass_fds: Sequence[int] = (),
+    on_output: OutputCallback | None = None,
+    stdin: bytes | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> ExecResult:
+    """Run ``argv`` to completion under ``limits``; never raises for the
+    command's own failures, only for failing to start it (OSError)."""
+    deadline_s = timeout if timeout is not None else limits.wall_timeout
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+        pass_fds=tuple(pass_fds),
+        start_new_session=True,
+    )
+    if on_start is not None:
+        on_start(proc.pid)
+    if stdin is not None and proc.stdin is not None:
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write(stdin)
+        proc.stdin.close()
+    captures = {"stdout": OutputCapture(limits.max_output_bytes),
+                "stderr": OutputCapture(limits.max_output_bytes)}
+    sel = selectors.DefaultSelector()
+    assert proc.stdout is not None and proc.stderr is not None
+    sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
+    sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
+    timed_out = False
+    killed_reason: str | None = None
+    next_nproc_check = start + _NPROC_POLL
+    try:
+        while sel.get_map():
+            now = time.monotonic()
+            remaining = start + deadline_s - now
+            if remaining <= 0:
+                timed_out = True
+                killed_reason = f"wall timeout of {deadline_s:g}s"
+                break
+            if proc.poll() is not None and not _drain_ready(sel):
+                break  # exited, pipes may be held open by nothing we care about
+            for key, _ in sel.select(timeout=min(remaining, _NPROC_POLL)):
+                data = os.read(key.fileobj.fileno(), _READ_CHUNK)  # type: ignore[union-attr]
+                if not data:
+                    sel.unregister(key.fileobj)
+                    continue
+                captures[key.data].feed(data)
+                if on_output is not None:
+                    on_output(key.data, data)
+            if limits.max_processes is not None and time.monotonic() >= next_nproc_check:
+                next_nproc_check = time.monotonic() + _NPROC_POLL
+                if _count_tree(proc.pid) > limits.max_processes + 2:
+                    killed_reason = f"more than {limits.max_processes} processes"
+                    break
+    finally:
+        kill_tree(proc.pid)
+        proc.wait()
+        _drain_rest(sel, captures, on_output)
+        sel.close()
+        proc.stdout.close()
+        proc.stderr.close()
+    code = proc.returncode
+    exit_code, sig = (None, -code) if code < 0 else (code, None)
+    return ExecResult(
+        exit_code=exit_code,
+        signal=sig,
+        stdout=captures["stdout"].text(),
+        stderr=captures["stderr"].text(),
+        timed_out=timed_out,
+        truncated=captures["stdout"].truncated or captures["stderr"].truncated,
+        duration=time.monotonic() - start,
+        killed_reason=killed_reason,
+    )
+
+
+def _drain_ready(sel: selectors.BaseSelector) -> bool:
+    """After the process exited: is there still data waiting right now?"""
+    return bool(sel.select(timeout=0.05))
+
+
+def _drain_rest(
+    sel: selectors.BaseSelector,
+    captures: dict[str, OutputCapture],
+    on_output: OutputCallback | None,
+) -> None:
+    """Everything still buffered in the pipes once the tree is dead."""
+    deadline = time.monotonic() + 1.0
+    while sel.get_map() and time.monotonic() < deadline:
+        events = sel.select(timeout=0.05)
+        if not events:
+            break
+        for key, _ in events:
+            data = os.read(key.fileobj.fileno(), _READ_CHUNK)  # type: ignore[union-attr]
+            if not data:
+                sel.unregister(key.fileobj)
+                continue
+            captures[key.data].feed(data)
+            if on_output is not None:
+                on_output(key.data, data)
+
+
+def _count_tree(pid: int) -> int:
+    try:
+        return 1 + len(psutil.Process(pid).children(recursive=True))
+    except psutil.Error:
+        return 0

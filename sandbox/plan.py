@@ -27,6 +27,7 @@ renaming the protected tree away and planting a new one — fails with EBUSY.
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 from dataclasses import dataclass
@@ -106,6 +107,16 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
+def _below(path: str, ancestors: set[str]) -> bool:
+    """Is ``path`` strictly below one of ``ancestors``? (O(depth), not O(n))"""
+    parent = os.path.dirname(path)
+    while parent not in ("", "/"):
+        if parent in ancestors:
+            return True
+        parent = os.path.dirname(parent)
+    return False
+
+
 def _gitdir_targets(root: str) -> list[tuple[str, str]]:
     """For a worktree or submodule (``.git`` is a file), protect the real
     gitdir's hooks/config, its common dir's, and the ``.git`` file itself
@@ -132,18 +143,21 @@ def _gitdir_targets(root: str) -> list[tuple[str, str]]:
     return out
 
 
+@functools.cache
+def _sensitive_patterns() -> tuple[str, ...]:
+    return tuple(str(e["path"]) for e in profile_data.read_toml("sensitive-paths.toml")["paths"])
+
+
 def _sensitive_paths(home: str) -> list[str]:
     """The shared sensitive list, as concrete existing paths. ``/proc`` and
     ``/dev`` entries are left out (the sandbox mounts its own, which only
     show its own processes and devices) and so are ``**`` patterns (they
     cannot be enumerated; the analyzer still denies them)."""
     out: list[str] = []
-    for entry in profile_data.read_toml("sensitive-paths.toml")["paths"]:
-        pattern = str(entry["path"])
-        if "**" in pattern or pattern.startswith(("/proc/", "/dev/")):
+    for entry in _sensitive_patterns():
+        if "**" in entry or entry.startswith(("/proc/", "/dev/")):
             continue
-        if pattern == "~" or pattern.startswith("~/"):
-            pattern = home + pattern[1:]
+        pattern = home + entry[1:] if entry == "~" or entry.startswith("~/") else entry
         out.extend(glob.glob(pattern) if any(c in pattern for c in "*?[") else [pattern])
     return out
 
@@ -194,15 +208,12 @@ def build_plan(
                 protected.append(current)
             elif os.path.isdir(current) and not os.path.islink(current):
                 pinned.append(current)
-    stub_paths = [s for s, _ in stubs]
     # A stub or protected directory covers everything below it.
-    covering = stub_paths + protected
-    protected = [p for p in dict.fromkeys(protected)
-                 if not any(_inside(p, c) and p != c for c in covering)]
-    stubs = [s for s in dict.fromkeys(stubs)
-             if not any(_inside(s[0], c) and s[0] != c for c in covering)]
+    covering = {s for s, _ in stubs} | set(protected)
+    protected = [p for p in dict.fromkeys(protected) if not _below(p, covering)]
+    stubs = [s for s in dict.fromkeys(stubs) if not _below(s[0], covering)]
     pinned = [p for p in dict.fromkeys(pinned)
-              if not any(_inside(p, c) for c in covering) and p not in roots]
+              if p not in covering and not _below(p, covering) and p not in roots]
     return FsPlan(
         cwd=cwd,
         writable=tuple(roots),

@@ -9,6 +9,7 @@ the working directory is added by ``run`` (``workspace`` says how).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from typing import Literal
 
@@ -32,6 +33,14 @@ SECRET_PATTERNS: tuple[str, ...] = (
     "GOOGLE_APPLICATION_CREDENTIALS", "GH_*", "GITHUB_*", "NPM_TOKEN", "ANTHROPIC_*",
     "OPENAI_*", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "KUBECONFIG", "DOCKER_*", "VAULT_*",
 )
+
+@functools.lru_cache(maxsize=32)
+def _patterns_re(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One compiled regex for a tuple of shell-style patterns."""
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns) or "(?!)")
+
+
+_SECRET_RE = _patterns_re(SECRET_PATTERNS)
 
 _DOMAIN_RE = re.compile(r"^(?:\*\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*"
                         r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
@@ -115,14 +124,10 @@ class EnvPolicy(_Frozen):
     set: dict[str, str] = Field(default_factory=dict)
 
     def filter(self, environ: dict[str, str]) -> dict[str, str]:
+        secret, allowed = _SECRET_RE, _patterns_re(self.allow)
         out: dict[str, str] = {}
         for name, value in environ.items():
-            if name in self.pass_through:
-                out[name] = value
-                continue
-            if any(fnmatch.fnmatchcase(name, p) for p in SECRET_PATTERNS):
-                continue
-            if any(fnmatch.fnmatchcase(name, p) for p in self.allow):
+            if name in self.pass_through or (not secret.match(name) and allowed.match(name)):
                 out[name] = value
         out.update(self.set)
         return out

@@ -80,8 +80,12 @@ class DomainProxy:
         socket_path: str | None,
         *,
         on_event: Callable[[ProxyEvent], None] | None = None,
+        block_local_targets: bool = True,
     ) -> None:
         self.network = network
+        #: refuse allowed names that resolve to loopback/link-local (tests of
+        #: the proxy itself turn this off to reach an upstream on loopback)
+        self.block_local_targets = block_local_targets
         self.socket_path = socket_path
         self.on_event = on_event
         self.events: list[ProxyEvent] = []
@@ -190,7 +194,7 @@ class DomainProxy:
                                    "shellgate proxy: use CONNECT or an absolute http:// URL\n"))
             return
         allowed, reason = self.network.decide(host)
-        if allowed:
+        if allowed and self.block_local_targets:
             allowed, reason = await self._address_ok(host, port, reason)
         self._record(host, port, allowed, reason)
         if not allowed:

@@ -104,19 +104,21 @@ def rlimit_args(limits: Limits) -> list[str]:
 
 
 def kill_tree(pid: int, grace: float = 0.2) -> None:
-    """SIGTERM then SIGKILL the process ``pid`` and all its descendants."""
+    """SIGKILL the process group of ``pid``, SIGTERM then SIGKILL ``pid`` and
+    every descendant. ``pid`` itself is signalled but not reaped: its parent
+    (a ``Popen``) must still read its exit status."""
     try:
         root = psutil.Process(pid)
-        procs = [root, *root.children(recursive=True)]
+        children = root.children(recursive=True)
     except psutil.Error:
-        procs = []
+        root, children = None, []
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)  # the session leader's group, at once
-    for p in procs:
+    for p in (*children, *([root] if root else [])):
         with contextlib.suppress(psutil.Error):
             p.terminate()
-    _, alive = psutil.wait_procs(procs, timeout=grace)
-    for p in alive:
+    _, alive = psutil.wait_procs(children, timeout=grace)
+    for p in (*alive, *([root] if root else [])):
         with contextlib.suppress(psutil.Error):
             p.kill()
     psutil.wait_procs(alive, timeout=grace)
@@ -187,7 +189,15 @@ def supervise(
                     killed_reason = f"more than {limits.max_processes} processes"
                     break
     finally:
-        kill_tree(proc.pid)
+        # Whatever ended the loop, nothing started here may outlive the call.
+        # A command that exited on its own left nothing in bwrap's PID
+        # namespace (the kernel ended it with PID 1); its process group still
+        # gets a SIGKILL for the `none` backend.
+        if proc.poll() is None:
+            kill_tree(proc.pid)
+        else:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         _drain_rest(sel, captures, on_output)
         sel.close()

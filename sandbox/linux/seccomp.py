@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import platform
 from dataclasses import dataclass
@@ -166,8 +167,9 @@ def _add(sc: Any, f: Any, action: int, name: str, *args: Any, negate: bool = Fal
         return
 
 
+@functools.lru_cache(maxsize=8)
 def export_bpf(spec: SeccompSpec) -> bytes:
-    """The compiled BPF program for ``spec``."""
+    """The compiled BPF program for ``spec`` (cached: it depends on nothing else)."""
     f = build_filter(spec)
     fd = os.memfd_create("shellgate-seccomp", 0)
     try:

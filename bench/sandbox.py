@@ -1,0 +1,91 @@
+"""Sandbox spawn-to-exit latency. Prints one JSON object (milliseconds).
+
+  raw_bash            `bash -c true`, no sandbox (the baseline)
+  bwrap_floor         bare bwrap with the same namespaces, no mounts/seccomp
+  sandbox_isolated    sandbox.run(["true"]) with the default profile
+                      (network namespace, seccomp, mandatory denies) — the
+                      warm library path; target: within 8x of raw_bash
+  sandbox_bash        sandbox.run(["bash", "-c", "true"]): what the Bash tool runs
+  sandbox_networked   the networked profile: host proxy + in-sandbox bridge
+  sandbox_100_denies  default profile plus 100 write-denied paths (100 mounts)
+  cold_cli            `shellgate run -- true` from a new process; target < 250
+Run: .venv/bin/python bench/sandbox.py [--n 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+# This script is named like the package it measures: keep its own directory
+# off the import path so `import sandbox` finds the package.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from sandbox import FilesystemPolicy, load_profile, run  # noqa: E402
+
+
+def measure(fn: Callable[[], object], n: int, warmup: int = 3) -> dict[str, float]:
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(n):
+        t = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t) * 1000)
+    samples.sort()
+    return {
+        "median_ms": round(statistics.median(samples), 2),
+        "p95_ms": round(samples[min(len(samples) - 1, int(0.95 * len(samples)))], 2),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=40)
+    n = ap.parse_args().n
+    ws = Path(tempfile.mkdtemp(prefix="shellgate-bench-"))
+    try:
+        default = load_profile()
+        networked = load_profile("networked")
+        for i in range(100):
+            (ws / f"protected-{i}").write_text("x")
+        denies = default.model_copy(update={"filesystem": FilesystemPolicy(
+            deny_write=tuple(str(ws / f"protected-{i}") for i in range(100)))})
+        bwrap = shutil.which("bwrap") or "bwrap"
+        floor = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+                 "--unshare-net", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
+                 "--dev", "/dev", "--proc", "/proc", "--", "true"]
+        exe = str(Path(sys.executable).with_name("shellgate"))
+        cwd = str(ws)
+        report: dict[str, object] = {
+            "runs": n,
+            "raw_bash": measure(lambda: subprocess.run(["bash", "-c", "true"], check=True), n),
+            "bwrap_floor": measure(lambda: subprocess.run(floor, check=True), n),
+            "sandbox_isolated": measure(lambda: run(["true"], default, cwd=cwd), n),
+            "sandbox_bash": measure(lambda: run(["bash", "-c", "true"], default, cwd=cwd), n),
+            "sandbox_networked": measure(lambda: run(["true"], networked, cwd=cwd), n),
+            "sandbox_100_denies": measure(lambda: run(["true"], denies, cwd=cwd), n),
+            "cold_cli": measure(lambda: subprocess.run(
+                [exe, "run", "--cwd", cwd, "--", "true"], check=True), max(10, n // 4)),
+        }
+        raw = report["raw_bash"]["median_ms"]  # type: ignore[index]
+        iso = report["sandbox_isolated"]["median_ms"]  # type: ignore[index]
+        cold = report["cold_cli"]["median_ms"]  # type: ignore[index]
+        report["ratio_isolated_to_raw"] = round(iso / raw, 2)
+        report["targets"] = {"ratio_max": 8, "cold_cli_max_ms": 250}
+        report["meets_targets"] = iso / raw <= 8 and cold < 250
+        print(json.dumps(report, indent=2))
+    finally:
+        shutil.rmtree(ws, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

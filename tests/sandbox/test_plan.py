@@ -1,0 +1,131 @@
+"""The filesystem plan: mandatory write-denies, stubs, pins, hidden paths.
+Built against a real temporary filesystem; rendering is tested elsewhere."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sandbox import FilesystemPolicy, SandboxPolicy, build_plan, load_profile
+
+
+def plan_for(ws: Path, home: Path, **fs: object) -> object:
+    policy = SandboxPolicy(filesystem=FilesystemPolicy(**fs))  # type: ignore[arg-type]
+    return build_plan(policy, str(ws), home=str(home), private_tmp="/scratch/tmp")
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    h = tmp_path / "home"
+    (h / ".ssh").mkdir(parents=True)
+    (h / ".ssh" / "id_ed25519").write_text("KEY")
+    (h / ".aws").mkdir()
+    (h / ".netrc").write_text("machine x")
+    return h
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    w = tmp_path / "ws"
+    w.mkdir()
+    return w
+
+
+def test_missing_protected_paths_get_a_stub_at_their_first_missing_component(
+    ws: Path, home: Path
+) -> None:
+    plan = plan_for(ws, home)
+    stubs = dict(plan.stubs)  # type: ignore[attr-defined]
+    assert stubs[str(ws / ".git")] == "dir"  # covers .git/hooks and .git/config
+    assert stubs[str(ws / ".claude")] == "dir"
+    assert stubs[str(ws / ".shellgate")] == "dir"
+    assert stubs[str(ws / ".mcp.json")] == "file"
+    assert stubs[str(ws / ".gitmodules")] == "file"
+    assert str(ws / ".git" / "hooks") not in stubs  # covered by the .git stub
+
+
+def test_existing_protected_paths_are_read_only_and_their_parents_pinned(
+    ws: Path, home: Path
+) -> None:
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / ".claude").mkdir()
+    (ws / ".claude" / "settings.json").write_text("{}")
+    plan = plan_for(ws, home)
+    protected = set(plan.protected)  # type: ignore[attr-defined]
+    assert {str(ws / ".git" / "hooks"), str(ws / ".git" / "config"),
+            str(ws / ".claude" / "settings.json")} <= protected
+    assert {str(ws / ".git"), str(ws / ".claude")} <= set(plan.pinned)  # type: ignore[attr-defined]
+    stubs = dict(plan.stubs)  # type: ignore[attr-defined]
+    assert stubs[str(ws / ".claude" / "commands")] == "dir"
+    assert str(ws) not in plan.pinned  # type: ignore[attr-defined]
+
+
+def test_a_worktree_gitdir_and_its_common_dir_are_protected(
+    tmp_path: Path, home: Path
+) -> None:
+    main = tmp_path / "main"
+    subprocess.run(["git", "init", "-q", str(main)], check=True)
+    subprocess.run(["git", "-C", str(main), "-c", "user.email=a@b", "-c", "user.name=a",
+                    "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    wt = tmp_path / "wt"
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(wt)], check=True)
+    # both directories writable: the worktree's real gitdir lives in main/.git
+    plan = plan_for(wt, home, allow_write=(str(main),))
+    protected = set(plan.protected)  # type: ignore[attr-defined]
+    gitdir = main / ".git" / "worktrees" / "wt"
+    assert str(wt / ".git") in protected  # the `gitdir:` pointer file itself
+    assert str(main / ".git" / "hooks") in protected
+    assert str(main / ".git" / "config") in protected
+    stubs = dict(plan.stubs)  # type: ignore[attr-defined]
+    assert str(gitdir / "hooks") in stubs or str(gitdir / "hooks") in protected
+
+
+def test_shell_rc_files_are_protected_only_where_the_home_directory_is_writable(
+    ws: Path, home: Path
+) -> None:
+    (home / ".bashrc").write_text("# rc")
+    plain = plan_for(ws, home)
+    names = {os.path.basename(p) for p in plain.protected} | {  # type: ignore[attr-defined]
+        os.path.basename(p) for p, _ in plain.stubs}  # type: ignore[attr-defined]
+    assert ".bashrc" not in names and ".zshrc" not in names
+    with_home = plan_for(ws, home, allow_write=(str(home),))
+    assert str(home / ".bashrc") in with_home.protected  # type: ignore[attr-defined]
+    assert str(home / ".zshrc") in dict(with_home.stubs)  # type: ignore[attr-defined]
+
+
+def test_policy_write_denies_win_over_the_writable_workspace(ws: Path, home: Path) -> None:
+    (ws / "secrets").mkdir()
+    plan = plan_for(ws, home, deny_write=("secrets", "not-yet/file"))
+    assert str(ws / "secrets") in plan.protected  # type: ignore[attr-defined]
+    assert dict(plan.stubs)[str(ws / "not-yet")] == "dir"  # type: ignore[attr-defined]
+
+
+def test_sensitive_paths_of_the_shared_list_are_hidden(ws: Path, home: Path) -> None:
+    plan = plan_for(ws, home)
+    assert str(home / ".ssh") in plan.hidden_dirs  # type: ignore[attr-defined]
+    assert str(home / ".aws") in plan.hidden_dirs  # type: ignore[attr-defined]
+    assert str(home / ".netrc") in plan.hidden_files  # type: ignore[attr-defined]
+    assert str(home / ".kube") not in plan.hidden_dirs  # type: ignore[attr-defined]
+
+
+def test_a_read_deny_wins_over_a_write_allow_inside_it(ws: Path, home: Path) -> None:
+    plan = plan_for(ws, home, allow_write=(str(home / ".ssh"),))
+    assert str(home / ".ssh") not in plan.writable  # type: ignore[attr-defined]
+
+
+def test_the_read_only_profile_has_no_writable_root(ws: Path, home: Path) -> None:
+    plan = build_plan(load_profile("read-only"), str(ws), home=str(home), private_tmp="/t")
+    assert plan.writable == ()
+    assert plan.stubs == ()  # nothing writable, nothing to protect
+    assert plan.private_tmp == "/t"
+
+
+def test_a_symlinked_workspace_is_resolved(tmp_path: Path, home: Path, ws: Path) -> None:
+    link = tmp_path / "link"
+    link.symlink_to(ws)
+    plan = build_plan(load_profile(), str(link), home=str(home), private_tmp=None)
+    assert plan.cwd == str(ws)
+    assert plan.writable == (str(ws),)

@@ -1,0 +1,172 @@
+"""Policies, profiles and Claude Code's sandbox settings (pure; no bwrap)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sandbox import (
+    BUILTIN_PROFILES,
+    EnvPolicy,
+    NetworkPolicy,
+    PolicyError,
+    apply_settings,
+    domain_matches,
+    load_profile,
+    parse_settings,
+    validate_domain_pattern,
+)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "normalized"),
+    [("example.com", "example.com"), ("*.example.com", "*.example.com"),
+     ("PyPI.org.", "pypi.org"), ("a-b.c-d.io", "a-b.c-d.io"), ("10.0.0.1", "10.0.0.1")],
+)
+def test_domain_patterns_are_normalized(pattern: str, normalized: str) -> None:
+    assert validate_domain_pattern(pattern) == normalized
+
+
+@pytest.mark.parametrize(
+    "pattern", ["*", "*.com", "*.io", "", "exa mple.com", "-bad.com", "a..b", "http://x.com",
+                "*.*.com", "x.com/path"],
+)
+def test_over_broad_or_malformed_domain_patterns_are_refused(pattern: str) -> None:
+    with pytest.raises(PolicyError):
+        validate_domain_pattern(pattern)
+
+
+@pytest.mark.parametrize(
+    ("host", "pattern", "matches"),
+    [("example.com", "example.com", True), ("EXAMPLE.com.", "example.com", True),
+     ("api.example.com", "example.com", False), ("api.example.com", "*.example.com", True),
+     ("a.b.example.com", "*.example.com", True), ("example.com", "*.example.com", False),
+     ("evilexample.com", "*.example.com", False), ("example.com.evil.io", "example.com", False)],
+)
+def test_domain_matching_is_exact_or_subdomain(host: str, pattern: str, matches: bool) -> None:
+    assert domain_matches(host, pattern) is matches
+
+
+def test_a_denied_domain_wins_over_an_allowed_wildcard() -> None:
+    net = NetworkPolicy(allowed_domains=("*.example.com",), denied_domains=("bad.example.com",))
+    assert net.decide("ok.example.com")[0] is True
+    allowed, why = net.decide("bad.example.com")
+    assert not allowed and "deniedDomains" in why
+    assert "allowedDomains" in net.decide("other.org")[1]
+    assert net.mode == "allowlist" and NetworkPolicy().mode == "none"
+
+
+def test_invalid_domains_in_a_network_policy_are_a_validation_error() -> None:
+    with pytest.raises(ValueError, match="too broad"):
+        NetworkPolicy(allowed_domains=("*.com",))
+
+
+def test_environment_keeps_the_allowlist_and_drops_secrets() -> None:
+    environ = {
+        "PATH": "/bin", "HOME": "/h", "LC_ALL": "C", "LANG": "C.UTF-8",
+        "OPENAI_API_KEY": "sk-1", "GITHUB_TOKEN": "ghp", "AWS_SECRET_ACCESS_KEY": "x",
+        "MY_SERVICE_PASSWORD": "p", "LD_PRELOAD": "/evil.so", "PYTHONPATH": "/x",
+        "SSH_AUTH_SOCK": "/run/agent", "RANDOM_THING": "1",
+    }
+    out = EnvPolicy().filter(environ)
+    assert out == {"PATH": "/bin", "HOME": "/h", "LC_ALL": "C", "LANG": "C.UTF-8"}
+
+
+def test_a_secret_passes_only_when_named_exactly_and_set_values_win() -> None:
+    env = EnvPolicy(allow=("PATH", "*_API_KEY"), pass_through=("OPENAI_API_KEY",),
+                    set={"PATH": "/sandbox/bin"})
+    out = env.filter({"PATH": "/bin", "OPENAI_API_KEY": "sk", "OTHER_API_KEY": "no"})
+    assert out == {"PATH": "/sandbox/bin", "OPENAI_API_KEY": "sk"}
+
+
+@pytest.mark.parametrize("name", BUILTIN_PROFILES)
+def test_builtin_profiles_load(name: str) -> None:
+    policy = load_profile(name)
+    assert policy.profile == name
+    assert policy.filesystem.private_tmp
+
+
+def test_the_default_profile_writes_the_workspace_without_network() -> None:
+    policy = load_profile()
+    assert policy.profile == "workspace-write"
+    assert policy.filesystem.workspace == "write"
+    assert policy.network.mode == "none"
+    assert load_profile("read-only").filesystem.workspace == "read"
+    assert load_profile("networked").network.mode == "allowlist"
+
+
+def test_a_profile_can_be_a_toml_file(tmp_path: Path) -> None:
+    path = tmp_path / "mine.toml"
+    path.write_text('[filesystem]\nworkspace = "read"\n[network]\n'
+                    'allowed_domains = ["example.org"]\n[limits]\nwall_timeout = 5\n')
+    policy = load_profile(str(path))
+    assert policy.profile == "mine"
+    assert policy.network.allowed_domains == ("example.org",)
+    assert policy.limits.wall_timeout == 5
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("[filesystem\n", "cannot read profile"),
+     ('[filesystem]\nworkspace = "everything"\n', "invalid profile"),
+     ('[network]\nallowed_domains = ["*"]\n', "invalid profile"),
+     ("[limits]\nwall_timeout = -1\n", "invalid profile"),
+     ('[filesystem]\nunknown_key = 1\n', "invalid profile")],
+)
+def test_a_broken_profile_is_a_one_line_policy_error(
+    tmp_path: Path, content: str, message: str
+) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(content)
+    with pytest.raises(PolicyError, match=message) as info:
+        load_profile(str(path))
+    assert "\n" not in str(info.value)
+
+
+def test_an_unknown_profile_name_lists_the_known_ones() -> None:
+    with pytest.raises(PolicyError, match="read-only, workspace-write, networked"):
+        load_profile("no-such-profile")
+
+
+def test_claude_code_sandbox_settings_add_to_the_profile() -> None:
+    settings = parse_settings({
+        "enabled": True,
+        "excludedCommands": ["docker"],
+        "allowUnsandboxedCommands": False,
+        "filesystem": {"allowWrite": ["~/.cache/pip"], "denyWrite": ["secrets/"],
+                       "denyRead": ["~/private"]},
+        "network": {"allowedDomains": ["pypi.org"], "deniedDomains": ["evil.pypi.org"],
+                    "allowUnixSockets": ["/var/run/docker.sock"]},
+        "somethingNew": {"ignored": True},
+    })
+    assert settings.excluded_commands == ("docker",)
+    policy = apply_settings(load_profile("workspace-write"), settings)
+    assert policy.filesystem.allow_write == ("~/.cache/pip",)
+    assert policy.filesystem.deny_write == ("secrets/",)
+    assert policy.filesystem.deny_read == ("~/private",)
+    assert policy.network.allowed_domains == ("pypi.org",)
+    assert policy.network.denied_domains == ("evil.pypi.org",)
+    assert policy.network.allow_unix_sockets is True
+
+
+def test_settings_never_remove_what_the_profile_allows_or_denies() -> None:
+    base = load_profile("networked")
+    merged = apply_settings(base, parse_settings({"network": {"allowedDomains": []}}))
+    assert merged.network.allowed_domains == base.network.allowed_domains
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"filesystem": {"allowWrite": "not-a-list"}}, {"network": {"allowedDomains": [1]}},
+     {"excludedCommands": {"x": 1}}, "a string"],
+)
+def test_broken_sandbox_settings_are_a_one_line_policy_error(bad: object) -> None:
+    with pytest.raises(PolicyError) as info:
+        parse_settings(bad)
+    assert "\n" not in str(info.value)
+
+
+def test_over_broad_domains_from_settings_are_refused() -> None:
+    with pytest.raises(PolicyError, match="too broad"):
+        apply_settings(load_profile(), parse_settings({"network": {"allowedDomains": ["*.org"]}}))

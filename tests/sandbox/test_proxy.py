@@ -1,0 +1,138 @@
+"""The host-side domain proxy, exercised with real sockets: a real upstream
+HTTP server, real CONNECT tunnels, real unix sockets."""
+
+from __future__ import annotations
+
+import http.server
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sandbox import DomainProxy, NetworkPolicy
+
+
+class _Hello(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = f"hello {self.path} host={self.headers.get('Host')}".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def upstream() -> Iterator[int]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+
+
+def _request(port: int, raw: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(raw)
+        chunks = []
+        while data := s.recv(65536):
+            chunks.append(data)
+    return b"".join(chunks)
+
+
+def _proxy(allowed: tuple[str, ...], **kw: object) -> DomainProxy:
+    return DomainProxy(NetworkPolicy(allowed_domains=allowed), None, **kw)  # type: ignore[arg-type]
+
+
+def test_plain_http_to_an_allowed_host_is_forwarded(upstream: int) -> None:
+    with _proxy(("localhost",), block_local_targets=False) as proxy:
+        assert proxy.port is not None
+        reply = _request(proxy.port, f"GET http://localhost:{upstream}/x?y=1 HTTP/1.1\r\n"
+                                     f"Host: localhost:{upstream}\r\n\r\n".encode())
+    assert reply.startswith((b"HTTP/1.0 200", b"HTTP/1.1 200"))
+    assert b"hello /x?y=1" in reply
+    assert proxy.events[-1].allowed and proxy.events[-1].host == "localhost"
+
+
+def test_connect_tunnels_to_an_allowed_host(upstream: int) -> None:
+    with _proxy(("localhost",), block_local_targets=False) as proxy:
+        assert proxy.port is not None
+        with socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as s:
+            s.sendall(f"CONNECT localhost:{upstream} HTTP/1.1\r\n\r\n".encode())
+            assert s.recv(1024).startswith(b"HTTP/1.1 200")
+            s.sendall(b"GET /tunnel HTTP/1.0\r\nHost: x\r\n\r\n")
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+    assert b"hello /tunnel" in data
+
+
+@pytest.mark.parametrize(
+    "request_line",
+    ["CONNECT evil.test:443 HTTP/1.1", "GET http://evil.test/steal HTTP/1.1",
+     "CONNECT sub.example.com.evil.test:443 HTTP/1.1"],
+)
+def test_a_host_not_on_the_allowlist_gets_a_403_naming_the_setting(request_line: str) -> None:
+    with _proxy(("example.com",)) as proxy:
+        assert proxy.port is not None
+        reply = _request(proxy.port, f"{request_line}\r\nHost: evil.test\r\n\r\n".encode())
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 403")
+    assert b"evil.test" in body
+    assert b"sandbox.network.allowedDomains" in body
+    assert not proxy.events[-1].allowed
+
+
+def test_the_decision_is_made_before_any_dns_lookup() -> None:
+    """DNS exfiltration: a blocked name is never resolved, so nothing leaks
+    through the resolver either (no such name exists; a lookup would fail
+    with a resolution error instead of the policy's reason)."""
+    with _proxy(("example.com",)) as proxy:
+        assert proxy.port is not None
+        _request(proxy.port, b"CONNECT c2VjcmV0.exfil.invalid:443 HTTP/1.1\r\n\r\n")
+    assert proxy.events[-1].reason == "not in sandbox.network.allowedDomains"
+
+
+def test_an_allowed_name_that_resolves_to_loopback_is_refused(upstream: int) -> None:
+    """DNS rebinding: an allowed domain must not become a door to the
+    host's own services."""
+    with _proxy(("localhost",)) as proxy:
+        assert proxy.port is not None
+        reply = _request(proxy.port, f"CONNECT localhost:{upstream} HTTP/1.1\r\n\r\n".encode())
+    assert reply.startswith(b"HTTP/1.1 403")
+    assert b"local address" in reply
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"garbage\r\n\r\n", b"GET /relative HTTP/1.1\r\nHost: x\r\n\r\n",
+     b"GET ftp://x/ HTTP/1.1\r\n\r\n", b"\xff\xfe\r\n\r\n"],
+)
+def test_malformed_requests_get_a_400_and_the_proxy_keeps_serving(raw: bytes) -> None:
+    with _proxy(("example.com",)) as proxy:
+        assert proxy.port is not None
+        assert _request(proxy.port, raw).startswith(b"HTTP/1.1 400")
+        assert _request(proxy.port, b"CONNECT nope.test:443 HTTP/1.1\r\n\r\n").startswith(
+            b"HTTP/1.1 403")
+
+
+def test_a_client_that_hangs_up_mid_request_does_not_stop_the_proxy() -> None:
+    with _proxy(("example.com",)) as proxy:
+        assert proxy.port is not None
+        with socket.create_connection(("127.0.0.1", proxy.port)) as s:
+            s.sendall(b"CONNECT exam")
+        assert _request(proxy.port, b"CONNECT nope.test:443 HTTP/1.1\r\n\r\n").startswith(
+            b"HTTP/1.1 403")
+
+
+def test_the_proxy_listens_on_a_unix_socket(tmp_path: Path) -> None:
+    path = tmp_path / "proxy.sock"
+    with DomainProxy(NetworkPolicy(allowed_domains=("example.com",)), str(path)), \
+            socket.socket(socket.AF_UNIX) as s:
+        s.connect(str(path))
+        s.sendall(b"CONNECT blocked.test:443 HTTP/1.1\r\n\r\n")
+        assert s.recv(1024).startswith(b"HTTP/1.1 403")

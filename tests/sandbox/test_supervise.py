@@ -1,0 +1,115 @@
+"""Process supervision: capture, streaming, timeouts, process limits,
+background runs. The supervisor is exercised on real processes; background
+runs go through the real sandbox."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from sandbox import Limits, OutputCapture, load_profile, start_background
+from sandbox.supervise import supervise
+
+
+def test_capture_keeps_everything_under_the_limit() -> None:
+    cap = OutputCapture(100)
+    cap.feed(b"a" * 30)
+    cap.feed(b"b" * 30)
+    assert not cap.truncated
+    assert cap.text() == "a" * 30 + "b" * 30
+
+
+def test_capture_keeps_head_and_tail_and_says_how_much_was_dropped() -> None:
+    cap = OutputCapture(20)
+    for i in range(100):
+        cap.feed(f"{i:03d}\n".encode())
+    text = cap.text()
+    assert cap.truncated and cap.total == 400
+    assert text.startswith("000\n001\n")
+    assert text.endswith("098\n099\n")
+    assert "[... 380 bytes of output truncated ...]" in text
+
+
+def test_capture_decodes_invalid_utf8_with_replacement_characters() -> None:
+    cap = OutputCapture(100)
+    cap.feed(b"ok \xff\xfe")
+    assert cap.text() == "ok \ufffd\ufffd"
+
+
+def _run(argv: list[str], **kw: object) -> object:
+    limits = kw.pop("limits", Limits())
+    return supervise(argv, env={"PATH": "/usr/bin:/bin"}, cwd=None, limits=limits, **kw)  # type: ignore[arg-type]
+
+
+def test_exit_code_stdout_and_stderr_are_reported() -> None:
+    r = _run(["sh", "-c", "echo out; echo err >&2; exit 3"])
+    assert (r.exit_code, r.stdout, r.stderr, r.timed_out) == (3, "out\n", "err\n", False)  # type: ignore[attr-defined]
+
+
+def test_death_by_signal_is_reported_as_a_signal() -> None:
+    r = _run(["sh", "-c", "kill -9 $$"])
+    assert r.exit_code is None and r.signal == 9  # type: ignore[attr-defined]
+
+
+def test_output_is_streamed_in_order_while_the_command_runs() -> None:
+    seen: list[tuple[str, bytes]] = []
+    _run(["sh", "-c", "echo one; sleep 0.2; echo two >&2; sleep 0.2; echo three"],
+         on_output=lambda s, d: seen.append((s, d)))
+    assert [(s, d.strip()) for s, d in seen] == [
+        ("stdout", b"one"), ("stderr", b"two"), ("stdout", b"three")]
+
+
+def test_stdin_is_passed_to_the_command() -> None:
+    assert _run(["cat"], stdin=b"from stdin").stdout == "from stdin"  # type: ignore[attr-defined]
+
+
+def test_the_wall_timeout_kills_the_whole_process_tree() -> None:
+    marker = f"shellgate-test-{time.time_ns()}"
+    start = time.monotonic()
+    r = _run(["bash", "-c", f"sleep 60 & sleep 61 & exec -a {marker} sleep 62"], timeout=0.5)
+    assert r.timed_out and "wall timeout" in (r.killed_reason or "")  # type: ignore[attr-defined]
+    assert time.monotonic() - start < 5
+    time.sleep(0.2)
+    leftovers = [p for p in psutil.process_iter(["cmdline"])
+                 if p.info["cmdline"] and p.info["cmdline"][:2] in (["sleep", "60"],
+                                                                   ["sleep", "61"], [marker, "62"])]
+    assert leftovers == []
+
+
+def test_too_many_processes_kill_the_tree() -> None:
+    r = _run(["sh", "-c", "for i in $(seq 40); do sleep 5 & done; wait"],
+             limits=Limits(max_processes=10))
+    assert "more than 10 processes" in (r.killed_reason or "")  # type: ignore[attr-defined]
+    assert r.duration < 4  # type: ignore[attr-defined]
+
+
+def test_output_beyond_the_cap_is_truncated_not_buffered() -> None:
+    r = _run(["sh", "-c", "head -c 5000000 /dev/zero | tr '\\0' x"],
+             limits=Limits(max_output_bytes=1000))
+    assert r.truncated and len(r.stdout) < 1200  # type: ignore[attr-defined]
+    assert "4999000 bytes of output truncated" in r.stdout  # type: ignore[attr-defined]
+
+
+@pytest.mark.sandbox
+def test_a_background_run_can_be_read_while_running_and_stopped(tmp_path: Path) -> None:
+    bg = start_background(["sh", "-c", "echo started; sleep 30; echo never"],
+                          load_profile(), cwd=str(tmp_path))
+    deadline = time.monotonic() + 10
+    out = ""
+    while "started" not in out and time.monotonic() < deadline:
+        out += bg.read()[0]
+        time.sleep(0.05)
+    assert "started" in out and bg.running
+    result = bg.stop()
+    assert result is not None and not bg.running
+    assert "never" not in result.stdout
+
+
+@pytest.mark.sandbox
+def test_a_background_run_that_finishes_reports_its_result(tmp_path: Path) -> None:
+    bg = start_background(["sh", "-c", "echo done; exit 4"], load_profile(), cwd=str(tmp_path))
+    result = bg.wait(30)
+    assert result is not None and result.exit_code == 4 and result.stdout == "done\n"

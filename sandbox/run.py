@@ -12,12 +12,15 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
+import select
 import shutil
 import stat
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +35,7 @@ from .macos.seatbelt import seatbelt_command
 from .plan import FsPlan, build_plan
 from .policy import SandboxPolicy
 from .proxy import DomainProxy, ProxyEvent
-from .supervise import ExecResult, OutputCallback, kill_tree, rlimit_args, supervise
+from .supervise import ExecResult, OutputCallback, apply_rlimits, kill_tree, rlimits, supervise
 
 log = structlog.get_logger("shellgate.sandbox")
 
@@ -157,8 +160,9 @@ def build_bwrap(
     res: _Resources,
     on_proxy_event: Callable[[ProxyEvent], None] | None = None,
     record: Path | None = None,
-) -> tuple[list[str], list[int]]:
-    """The full command line (prlimit + bwrap + command) and the fds to pass."""
+) -> tuple[list[str], list[int], Callable[[int], None]]:
+    """The bwrap command line, the fds to pass, and the hook that applies
+    the resource limits once the sandbox process exists."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxUnavailable("bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
@@ -194,19 +198,51 @@ def build_bwrap(
         python = os.path.realpath(sys.executable)
         command = [python, "-I", "-S", _INNER, "--socket", f"{BRIDGE_MOUNT}/proxy.sock",
                    "--port", str(PROXY_PORT), "--filter-fd", str(child_fd), "--", *argv]
+    info_r, info_w = os.pipe()
+    block_r, block_w = os.pipe()
+    res.fds += [info_r, info_w, block_r, block_w]
+    pass_fds += [info_w, block_r]
     args = bwrap_args(plan, BwrapOptions(share_net=False, seccomp_fd=seccomp_fd,
-                                          bridge_dir=bridge_dir, hide_run=not unix))
+                                          bridge_dir=bridge_dir, hide_run=not unix,
+                                          info_fd=info_w, block_fd=block_r))
     args_fd = _memfd("shellgate-bwrap-args", encode_args(args))
     res.fds.append(args_fd)
     pass_fds.append(args_fd)
-    full = bwrap_command(bwrap, args_fd, command)
-    prlimit = shutil.which("prlimit")
-    limits = rlimit_args(policy.limits)
-    if limits:
-        if prlimit is None:
-            raise SandboxUnavailable("prlimit (util-linux) is needed to apply resource limits")
-        full = [prlimit, *limits, "--", *full]
-    return full, pass_fds
+
+    def start_gate(pid: int) -> None:
+        """bwrap has created the sandbox and waits on the block fd: set the
+        limits on the sandbox's process (everything in it inherits them),
+        then let the command run. No limits, no command."""
+        os.close(info_w)  # our copies: EOF on info_r if bwrap dies early
+        os.close(block_r)
+        res.fds.remove(info_w)
+        res.fds.remove(block_r)
+        child = _read_child_pid(info_r)
+        if child is None:
+            return  # bwrap failed before the sandbox existed; its stderr says why
+        if rlimits(policy.limits):
+            apply_rlimits(child, policy.limits)
+        os.write(block_w, b"1")
+
+    return bwrap_command(bwrap, args_fd, command), pass_fds, start_gate
+
+
+def _read_child_pid(fd: int, timeout: float = 30.0) -> int | None:
+    """The ``child-pid`` from bwrap's ``--info-fd`` JSON, or None at EOF."""
+    data = b""
+    deadline = time.monotonic() + timeout
+    while b"}" not in data:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            raise SandboxUnavailable("bubblewrap did not report its sandbox process")
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return None
+        data += chunk
+    try:
+        return int(json.loads(data[: data.index(b"}") + 1])["child-pid"])
+    except (ValueError, KeyError) as exc:
+        raise SandboxUnavailable(f"unexpected bubblewrap info: {data[:200]!r}") from exc
 
 
 def run(
@@ -255,10 +291,11 @@ def run(
             return supervise(full, env=sb_env, cwd=cwd, limits=policy.limits, timeout=timeout,
                              on_output=on_output, stdin=stdin, on_start=on_start)
         with _workspace_lock(cwd) as record:
-            full, fds = build_bwrap(argv, policy, cwd, home=home, res=res,
-                                    on_proxy_event=on_proxy_event, record=record)
+            full, fds, gate = build_bwrap(argv, policy, cwd, home=home, res=res,
+                                          on_proxy_event=on_proxy_event, record=record)
             result = supervise(full, env=sb_env, cwd=cwd, limits=policy.limits, timeout=timeout,
-                               pass_fds=fds, on_output=on_output, stdin=stdin, on_start=on_start)
+                               pass_fds=fds, on_output=on_output, stdin=stdin,
+                               on_start=on_start, after_spawn=gate)
         _raise_if_sandbox_failed(result)
         return result
     except OSError as exc:

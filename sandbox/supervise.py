@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import selectors
 import signal
 import subprocess
@@ -86,21 +87,25 @@ class OutputCapture:
         )
 
 
-def rlimit_args(limits: Limits) -> list[str]:
-    """``prlimit`` options for the limits (applied to bwrap before exec, and
-    inherited by everything inside)."""
-    out: list[str] = []
+def rlimits(limits: Limits) -> list[tuple[int, int]]:
+    """(resource, value) pairs; each is set as both soft and hard limit, so
+    the sandboxed process cannot raise it again."""
     pairs = (
-        ("--cpu", limits.cpu_seconds),
-        ("--as", limits.address_space_bytes),
-        ("--nofile", limits.open_files),
-        ("--fsize", limits.file_size_bytes),
-        ("--nproc", limits.max_processes),
+        (resource.RLIMIT_CPU, limits.cpu_seconds),
+        (resource.RLIMIT_AS, limits.address_space_bytes),
+        (resource.RLIMIT_NOFILE, limits.open_files),
+        (resource.RLIMIT_FSIZE, limits.file_size_bytes),
+        (resource.RLIMIT_NPROC, limits.max_processes),
     )
-    for flag, value in pairs:
-        if value is not None:
-            out.append(f"{flag}={value}")
-    return out
+    return [(res, value) for res, value in pairs if value is not None]
+
+
+def apply_rlimits(pid: int, limits: Limits) -> None:
+    """Lower ``pid``'s limits (never raise them above what it already has)."""
+    for res, value in rlimits(limits):
+        _soft, hard = resource.prlimit(pid, res)
+        cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.prlimit(pid, res, (cap, cap))
 
 
 def kill_tree(pid: int, grace: float = 0.2) -> None:
@@ -135,9 +140,12 @@ def supervise(
     on_output: OutputCallback | None = None,
     stdin: bytes | None = None,
     on_start: Callable[[int], None] | None = None,
+    after_spawn: Callable[[int], None] | None = None,
 ) -> ExecResult:
     """Run ``argv`` to completion under ``limits``; never raises for the
-    command's own failures, only for failing to start it (OSError)."""
+    command's own failures, only for failing to start it (OSError).
+    ``after_spawn(pid)`` runs right after the process exists; if it raises,
+    the tree is killed and the exception propagates."""
     deadline_s = timeout if timeout is not None else limits.wall_timeout
     start = time.monotonic()
     proc = subprocess.Popen(
@@ -150,6 +158,13 @@ def supervise(
         pass_fds=tuple(pass_fds),
         start_new_session=True,
     )
+    if after_spawn is not None:
+        try:
+            after_spawn(proc.pid)
+        except BaseException:
+            kill_tree(proc.pid)
+            proc.wait()
+            raise
     if on_start is not None:
         on_start(proc.pid)
     if stdin is not None and proc.stdin is not None:

@@ -27,6 +27,10 @@ class BwrapOptions:
     #: hide the host's /run (docker.sock, the D-Bus system bus, per-user
     #: runtime dirs): where host services listen on unix sockets
     hide_run: bool = True
+    #: bwrap writes the sandbox's PID there, then waits on ``block_fd``
+    #: before running the command (resource limits are set in between)
+    info_fd: int | None = None
+    block_fd: int | None = None
 
 
 def _depth(path: str) -> int:
@@ -83,6 +87,8 @@ def bwrap_args(plan: FsPlan, opts: BwrapOptions) -> list[str]:
     args += ["--chdir", plan.cwd]
     if opts.seccomp_fd is not None:
         args += ["--seccomp", str(opts.seccomp_fd)]
+    if opts.info_fd is not None and opts.block_fd is not None:
+        args += ["--info-fd", str(opts.info_fd), "--block-fd", str(opts.block_fd)]
     return args
 
 

@@ -17,13 +17,12 @@ test: setup lint typecheck unit
 
 setup: system-deps $(STAMP)
 
-# bubblewrap runs the sandbox, libseccomp builds its syscall filter, prlimit
-# (util-linux) applies resource limits, ripgrep backs Grep; all from the distro.
+# bubblewrap runs the sandbox, libseccomp builds its syscall filter, ripgrep
+# backs Grep; all from the distro.
 system-deps:
 	@missing=""; \
 	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	command -v rg >/dev/null 2>&1 || missing="$$missing ripgrep"; \
-	command -v prlimit >/dev/null 2>&1 || missing="$$missing util-linux"; \
 	{ /sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null; } | grep -q 'libseccomp\.so\.2' \
 	  || missing="$$missing libseccomp2"; \
 	if [ -n "$$missing" ]; then \

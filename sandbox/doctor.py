@@ -112,14 +112,6 @@ def probe_seccomp() -> Probe:
                  f"({platform.machine()})")
 
 
-def probe_prlimit() -> Probe:
-    path = shutil.which("prlimit")
-    if path is None:
-        return Probe("prlimit", False, "prlimit not found (resource limits cannot be applied)",
-                     "apt-get install util-linux")
-    return Probe("prlimit", True, path)
-
-
 def probe_ripgrep() -> Probe:
     path = shutil.which("rg")
     return Probe("ripgrep", path is not None, path or "rg not found (the Grep tool needs it)",
@@ -139,7 +131,7 @@ def run_probes() -> list[Probe]:
     if not sys.platform.startswith("linux"):
         return [Probe("platform", False, f"{sys.platform} has no supported sandbox backend",
                       "use Linux (bubblewrap) or macOS (sandbox-exec)")]
-    return [probe_bwrap(), probe_userns(), probe_seccomp(), probe_prlimit(), probe_ripgrep()]
+    return [probe_bwrap(), probe_userns(), probe_seccomp(), probe_ripgrep()]
 
 
 def sandbox_works(probes: list[Probe] | None = None) -> bool:

@@ -6,14 +6,7 @@ is pure: text in, facts out — no I/O, no subprocess, no clock.
 
 from __future__ import annotations
 
-from .analysis import (
-    MAX_COMMAND_CHARS,
-    MAX_SUBCOMMANDS,
-    BashAnalysis,
-    Decision,
-    Subcommand,
-    analyze_bash,
-)
+from .analysis import MAX_COMMAND_CHARS, MAX_SUBCOMMANDS, analyze_bash
 from .checks import COMMAND_SUBSTITUTION_PATTERNS, ZSH_DANGEROUS_COMMANDS, CheckId, Finding
 from .classify import Classification
 from .destructive import HardLimit
@@ -22,6 +15,7 @@ from .parser import tree_sitter_available
 from .paths import Access, PathAccess
 from .prefixes import MAX_SUGGESTED_RULES, command_prefix
 from .quoting import QuoteViews, extract_quoted_content
+from .result import BashAnalysis, Decision, Subcommand
 from .semantics import ExitMeaning, interpret_exit_code
 from .sensitive import SENSITIVE_PATHS, SensitivePath, match_sensitive
 from .wrappers import SAFE_ENV_VARS

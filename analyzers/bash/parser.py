@@ -29,14 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .ir import Assignment, ParseResult, ParseStatus, Redirect, SimpleCommand, Word
-from .words import (
-    decode_ansi_c,
-    expand_tilde,
-    has_brace,
-    has_glob,
-    unescape_double,
-    unescape_unquoted,
-)
+from .nodewords import WORDISH, WordEvaluator
 
 try:  # tree-sitter is a hard dependency, but a broken install must not crash us
     import tree_sitter
@@ -66,29 +59,6 @@ _CONTROL_FLOW = frozenset(
         "function_definition",
     }
 )
-_SUBSTITUTIONS = {
-    "command_substitution": "command substitution",
-    "process_substitution": "process substitution",
-    "arithmetic_expansion": "arithmetic expansion",
-}
-_WORDISH = frozenset(
-    {
-        "word",
-        "string",
-        "raw_string",
-        "ansi_c_string",
-        "translated_string",
-        "concatenation",
-        "number",
-        "simple_expansion",
-        "expansion",
-        "command_substitution",
-        "process_substitution",
-        "arithmetic_expansion",
-        "brace_expression",
-        "$",
-    }
-)
 # Builtins that can assign arbitrary variables: after one of them nothing we
 # knew statically about the shell's variables can be trusted.
 _SCOPE_CLOBBERING = frozenset(
@@ -97,7 +67,6 @@ _SCOPE_CLOBBERING = frozenset(
 )
 #: Builtins that change only the directory variables.
 _DIRECTORY_BUILTINS = frozenset({"cd", "pushd", "popd"})
-_IFS_CHARS = frozenset(" \t\n")
 
 
 def tree_sitter_available() -> bool:
@@ -205,15 +174,8 @@ def _syntax_error_reason(root: Any, src: bytes) -> str:
     return "syntax error"
 
 
-@dataclass(slots=True)
-class _Piece:
-    value: str | None
-    mask: str
-    quoted: bool
-
-
 @dataclass
-class _Walker:
+class _Walker(WordEvaluator):
     src: bytes
     home: str | None
     cwd: str | None
@@ -229,12 +191,6 @@ class _Walker:
             self.scope["HOME"] = self.home
 
     # -- helpers -----------------------------------------------------------
-    def text(self, node: Any) -> str:
-        return str(self.src[node.start_byte : node.end_byte].decode("utf-8", "replace"))
-
-    def fail(self, reason: str) -> None:
-        self.reasons.append(reason)
-
     def add(self, cmd: SimpleCommand) -> None:
         if len(self.commands) >= MAX_COLLECTED_COMMANDS:
             if len(self.commands) == MAX_COLLECTED_COMMANDS:
@@ -453,7 +409,7 @@ class _Walker:
         leaves: list[Any] = []
         while stack:
             n = stack.pop()
-            if not n.is_named or n.type in _WORDISH or n.type in ("test_operator", "regex"):
+            if not n.is_named or n.type in WORDISH or n.type in ("test_operator", "regex"):
                 leaves.append(n)
                 continue
             if n.type in ("binary_expression", "unary_expression", "parenthesized_expression"):
@@ -492,7 +448,7 @@ class _Walker:
             elif t == "command_name":
                 groups.append(list(child.children))
                 last_end = child.end_byte
-            elif t in _WORDISH:
+            elif t in WORDISH:
                 if child.start_byte == last_end and groups:
                     groups[-1].append(child)
                 else:
@@ -581,7 +537,7 @@ class _Walker:
                 extra.extend(self.redirect(child, depth, nested, trailing))
             elif ct in ("pipeline", "list", "command", "redirected_statement"):
                 trailing.append(child)
-            elif ct in _WORDISH:
+            elif ct in WORDISH:
                 targets.append(child)
             else:
                 self.fail(f"unsupported syntax {ct!r} in redirection")
@@ -605,132 +561,3 @@ class _Walker:
                     self.fail("expansion in unquoted here-document")
                     self.descend(child, depth + 1, nested=True)
         return self.text(node)
-
-    def word(self, nodes: list[Any], depth: int, nested: bool) -> Word:
-        """Evaluate adjacent nodes as one shell word."""
-        pieces: list[_Piece] = []
-        i = 0
-        while i < len(nodes):
-            n = nodes[i]
-            if (
-                n.type == "$"
-                and i + 1 < len(nodes)
-                and nodes[i + 1].type in ("string", "concatenation")
-            ):
-                i += 1  # `$"..."` translated string: the `$` is not literal
-                continue
-            pieces.extend(self.piece(n, depth, nested))
-            i += 1
-        raw = str(self.src[nodes[0].start_byte : nodes[-1].end_byte].decode("utf-8", "replace"))
-        quoted = any(p.quoted for p in pieces)
-        if any(p.value is None for p in pieces):
-            return Word(raw, None, quoted)
-        value = "".join(p.value for p in pieces if p.value is not None)
-        mask = "".join(p.mask for p in pieces)
-        glob = has_glob(mask)
-        brace = has_brace(mask)
-        if mask.startswith("~"):
-            value = expand_tilde(value, mask, self.scope.get("HOME"), self.cwd)
-        return Word(raw, value, quoted, glob, brace)
-
-    def piece(self, node: Any, depth: int, nested: bool) -> list[_Piece]:
-        t = node.type
-        if t in {"word", "number", "$"}:
-            value, mask = unescape_unquoted(self.text(node))
-            return [_Piece(value, mask, mask != value)]
-        if t == "raw_string":
-            body = self.text(node)[1:-1]
-            return [_Piece(body, "\0" * len(body), True)]
-        if t == "ansi_c_string":
-            body = decode_ansi_c(self.text(node)[2:-1])
-            return [_Piece(body, "\0" * len(body), True)]
-        if t in ("string", "translated_string"):
-            return [self.double_quoted(node, depth, nested)]
-        if t == "concatenation":
-            out: list[_Piece] = []
-            children = node.children
-            for i, child in enumerate(children):
-                if child.type == "$" and i + 1 < len(children) and children[i + 1].type == "string":
-                    continue
-                out.extend(self.piece(child, depth + 1, nested))
-            return out
-        if t == "simple_expansion":
-            return [self.expansion(node, quoted=False)]
-        if t == "expansion":
-            return [self.braced_expansion(node, quoted=False)]
-        if t in _SUBSTITUTIONS:
-            self.fail(_SUBSTITUTIONS[t])
-            self.descend(node, depth + 1, nested=True)
-            return [_Piece(None, "", False)]
-        if t == "brace_expression":
-            txt = self.text(node)
-            return [_Piece(txt, txt, False)]
-        self.fail(f"unsupported syntax {t!r} in word")
-        self.descend(node, depth + 1, nested=True)
-        return [_Piece(None, "", False)]
-
-    def double_quoted(self, node: Any, depth: int, nested: bool) -> _Piece:
-        parts: list[str] = []
-        dynamic = False
-        pos = node.start_byte + 1
-        end = node.end_byte - 1
-        for child in node.children:
-            if child.start_byte < pos or child.type == '"':
-                continue
-            if child.start_byte > pos:  # text tree-sitter left uncovered
-                gap = self.src[pos : child.start_byte].decode("utf-8", "replace")
-                parts.append(unescape_double(gap))
-            t = child.type
-            if t in {"string_content", "$"}:
-                parts.append(unescape_double(self.text(child)))
-            elif t == "simple_expansion":
-                p = self.expansion(child, quoted=True)
-                dynamic |= p.value is None
-                parts.append(p.value or "")
-            elif t == "expansion":
-                p = self.braced_expansion(child, quoted=True)
-                dynamic |= p.value is None
-                parts.append(p.value or "")
-            elif t in _SUBSTITUTIONS:
-                self.fail(_SUBSTITUTIONS[t])
-                self.descend(child, depth + 1, nested=True)
-                dynamic = True
-            else:
-                self.fail(f"unsupported syntax {t!r} in string")
-                dynamic = True
-            pos = child.end_byte
-        if pos < end:
-            parts.append(unescape_double(self.src[pos:end].decode("utf-8", "replace")))
-        if dynamic:
-            return _Piece(None, "", True)
-        value = "".join(parts)
-        return _Piece(value, "\0" * len(value), True)
-
-    def expansion(self, node: Any, *, quoted: bool) -> _Piece:
-        """``$NAME``: resolved from variables assigned earlier in the command."""
-        name = self.text(node)[1:]
-        return self._resolve(name, quoted, f"variable ${name}")
-
-    def braced_expansion(self, node: Any, *, quoted: bool) -> _Piece:
-        """``${NAME}`` resolves like ``$NAME``; any operator (``${x@P}``,
-        ``${!x}``, ``${x:-...}``, ``${#x}``) is dynamic."""
-        names = node.named_children
-        kids = node.children
-        if len(kids) == 3 and len(names) == 1 and names[0].type == "variable_name":
-            return self._resolve(self.text(names[0]), quoted, f"expansion {self.text(node)}")
-        self.fail(f"parameter expansion {self.text(node)[:40]}")
-        for child in names:
-            if child.type in _SUBSTITUTIONS:
-                self.descend(child, 0, nested=True)
-        return _Piece(None, "", quoted)
-
-    def _resolve(self, name: str, quoted: bool, what: str) -> _Piece:
-        value = self.scope.get(name)
-        if value is None:
-            self.fail(f"unresolved {what}")
-            return _Piece(None, "", quoted)
-        if not quoted and (not value or any(c in _IFS_CHARS for c in value) or has_glob(value)):
-            # Unquoted expansion is split and globbed: the word count is unknown.
-            self.fail(f"{what} is split or globbed when unquoted")
-            return _Piece(None, "", False)
-        return _Piece(value, "\0" * len(value), True)

@@ -1,0 +1,204 @@
+"""Evaluating tree-sitter word nodes: quote removal, ANSI-C strings, tilde,
+``$NAME`` resolution from variables known earlier in the line, glob and
+brace detection. A mixin of the statement walker in :mod:`.parser`.
+
+Any piece whose value cannot be known statically (``$(...)``, ``${x@P}``, an
+unassigned ``$VAR``, an unquoted expansion that word splitting would break
+apart) makes the whole word dynamic and records why; the walker then
+reports the parse as ``too-complex``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .ir import Word
+from .words import (
+    decode_ansi_c,
+    expand_tilde,
+    has_brace,
+    has_glob,
+    unescape_double,
+    unescape_unquoted,
+)
+
+SUBSTITUTIONS = {
+    "command_substitution": "command substitution",
+    "process_substitution": "process substitution",
+    "arithmetic_expansion": "arithmetic expansion",
+}
+WORDISH = frozenset(
+    {
+        "word",
+        "string",
+        "raw_string",
+        "ansi_c_string",
+        "translated_string",
+        "concatenation",
+        "number",
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "process_substitution",
+        "arithmetic_expansion",
+        "brace_expression",
+        "$",
+    }
+)
+_IFS_CHARS = frozenset(" \t\n")
+
+
+@dataclass(slots=True)
+class _Piece:
+    value: str | None
+    mask: str
+    quoted: bool
+
+
+class WordEvaluator:
+    """Word evaluation for the walker; needs its source bytes, variable
+    scope, working directory and failure list."""
+
+    src: bytes
+    cwd: str | None
+    scope: dict[str, str]
+    reasons: list[str]
+
+    def text(self, node: Any) -> str:
+        return str(self.src[node.start_byte : node.end_byte].decode("utf-8", "replace"))
+
+    def fail(self, reason: str) -> None:
+        self.reasons.append(reason)
+
+    def descend(self, node: Any, depth: int, nested: bool) -> None:
+        """Collect the commands below ``node`` (the walker provides it)."""
+
+    def word(self, nodes: list[Any], depth: int, nested: bool) -> Word:
+        """Evaluate adjacent nodes as one shell word."""
+        pieces: list[_Piece] = []
+        i = 0
+        while i < len(nodes):
+            n = nodes[i]
+            if (
+                n.type == "$"
+                and i + 1 < len(nodes)
+                and nodes[i + 1].type in ("string", "concatenation")
+            ):
+                i += 1  # `$"..."` translated string: the `$` is not literal
+                continue
+            pieces.extend(self.piece(n, depth, nested))
+            i += 1
+        raw = str(self.src[nodes[0].start_byte : nodes[-1].end_byte].decode("utf-8", "replace"))
+        quoted = any(p.quoted for p in pieces)
+        if any(p.value is None for p in pieces):
+            return Word(raw, None, quoted)
+        value = "".join(p.value for p in pieces if p.value is not None)
+        mask = "".join(p.mask for p in pieces)
+        glob = has_glob(mask)
+        brace = has_brace(mask)
+        if mask.startswith("~"):
+            value = expand_tilde(value, mask, self.scope.get("HOME"), self.cwd)
+        return Word(raw, value, quoted, glob, brace)
+
+    def piece(self, node: Any, depth: int, nested: bool) -> list[_Piece]:
+        t = node.type
+        if t in {"word", "number", "$"}:
+            value, mask = unescape_unquoted(self.text(node))
+            return [_Piece(value, mask, mask != value)]
+        if t == "raw_string":
+            body = self.text(node)[1:-1]
+            return [_Piece(body, "\0" * len(body), True)]
+        if t == "ansi_c_string":
+            body = decode_ansi_c(self.text(node)[2:-1])
+            return [_Piece(body, "\0" * len(body), True)]
+        if t in ("string", "translated_string"):
+            return [self.double_quoted(node, depth, nested)]
+        if t == "concatenation":
+            out: list[_Piece] = []
+            children = node.children
+            for i, child in enumerate(children):
+                if child.type == "$" and i + 1 < len(children) and children[i + 1].type == "string":
+                    continue
+                out.extend(self.piece(child, depth + 1, nested))
+            return out
+        if t == "simple_expansion":
+            return [self.expansion(node, quoted=False)]
+        if t == "expansion":
+            return [self.braced_expansion(node, quoted=False)]
+        if t in SUBSTITUTIONS:
+            self.fail(SUBSTITUTIONS[t])
+            self.descend(node, depth + 1, nested=True)
+            return [_Piece(None, "", False)]
+        if t == "brace_expression":
+            txt = self.text(node)
+            return [_Piece(txt, txt, False)]
+        self.fail(f"unsupported syntax {t!r} in word")
+        self.descend(node, depth + 1, nested=True)
+        return [_Piece(None, "", False)]
+
+    def double_quoted(self, node: Any, depth: int, nested: bool) -> _Piece:
+        parts: list[str] = []
+        dynamic = False
+        pos = node.start_byte + 1
+        end = node.end_byte - 1
+        for child in node.children:
+            if child.start_byte < pos or child.type == '"':
+                continue
+            if child.start_byte > pos:  # text tree-sitter left uncovered
+                gap = self.src[pos : child.start_byte].decode("utf-8", "replace")
+                parts.append(unescape_double(gap))
+            t = child.type
+            if t in {"string_content", "$"}:
+                parts.append(unescape_double(self.text(child)))
+            elif t == "simple_expansion":
+                p = self.expansion(child, quoted=True)
+                dynamic |= p.value is None
+                parts.append(p.value or "")
+            elif t == "expansion":
+                p = self.braced_expansion(child, quoted=True)
+                dynamic |= p.value is None
+                parts.append(p.value or "")
+            elif t in SUBSTITUTIONS:
+                self.fail(SUBSTITUTIONS[t])
+                self.descend(child, depth + 1, nested=True)
+                dynamic = True
+            else:
+                self.fail(f"unsupported syntax {t!r} in string")
+                dynamic = True
+            pos = child.end_byte
+        if pos < end:
+            parts.append(unescape_double(self.src[pos:end].decode("utf-8", "replace")))
+        if dynamic:
+            return _Piece(None, "", True)
+        value = "".join(parts)
+        return _Piece(value, "\0" * len(value), True)
+
+    def expansion(self, node: Any, *, quoted: bool) -> _Piece:
+        """``$NAME``: resolved from variables assigned earlier in the command."""
+        name = self.text(node)[1:]
+        return self._resolve(name, quoted, f"variable ${name}")
+
+    def braced_expansion(self, node: Any, *, quoted: bool) -> _Piece:
+        """``${NAME}`` resolves like ``$NAME``; any operator (``${x@P}``,
+        ``${!x}``, ``${x:-...}``, ``${#x}``) is dynamic."""
+        names = node.named_children
+        kids = node.children
+        if len(kids) == 3 and len(names) == 1 and names[0].type == "variable_name":
+            return self._resolve(self.text(names[0]), quoted, f"expansion {self.text(node)}")
+        self.fail(f"parameter expansion {self.text(node)[:40]}")
+        for child in names:
+            if child.type in SUBSTITUTIONS:
+                self.descend(child, 0, nested=True)
+        return _Piece(None, "", quoted)
+
+    def _resolve(self, name: str, quoted: bool, what: str) -> _Piece:
+        value = self.scope.get(name)
+        if value is None:
+            self.fail(f"unresolved {what}")
+            return _Piece(None, "", quoted)
+        if not quoted and (not value or any(c in _IFS_CHARS for c in value) or has_glob(value)):
+            # Unquoted expansion is split and globbed: the word count is unknown.
+            self.fail(f"{what} is split or globbed when unquoted")
+            return _Piece(None, "", False)
+        return _Piece(value, "\0" * len(value), True)

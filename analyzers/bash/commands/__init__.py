@@ -218,6 +218,13 @@ def _test(argv: tuple[str, ...]) -> CommandFacts:
     return CommandFacts(True)
 
 
+def _command(argv: tuple[str, ...]) -> CommandFacts:
+    # `command -v NAME` / `command -V NAME` only look a name up, like `type`.
+    if len(argv) > 1 and argv[1] in ("-v", "-V", "-pv", "-pV"):
+        return CommandFacts(True)
+    return CommandFacts(False, "command runs another command")
+
+
 def _ps(argv: tuple[str, ...]) -> CommandFacts:
     # BSD-style `ps e` / `ps auxe` prints every process's environment: secrets.
     for a in argv[1:]:
@@ -302,6 +309,7 @@ _SPECIAL_READERS = {
     "[": _test,
     "[[": _test,
     "ps": _ps,
+    "command": _command,
     "cd": _cd,
     "sed": _sed,
     "grep": _search,

@@ -214,15 +214,25 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 "network": NetworkPolicy(
                     allowed_domains=net.allowed_domains + tuple(args.allow_domain),
                     denied_domains=net.denied_domains,
-                    allow_unix_sockets=net.allow_unix_sockets),
+                    allow_unix_sockets=net.allow_unix_sockets,
+                    allow_private_addresses=net.allow_private_addresses),
             })
     except (PolicyError, ValueError) as exc:
         print(f"shellgate: {_one_line(exc)}", file=sys.stderr)
         return EXIT_SANDBOX
     stdin = None if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
     out, err = sys.stdout.buffer, sys.stderr.buffer
+    first_stderr = [True]
+    held: list[bytes] = []
 
     def stream(name: str, data: bytes) -> None:
+        if name == "stderr" and first_stderr[0]:
+            first_stderr[0] = False
+            if data.startswith(b"bwrap: "):
+                # bwrap's own message: a sandbox failure is reported below on
+                # one line; anything else (command not found) is printed then.
+                held.append(data)
+                return
         target = out if name == "stdout" else err
         target.write(data)
         target.flush()
@@ -232,12 +242,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except SandboxError as exc:
         print(f"shellgate: sandbox unavailable: {_one_line(exc)}", file=sys.stderr)
         return EXIT_SANDBOX
+    for data in held:
+        err.write(data)
+        err.flush()
     if result.timed_out:
         print(f"shellgate: timed out after {result.duration:.1f}s; process tree killed",
               file=sys.stderr)
         return EXIT_TIMEOUT
     if result.killed_reason:
         print(f"shellgate: killed: {result.killed_reason}", file=sys.stderr)
+    for path in result.tampered:
+        print(f"shellgate: the command created protected path {path}; removed",
+              file=sys.stderr)
     if result.signal is not None:
         return 128 + result.signal
     return result.exit_code if result.exit_code is not None else EXIT_SANDBOX

@@ -27,9 +27,11 @@ renaming the protected tree away and planting a new one — fails with EBUSY.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob
 import os
+import pwd
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,6 +95,9 @@ class FsPlan:
     hidden_dirs: tuple[str, ...]
     hidden_files: tuple[str, ...]
     private_tmp: str | None = None
+    #: paths that must not appear during the run but cannot be blocked by a
+    #: mount without breaking git (checked and removed afterwards)
+    tripwires: tuple[str, ...] = ()
 
 
 def expand(path: str, home: str, cwd: str) -> str:
@@ -119,8 +124,9 @@ def _below(path: str, ancestors: set[str]) -> bool:
 
 def _gitdir_targets(root: str) -> list[tuple[str, str]]:
     """For a worktree or submodule (``.git`` is a file), protect the real
-    gitdir's hooks/config, its common dir's, and the ``.git`` file itself
-    (rewriting it would point git at a planted directory)."""
+    gitdir's hooks/config/commondir, its common dir's hooks/config, and the
+    ``.git`` file itself (rewriting it would point git at a planted
+    directory)."""
     dotgit = os.path.join(root, ".git")
     if not os.path.isfile(dotgit):
         return []
@@ -140,6 +146,7 @@ def _gitdir_targets(root: str) -> list[tuple[str, str]]:
         pass
     for d in dirs:
         out += [(os.path.join(d, "hooks"), "dir"), (os.path.join(d, "config"), "file")]
+    out.append((os.path.join(gitdir, "commondir"), "file"))
     return out
 
 
@@ -148,24 +155,49 @@ def _sensitive_patterns() -> tuple[str, ...]:
     return tuple(str(e["path"]) for e in profile_data.read_toml("sensitive-paths.toml")["paths"])
 
 
+def _homes(home: str) -> list[str]:
+    """Every home directory whose secrets are hidden: the one the command is
+    given, the user's real one (a caller cannot unmask ``~/.ssh`` by passing
+    another ``HOME``), root's, and everyone's under /home."""
+    homes = [home, "/root", *glob.glob("/home/*")]
+    with contextlib.suppress(KeyError, OSError):
+        homes.append(pwd.getpwuid(os.getuid()).pw_dir)
+    return list(dict.fromkeys(os.path.realpath(h) for h in homes if h))
+
+
 def _sensitive_paths(home: str) -> list[str]:
     """The shared sensitive list, as concrete existing paths. ``/proc`` and
     ``/dev`` entries are left out (the sandbox mounts its own, which only
     show its own processes and devices) and so are ``**`` patterns (they
     cannot be enumerated; the analyzer still denies them)."""
     out: list[str] = []
+    homes = _homes(home)
     for entry in _sensitive_patterns():
         if "**" in entry or entry.startswith(("/proc/", "/dev/")):
             continue
-        pattern = home + entry[1:] if entry == "~" or entry.startswith("~/") else entry
-        out.extend(glob.glob(pattern) if any(c in pattern for c in "*?[") else [pattern])
+        if entry == "~" or entry.startswith("~/"):
+            patterns = [h + entry[1:] for h in homes]
+        else:
+            patterns = [entry]
+        for pattern in patterns:
+            if any(c in pattern for c in "*?["):
+                out.extend(glob.glob(pattern))
+            elif os.path.lexists(pattern):
+                out.append(pattern)
     return out
 
 
 def build_plan(
-    policy: SandboxPolicy, cwd: str, *, home: str, private_tmp: str | None
+    policy: SandboxPolicy,
+    cwd: str,
+    *,
+    home: str,
+    private_tmp: str | None,
+    hide: tuple[str, ...] = (),
 ) -> FsPlan:
-    """Resolve ``policy`` against the filesystem for a run in ``cwd``."""
+    """Resolve ``policy`` against the filesystem for a run in ``cwd``;
+    ``hide`` adds directories the command must not see (the sandbox's own
+    state)."""
     cwd = os.path.realpath(cwd)
     fs = policy.filesystem
     roots: list[str] = []
@@ -176,13 +208,21 @@ def build_plan(
 
     hidden = [os.path.realpath(p) for p in _sensitive_paths(home)]
     hidden += [expand(p, home, cwd) for p in fs.deny_read]
+    hidden += [os.path.realpath(p) for p in hide]
     hidden = [h for h in dict.fromkeys(hidden) if os.path.lexists(h)]
     # A read-deny wins over a write-allow: a root inside a hidden path is dropped.
     roots = [r for r in roots if not any(_inside(r, h) for h in hidden)]
 
     targets: list[tuple[str, str]] = []
+    tripwires: list[str] = []
     real_home = os.path.realpath(home)
     for root in roots:
+        # `.git/commondir` redirects git to another directory's config and
+        # hooks; any file there (a stub included) breaks git, so instead its
+        # appearance during a run is detected and undone.
+        commondir = os.path.join(root, ".git", "commondir")
+        if os.path.isdir(os.path.join(root, ".git")) and not os.path.lexists(commondir):
+            tripwires.append(commondir)
         targets += [(os.path.join(root, rel), kind) for rel, kind in MANDATORY_WRITE_DENY]
         targets += _gitdir_targets(root)
         if _inside(real_home, root):
@@ -223,4 +263,5 @@ def build_plan(
         hidden_dirs=tuple(h for h in hidden if os.path.isdir(h)),
         hidden_files=tuple(h for h in hidden if not os.path.isdir(h)),
         private_tmp=private_tmp if fs.private_tmp else None,
+        tripwires=tuple(tripwires),
     )

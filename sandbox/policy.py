@@ -94,6 +94,9 @@ class NetworkPolicy(_Frozen):
     #: allow socket(AF_UNIX) inside the sandbox (host sockets stay reachable
     #: only if a writable or visible path exposes them)
     allow_unix_sockets: bool = False
+    #: let allowed names resolve to private/LAN addresses (an internal
+    #: registry); loopback and the host's own addresses stay refused
+    allow_private_addresses: bool = False
 
     @field_validator("allowed_domains", "denied_domains")
     @classmethod

@@ -118,6 +118,7 @@ def apply_settings(policy: SandboxPolicy, settings: SandboxSettings) -> SandboxP
                     allowed_domains=policy.network.allowed_domains + net.allowed_domains,
                     denied_domains=policy.network.denied_domains + net.denied_domains,
                     allow_unix_sockets=policy.network.allow_unix_sockets or unix,
+                    allow_private_addresses=policy.network.allow_private_addresses,
                 ),
             }
         )

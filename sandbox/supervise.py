@@ -192,14 +192,7 @@ def supervise(
                 break
             if proc.poll() is not None and not _drain_ready(sel):
                 break  # exited, pipes may be held open by nothing we care about
-            for key, _ in sel.select(timeout=min(remaining, _NPROC_POLL)):
-                data = os.read(key.fileobj.fileno(), _READ_CHUNK)  # type: ignore[union-attr]
-                if not data:
-                    sel.unregister(key.fileobj)
-                    continue
-                captures[key.data].feed(data)
-                if on_output is not None:
-                    on_output(key.data, data)
+            _pump(sel, sel.select(timeout=min(remaining, _NPROC_POLL)), captures, on_output)
             if limits.max_processes is not None and time.monotonic() >= next_nproc_check:
                 next_nproc_check = time.monotonic() + _NPROC_POLL
                 if _count_tree(proc.pid) > limits.max_processes + 2:
@@ -250,14 +243,24 @@ def _drain_rest(
         events = sel.select(timeout=0.05)
         if not events:
             break
-        for key, _ in events:
-            data = os.read(key.fileobj.fileno(), _READ_CHUNK)  # type: ignore[union-attr]
-            if not data:
-                sel.unregister(key.fileobj)
-                continue
-            captures[key.data].feed(data)
-            if on_output is not None:
-                on_output(key.data, data)
+        _pump(sel, events, captures, on_output)
+
+
+def _pump(
+    sel: selectors.BaseSelector,
+    events: list[tuple[selectors.SelectorKey, int]],
+    captures: dict[str, OutputCapture],
+    on_output: OutputCallback | None,
+) -> None:
+    """Read what is ready; a stream at EOF leaves the selector."""
+    for key, _ in events:
+        data = os.read(key.fileobj.fileno(), _READ_CHUNK)  # type: ignore[union-attr]
+        if not data:
+            sel.unregister(key.fileobj)
+            continue
+        captures[key.data].feed(data)
+        if on_output is not None:
+            on_output(key.data, data)
 
 
 def _count_tree(pid: int) -> int:

@@ -77,12 +77,20 @@ def match_sensitive(path: str, home: str, *, glob: bool = False) -> SensitivePat
     With ``glob`` the path is a pattern (``~/.s*/id_rsa``): it matches when
     any path it could expand to is sensitive.
     """
-    for rx, entry, parts in _compiled(home):
+    compiled = _compiled(home)
+    if not glob and not _combined(home).match(path):
+        return None  # the common case: one regex says "none of them"
+    for rx, entry, parts in compiled:
         if rx.match(path):
             return entry
         if glob and _glob_overlaps(path.split("/"), parts):
             return entry
     return None
+
+
+@functools.lru_cache(maxsize=16)
+def _combined(home: str) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{rx.pattern})" for rx, _, _ in _compiled(home)), re.DOTALL)
 
 
 def _glob_overlaps(path: list[str] | tuple[str, ...], pattern: tuple[str, ...]) -> bool:

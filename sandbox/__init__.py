@@ -7,7 +7,8 @@ with a generated SBPL profile. ``none``: no isolation, explicit only.
 
 from __future__ import annotations
 
-from .doctor import Probe, run_probes, sandbox_works
+from typing import TYPE_CHECKING
+
 from .errors import PolicyError, SandboxError, SandboxUnavailable
 from .plan import HOME_WRITE_DENY, MANDATORY_WRITE_DENY, FsPlan, build_plan
 from .policy import (
@@ -27,9 +28,32 @@ from .profiles import (
     load_profile,
     parse_settings,
 )
-from .proxy import DomainProxy, ProxyEvent
 from .run import Backend, BackgroundProcess, default_backend, run, sandbox_env, start_background
 from .supervise import ExecResult, OutputCapture
+
+# The proxy (asyncio) and the doctor are loaded on first use (PEP 562):
+# `shellgate run` starts faster without them.
+_LAZY = {
+    "DomainProxy": "proxy",
+    "ProxyEvent": "proxy",
+    "Probe": "doctor",
+    "run_probes": "doctor",
+    "sandbox_works": "doctor",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sandbox' has no attribute {name!r}")
+    import importlib  # noqa: PLC0415
+
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+if TYPE_CHECKING:
+    from .doctor import Probe, run_probes, sandbox_works
+    from .proxy import DomainProxy, ProxyEvent
 
 __all__ = [
     "BUILTIN_PROFILES",

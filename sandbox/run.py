@@ -25,9 +25,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
-
-import structlog
+from typing import TYPE_CHECKING, Literal
 
 from .errors import SandboxUnavailable
 from .linux.bwrap import BRIDGE_MOUNT, BwrapOptions, bwrap_args, bwrap_command, encode_args
@@ -35,10 +33,24 @@ from .linux.seccomp import SeccompSpec, export_bpf
 from .macos.seatbelt import seatbelt_command
 from .plan import HOME_WRITE_DENY, MANDATORY_WRITE_DENY, FsPlan, build_plan
 from .policy import SandboxPolicy
-from .proxy import DomainProxy, ProxyEvent
 from .supervise import ExecResult, OutputCallback, apply_rlimits, kill_tree, rlimits, supervise
 
-log = structlog.get_logger("shellgate.sandbox")
+
+def _warn(event: str, **fields: object) -> None:
+    """A loud structured warning. structlog is imported on first use: the
+    common path (a normal run) never pays for it."""
+    import structlog  # noqa: PLC0415
+
+    structlog.get_logger("shellgate.sandbox").warning(event, **fields)
+
+
+def _proxy_class() -> type[DomainProxy]:
+    from .proxy import DomainProxy  # noqa: PLC0415 - asyncio only for networked runs
+
+    return DomainProxy
+
+if TYPE_CHECKING:
+    from .proxy import DomainProxy, ProxyEvent
 
 Backend = Literal["bwrap", "seatbelt", "none"]
 #: Port the in-sandbox bridge listens on (the sandbox has its own loopback).
@@ -139,7 +151,7 @@ def _check_tripwires(before: list[str]) -> tuple[str, ...]:
                     shutil.rmtree(path)
                 else:
                     os.unlink(path)
-            log.warning("sandbox.tampered", path=path, action="removed")
+            _warn("sandbox.tampered", path=path, action="removed")
     return tuple(tampered)
 
 
@@ -220,7 +232,7 @@ def build_bwrap(
     if networked:
         bridge_dir = os.path.join(scratch, "bridge")
         os.mkdir(bridge_dir, 0o755)
-        proxy = DomainProxy(policy.network, os.path.join(bridge_dir, "proxy.sock"),
+        proxy = _proxy_class()(policy.network, os.path.join(bridge_dir, "proxy.sock"),
                             on_event=on_proxy_event)
         proxy.start()
         res.proxy = proxy
@@ -315,7 +327,7 @@ def run(
     res = _Resources()
     try:
         if chosen == "none":
-            log.warning("sandbox.disabled", argv=list(argv)[:3], cwd=cwd,
+            _warn("sandbox.disabled", argv=list(argv)[:3], cwd=cwd,
                         note="running WITHOUT a sandbox (backend none)")
             return supervise(argv, env=sb_env, cwd=cwd, limits=policy.limits, timeout=timeout,
                              on_output=on_output, stdin=stdin, on_start=on_start)
@@ -325,7 +337,7 @@ def run(
             sb_env["TMPDIR"] = private_tmp
             proxy_port = None
             if policy.network.mode == "allowlist":
-                res.proxy = DomainProxy(policy.network, None, on_event=on_proxy_event)
+                res.proxy = _proxy_class()(policy.network, None, on_event=on_proxy_event)
                 res.proxy.start()
                 proxy_port = res.proxy.port
                 for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):

@@ -126,7 +126,15 @@ def _cmd_check(args: argparse.Namespace) -> int:
     command = " ".join(args.command)
     if command == "-":
         command = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
-    analysis = analyze_bash(command, cwd, extra_read_dirs=extra, home=_home())
+    try:
+        analysis = analyze_bash(command, cwd, extra_read_dirs=extra, home=_home())
+    except Exception as exc:
+        message = f"internal error: {_one_line(exc)}"
+        if args.json:
+            sys.stdout.write(json.dumps({"decision": "ask", "error": message}) + "\n")
+        else:
+            print(f"shellgate: ASK (fail closed): {message}", file=sys.stderr)
+        return 1
     if args.json:
         sys.stdout.write(json.dumps(analysis.to_dict()) + "\n")
     else:
@@ -241,6 +249,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         result = run(argv, policy, cwd=cwd, timeout=args.timeout, on_output=stream, stdin=stdin)
     except SandboxError as exc:
         print(f"shellgate: sandbox unavailable: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_SANDBOX
+    except Exception as exc:
+        print(f"shellgate: internal error (nothing runs outside the sandbox; a started "
+              f"command was stopped): {_one_line(exc)}", file=sys.stderr)
         return EXIT_SANDBOX
     for data in held:
         err.write(data)

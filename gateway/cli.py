@@ -228,7 +228,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except (PolicyError, ValueError) as exc:
         print(f"shellgate: {_one_line(exc)}", file=sys.stderr)
         return EXIT_SANDBOX
-    stdin = None if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
+    # A pipe or file on stdin is handed to the command as it is (streamed, and
+    # an idle pipe does not block the start); a terminal is not.
+    stdin = None if sys.stdin is None or sys.stdin.isatty() else sys.stdin.fileno()
     out, err = sys.stdout.buffer, sys.stderr.buffer
     first_stderr = [True]
     held: list[bytes] = []

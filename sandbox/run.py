@@ -310,7 +310,7 @@ def run(
     timeout: float | None = None,
     on_output: OutputCallback | None = None,
     backend: Backend | None = None,
-    stdin: bytes | None = None,
+    stdin: bytes | int | None = None,
     on_proxy_event: Callable[[ProxyEvent], None] | None = None,
     on_start: Callable[[int], None] | None = None,
 ) -> ExecResult:

@@ -140,7 +140,7 @@ def supervise(
     timeout: float | None = None,
     pass_fds: Sequence[int] = (),
     on_output: OutputCallback | None = None,
-    stdin: bytes | None = None,
+    stdin: bytes | int | None = None,
     on_start: Callable[[int], None] | None = None,
     after_spawn: Callable[[int], None] | None = None,
 ) -> ExecResult:
@@ -152,7 +152,10 @@ def supervise(
     start = time.monotonic()
     proc = subprocess.Popen(
         list(argv),
-        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        # bytes are written to a pipe; an int is a descriptor the command reads
+        # directly (streamed, never buffered here); None is /dev/null.
+        stdin=subprocess.PIPE if isinstance(stdin, bytes) else (
+            stdin if stdin is not None else subprocess.DEVNULL),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
@@ -169,7 +172,7 @@ def supervise(
             raise
     if on_start is not None:
         on_start(proc.pid)
-    if stdin is not None and proc.stdin is not None:
+    if isinstance(stdin, bytes) and proc.stdin is not None:
         with contextlib.suppress(BrokenPipeError):
             proc.stdin.write(stdin)
         proc.stdin.close()

@@ -184,6 +184,11 @@ def sandbox_env(policy: SandboxPolicy, environ: dict[str, str]) -> dict[str, str
     own settings (private TMPDIR, proxy variables)."""
     env = policy.env.filter(environ)
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    # git inside the sandbox never adopts a bare repository it merely finds in
+    # the current directory: a planted one (HEAD, objects/, refs/, config)
+    # would bring its own diff.external / fsmonitor.
+    env.update({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.bareRepository",
+                "GIT_CONFIG_VALUE_0": "explicit"})
     if policy.filesystem.private_tmp:
         env["TMPDIR"] = "/tmp"  # noqa: S108 - the private /tmp inside the sandbox
     if policy.network.mode == "allowlist":

@@ -280,6 +280,11 @@ def _subcommand(
         if not facts.read_only:
             reason = reason or facts.reason
         reason = reason or glob_problem(argv, globs)
+        if argv[0] == "git" and cwds != roots[:1]:
+            # git finds its repository from the directory it runs in: after
+            # `cd sub`, a repository planted there (bare or not) brings its own
+            # config, whose diff.external / textconv / fsmonitor run programs.
+            reason = reason or "git run outside the working directory may use another repository"
     if unwrapped.unsafe_env and (argv or unwrapped.shell_payload is not None):
         reason = reason or f"environment assignment {unwrapped.unsafe_env[0]}= changes what runs"
     for r in cmd.redirects:

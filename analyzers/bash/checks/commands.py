@@ -54,7 +54,7 @@ def zsh_dangerous_commands(inp: CheckInput) -> str | None:
 # builds/forks expose shell-outs. None of that is "reading JSON".
 _JQ_DANGEROUS_FILTER_RE = re.compile(
     r"(?<![.\w$])system\b|\$\s*ENV\b|(?<![.\w$])env\b|\binput_filename\b|\$\s*__loc__"
-    r"|\b(?:import|include)\s+\""
+    r"|\b(?:import|include)\s*\""
 )
 
 

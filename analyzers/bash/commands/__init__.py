@@ -103,10 +103,7 @@ def _facts(argv: tuple[str, ...]) -> CommandFacts:
         return special(argv)
     sp = READERS.get(name)
     if sp is not None:
-        p = parse_args(argv, sp)
-        if p.problem:
-            return CommandFacts(False, f"{name}: {p.problem}", unknown=argv[1:])
-        return CommandFacts(True, reads=tuple(read_paths(p, sp)))
+        return _facts_from_spec(argv, sp)
     if name in WRITERS:
         rw = writer_paths(name, argv)
         if rw is None:
@@ -189,6 +186,13 @@ def glob_problem(argv: tuple[str, ...], globbed: set[str]) -> str | None:
         if not end_of_options and a[:1] in "*?[" and name not in GLOB_SAFE:
             return f"glob {a!r} may expand to file names that act as options"
     return None
+
+
+def _facts_from_spec(argv: tuple[str, ...], sp: Spec) -> CommandFacts:
+    p = parse_args(argv, sp)
+    if p.problem:
+        return CommandFacts(False, f"{argv[0]}: {p.problem}", unknown=argv[1:])
+    return CommandFacts(True, reads=tuple(read_paths(p, sp)))
 
 
 def _printf(argv: tuple[str, ...]) -> CommandFacts:
@@ -295,6 +299,16 @@ def _git(argv: tuple[str, ...]) -> CommandFacts:
     return CommandFacts(True, reads=tuple(git_reads(argv)))
 
 
+def _strings(argv: tuple[str, ...]) -> CommandFacts:
+    """binutils reads ``@FILE`` as more arguments, and echoes the words it
+    finds there in error messages: ``strings @~/.docker/config.json``."""
+    facts = _facts_from_spec(argv, READERS["strings"])
+    if not facts.read_only:
+        return facts
+    reads = tuple(r[1:] if r.startswith("@") and len(r) > 1 else r for r in facts.reads)
+    return CommandFacts(True, reads=reads)
+
+
 def _jq(argv: tuple[str, ...]) -> CommandFacts:
     p = parse_args(argv, _JQ)
     if p.problem:
@@ -319,4 +333,5 @@ _SPECIAL_READERS = {
     "find": _find,
     "git": _git,
     "jq": _jq,
+    "strings": _strings,
 }

@@ -61,19 +61,29 @@ class Spec:
     paths: str = "all"
     default_path: str | None = None
     check: Callable[[ParsedArgs], str | None] | None = None
+    #: ``False`` for tools whose parser is not getopt (xxd matches option
+    #: prefixes, tree takes values from the next word inside a cluster):
+    #: each ``-word`` must then be a listed option as a whole
+    clusters: bool = True
 
 
 def spec(
     switches: str = "",
     valued: str = "",
     *,
+    reads: str = "",
+    optional: str = "",
     long: Mapping[str, Arg] | None = None,
     **kw: object,
 ) -> Spec:
     """Shorthand: ``switches`` lists single-letter switches (``"lah"``),
-    ``valued`` single-letter options taking a value, ``long`` the rest."""
+    ``valued`` single-letter options taking a value, ``reads`` those whose
+    value is a file that is read, ``optional`` those whose value can only be
+    attached (``-w16``), ``long`` the rest."""
     table: dict[str, Arg] = {f"-{c}": Arg.NONE for c in switches}
     table.update({f"-{c}": Arg.VALUE for c in valued})
+    table.update({f"-{c}": Arg.READ for c in reads})
+    table.update({f"-{c}": Arg.OPTIONAL for c in optional})
     table.update(long or {})
     return Spec(flags=table, **kw)  # type: ignore[arg-type]
 
@@ -99,6 +109,22 @@ def parse_args(argv: tuple[str, ...], sp: Spec) -> ParsedArgs:
             continue
         if sp.numeric_shorthand and re.fullmatch(r"-\d+", a):
             flags.append(("-n", a[1:]))
+            continue
+        if not sp.clusters and not a.startswith("--"):
+            kind = table.get(a)
+            if kind is None:
+                return bad(f"unknown option {a!r}")
+            if kind in (Arg.NONE, Arg.OPTIONAL):
+                flags.append((a, None))
+                continue
+            if i >= n:
+                return bad(f"option {a!r} needs a value")
+            value = argv[i]
+            i += 1
+            problem = _value_problem(a, kind, value, reads)
+            if problem:
+                return bad(problem)
+            flags.append((a, value))
             continue
         if a.startswith("--"):
             name, eq, attached = a.partition("=")

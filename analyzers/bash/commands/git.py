@@ -135,8 +135,9 @@ _SHORTLOG = {
     "--numbered": N,
 }
 _CONFIG_READ_FLAGS = _table(
+    # --includes is absent: an include.path can name a file anywhere.
     switches="--get --get-all --get-regexp --get-urlmatch --list -l --show-origin "
-    "--show-scope --global --local --system --worktree --name-only -z --null --includes "
+    "--show-scope --global --local --system --worktree --name-only -z --null "
     "--no-includes --bool --int --bool-or-int --path --expiry-date",
     valued="--type --default --blob",
     reads="--file -f",
@@ -215,12 +216,19 @@ for _bad in ("--no-index", "--textconv"):
 
 
 def _config(args: tuple[str, ...]) -> str | None:
+    """Reading one key is read-only; dumping user- or system-level config is
+    not: `~/.gitconfig` may carry tokens (`url.https://TOKEN@host.insteadOf`)."""
+    listing = bool(args) and args[0] == "list"
     if args and args[0] in ("get", "list"):  # git >= 2.46 subcommand form
-        p = parse_args(("config", *args[1:]), Spec(flags=_CONFIG_READ_FLAGS))
-        return p.problem
+        args = args[1:]
     p = parse_args(("config", *args), Spec(flags=_CONFIG_READ_FLAGS))
     if p.problem:
         return p.problem
+    dumps = listing or p.has("--list", "-l", "--get-regexp", "--get-urlmatch")
+    if dumps and not p.has("--local", "--worktree"):
+        return "git config listing all settings may print credentials from other scopes"
+    if listing:
+        return None
     explicit_read = p.has("--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l")
     if explicit_read and len(p.positionals) <= 2:
         return None
@@ -325,8 +333,10 @@ def git_problem(argv: tuple[str, ...]) -> str | None:
 
 
 def git_reads(argv: tuple[str, ...]) -> list[str]:
-    """Files git reads by name outside the object store (``--contents``,
-    ``--ignore-revs-file``, ``-X``, ``git config --file``)."""
+    """Files git reads by name: option values (``--contents``,
+    ``--ignore-revs-file``, ``-X``, ``git config --file``) and operands that
+    name filesystem paths. A path outside the repository turns ``git diff``
+    into ``--no-index``: ``git diff ~/.ssh/id_rsa /dev/null`` prints the key."""
     i = 1
     while i < len(argv) and argv[i].startswith("-"):
         i += 1
@@ -336,4 +346,7 @@ def git_reads(argv: tuple[str, ...]) -> list[str]:
     table = _CONFIG_READ_FLAGS if sub == "config" else _SIMPLE.get(sub)
     if table is None:
         return []
-    return list(parse_args((sub, *args), Spec(flags=table)).reads)
+    p = parse_args((sub, *args), Spec(flags=table))
+    named = [a for a in p.positionals
+             if a.startswith(("/", "~", "./", "../")) or a in (".", "..")]
+    return [*p.reads, *named]

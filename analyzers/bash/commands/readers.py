@@ -73,9 +73,12 @@ READERS: dict[str, Spec] = {
         | {"--total": V}
         | _HELP,
     ),
+    # od -w takes an optional value that must be attached (`-w16`): `-w FILE`
+    # is the switch followed by the file.
     "od": spec(
         "bcdfilosvx",
-        "AjNtSw",
+        "AjNtS",
+        optional="w",
         long=_HELP
         | {
             "--format": V,
@@ -92,25 +95,49 @@ READERS: dict[str, Spec] = {
         long=_HELP
         | {"--format": V, "--length": V, "--skip": V, "--canonical": N, "--no-squeezing": N},
     ),
-    # xxd: `xxd -r` and a second operand (`xxd in out`) write files.
-    "xxd": spec(
-        "aCEeiupdb",
-        "cglosn",
-        max_positional=1,
-        long={
-            "-ps": N,
-            "-plain": N,
-            "-cols": V,
-            "-len": V,
-            "-seek": V,
-            "-groupsize": V,
+    # xxd: `xxd -r` and a second operand (`xxd in out`) write files. Its
+    # parser matches option prefixes (`-ps` is -p, not -p -s SEEK), so no
+    # clusters: every option is listed whole and values are separate words.
+    "xxd": Spec(
+        flags={
+            **dict.fromkeys(
+                (
+                    "-a",
+                    "-autoskip",
+                    "-C",
+                    "-capitalize",
+                    "-E",
+                    "-EBCDIC",
+                    "-e",
+                    "-i",
+                    "-include",
+                    "-u",
+                    "-uppercase",
+                    "-d",
+                    "-b",
+                    "-bits",
+                    "-p",
+                    "-ps",
+                    "-plain",
+                    "-postscript",
+                    "-h",
+                    "-help",
+                    "-v",
+                    "-version",
+                ),
+                N,
+            ),
+            **dict.fromkeys(
+                ("-c", "-cols", "-g", "-groupsize", "-l", "-len", "-o", "-offset", "-s", "-seek"),
+                NUM,
+            ),
+            "-n": V,
             "-name": V,
-            "-bits": N,
-            "-include": N,
-            "-u": N,
-        }
-        | _HELP,
+        },
+        max_positional=1,
+        clusters=False,
     ),
+    # strings (binutils) expands `@FILE` arguments: see _strings in the dispatcher.
     "strings": spec(
         "afdw",
         "ntTeE",
@@ -185,9 +212,10 @@ READERS: dict[str, Spec] = {
         ),
         max_positional=2,
     ),
+    # util-linux column: -d (no headings) takes no value; -n (table name) does.
     "column": spec(
-        "tnexLJ",
-        "cdsoNRHOWTlr",
+        "tdexLJ",
+        "cnsoNRHOWTlr",
         long=_HELP
         | _long("--table", "--json", "--fillrows", "--keep-empty-lines")
         | {"--separator": V, "--output-separator": V, "--table-columns": V, "--output-width": V},
@@ -358,10 +386,13 @@ READERS: dict[str, Spec] = {
         },
     ),
     # tree: -o FILE writes, -R with -H writes per-directory HTML; both absent.
+    # tree's own parser takes a value from the next word even inside a
+    # cluster (`-Lo 2 out` writes out): no clusters.
     "tree": spec(
         "adlfxpsugDFqNQvtcUrnCAiSh",
         "LPIH",
         default_path=".",
+        clusters=False,
         long=_HELP
         | _long(
             "--noreport",
@@ -379,7 +410,8 @@ READERS: dict[str, Spec] = {
     ),
     "du": spec(
         "abcDhHklLmPsSxz0",
-        "dBtX",
+        "dBt",
+        reads="X",
         default_path=".",
         long=_HELP
         | _long(
@@ -434,10 +466,13 @@ READERS: dict[str, Spec] = {
         | _long("--dereference", "--file-system", "--terse")
         | {"--format": V, "--printf": V, "--cached": V},
     ),
-    # file: -C compiles a magic file (writes); -m loads one (a read).
+    # file: -C compiles a magic file (writes); -m loads one (a read, whose
+    # lines it echoes in warnings); -z/-Z/--uncompress run decompressors
+    # found on PATH.
     "file": spec(
-        "bcdEhiklLNnprsSvz0",
-        "eFmP",
+        "bcdEhiklLNnprsSv0",
+        "eFP",
+        reads="m",
         long=_HELP
         | _long(
             "--brief",
@@ -448,7 +483,6 @@ READERS: dict[str, Spec] = {
             "--no-dereference",
             "--keep-going",
             "--special-files",
-            "--uncompress",
             "--raw",
             "--extension",
             "--apple",
@@ -551,7 +585,8 @@ READERS: dict[str, Spec] = {
     "locale": spec("akcmv", paths="none", long=_HELP),
     "date": spec(
         "uRI",
-        "dr",
+        "d",
+        reads="r",
         paths="none",
         check=_date_check,
         long=_HELP

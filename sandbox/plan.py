@@ -37,6 +37,7 @@ from pathlib import Path
 
 import profiles as profile_data
 
+from .errors import PolicyError
 from .policy import SandboxPolicy
 
 #: (path relative to a writable root, "dir" or "file")
@@ -78,6 +79,12 @@ HOME_WRITE_DENY: tuple[tuple[str, str], ...] = (
     (".ssh/authorized_keys", "file"),
     (".ssh/config", "file"),
 )
+
+
+#: Directories that are never a writable root, and trees nothing below which is.
+_SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32",
+                 "/proc", "/sbin", "/sys", "/usr")
+_NEVER_WRITABLE = frozenset({"/", "/home", "/root", "/var", "/opt", "/srv", *_SYSTEM_TREES})
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +212,11 @@ def build_plan(
         roots.append(cwd)
     roots += [expand(p, home, cwd) for p in fs.allow_write]
     roots = [r for r in dict.fromkeys(roots) if os.path.isdir(r)]
+    for root in roots:
+        if root in _NEVER_WRITABLE or any(root.startswith(d + "/") for d in _SYSTEM_TREES):
+            # `shellgate run --cwd /` would make the whole machine writable.
+            raise PolicyError(f"refusing to make {root} writable: it is the root or a system "
+                              "directory; choose a project directory as the workspace")
 
     hidden = [os.path.realpath(p) for p in _sensitive_paths(home)]
     hidden += [expand(p, home, cwd) for p in fs.deny_read]

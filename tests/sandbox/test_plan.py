@@ -129,3 +129,15 @@ def test_a_symlinked_workspace_is_resolved(tmp_path: Path, home: Path, ws: Path)
     plan = build_plan(load_profile(), str(link), home=str(home), private_tmp=None)
     assert plan.cwd == str(ws)
     assert plan.writable == (str(ws),)
+
+
+@pytest.mark.parametrize("root", ["/", "/etc", "/usr/lib", "/home", "/var"])
+def test_the_root_or_a_system_directory_is_never_made_writable(
+    root: str, home: Path, ws: Path
+) -> None:
+    from sandbox import PolicyError
+
+    with pytest.raises(PolicyError, match="refusing to make"):
+        plan_for(ws, home, allow_write=(root,))
+    with pytest.raises(PolicyError, match="refusing to make"):
+        build_plan(load_profile(), root, home=str(home), private_tmp=None)

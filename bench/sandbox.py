@@ -57,12 +57,33 @@ def main() -> None:
         networked = load_profile("networked")
         for i in range(100):
             (ws / f"protected-{i}").write_text("x")
-        denies = default.model_copy(update={"filesystem": FilesystemPolicy(
-            deny_write=tuple(str(ws / f"protected-{i}") for i in range(100)))})
+        denies = default.model_copy(
+            update={
+                "filesystem": FilesystemPolicy(
+                    deny_write=tuple(str(ws / f"protected-{i}") for i in range(100))
+                )
+            }
+        )
         bwrap = shutil.which("bwrap") or "bwrap"
-        floor = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-                 "--unshare-net", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
-                 "--dev", "/dev", "--proc", "/proc", "--", "true"]
+        floor = [
+            bwrap,
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-net",
+            "--die-with-parent",
+            "--new-session",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--",
+            "true",
+        ]
         exe = str(Path(sys.executable).with_name("shellgate"))
         cwd = str(ws)
         report: dict[str, object] = {
@@ -73,8 +94,10 @@ def main() -> None:
             "sandbox_bash": measure(lambda: run(["bash", "-c", "true"], default, cwd=cwd), n),
             "sandbox_networked": measure(lambda: run(["true"], networked, cwd=cwd), n),
             "sandbox_100_denies": measure(lambda: run(["true"], denies, cwd=cwd), n),
-            "cold_cli": measure(lambda: subprocess.run(
-                [exe, "run", "--cwd", cwd, "--", "true"], check=True), max(10, n // 4)),
+            "cold_cli": measure(
+                lambda: subprocess.run([exe, "run", "--cwd", cwd, "--", "true"], check=True),
+                max(10, n // 4),
+            ),
         }
         raw = report["raw_bash"]["median_ms"]  # type: ignore[index]
         iso = report["sandbox_isolated"]["median_ms"]  # type: ignore[index]

@@ -64,19 +64,42 @@ def _build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a command inside the sandbox")
     run.add_argument("--cwd", default=None, help="workspace (default: the current directory)")
-    run.add_argument("--profile", default=None, metavar="NAME|PATH",
-                     help="read-only, workspace-write (default), networked, or a TOML file")
-    run.add_argument("--allow-write", action="append", default=[], metavar="PATH",
-                     help="another writable path (repeatable)")
-    run.add_argument("--allow-domain", action="append", default=[], metavar="DOMAIN",
-                     help="allow HTTP(S) to DOMAIN through the proxy (repeatable; *.x.com "
-                          "for subdomains)")
-    run.add_argument("--settings", default=None, metavar="FILE",
-                     help="a settings.json whose \"sandbox\" key is merged on the profile")
-    run.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                     help="wall-clock limit (default: the profile's)")
-    run.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- ARGV",
-                     help="the command and its arguments")
+    run.add_argument(
+        "--profile",
+        default=None,
+        metavar="NAME|PATH",
+        help="read-only, workspace-write (default), networked, or a TOML file",
+    )
+    run.add_argument(
+        "--allow-write",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="another writable path (repeatable)",
+    )
+    run.add_argument(
+        "--allow-domain",
+        action="append",
+        default=[],
+        metavar="DOMAIN",
+        help="allow HTTP(S) to DOMAIN through the proxy (repeatable; *.x.com for subdomains)",
+    )
+    run.add_argument(
+        "--settings",
+        default=None,
+        metavar="FILE",
+        help='a settings.json whose "sandbox" key is merged on the profile',
+    )
+    run.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="wall-clock limit (default: the profile's)",
+    )
+    run.add_argument(
+        "argv", nargs=argparse.REMAINDER, metavar="-- ARGV", help="the command and its arguments"
+    )
     run.set_defaults(func=_cmd_run)
 
     doctor = sub.add_parser("doctor", help="check that the sandbox can work on this machine")
@@ -215,16 +238,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if args.allow_write or args.allow_domain:
             fs: FilesystemPolicy = policy.filesystem
             net: NetworkPolicy = policy.network
-            policy = policy.model_copy(update={
-                "filesystem": fs.model_copy(update={
-                    "allow_write": fs.allow_write + tuple(os.path.abspath(p)
-                                                          for p in args.allow_write)}),
-                "network": NetworkPolicy(
-                    allowed_domains=net.allowed_domains + tuple(args.allow_domain),
-                    denied_domains=net.denied_domains,
-                    allow_unix_sockets=net.allow_unix_sockets,
-                    allow_private_addresses=net.allow_private_addresses),
-            })
+            policy = policy.model_copy(
+                update={
+                    "filesystem": fs.model_copy(
+                        update={
+                            "allow_write": fs.allow_write
+                            + tuple(os.path.abspath(p) for p in args.allow_write)
+                        }
+                    ),
+                    "network": NetworkPolicy(
+                        allowed_domains=net.allowed_domains + tuple(args.allow_domain),
+                        denied_domains=net.denied_domains,
+                        allow_unix_sockets=net.allow_unix_sockets,
+                        allow_private_addresses=net.allow_private_addresses,
+                    ),
+                }
+            )
     except (PolicyError, ValueError) as exc:
         print(f"shellgate: {_one_line(exc)}", file=sys.stderr)
         return EXIT_SANDBOX
@@ -253,21 +282,25 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"shellgate: sandbox unavailable: {_one_line(exc)}", file=sys.stderr)
         return EXIT_SANDBOX
     except Exception as exc:
-        print(f"shellgate: internal error (nothing runs outside the sandbox; a started "
-              f"command was stopped): {_one_line(exc)}", file=sys.stderr)
+        print(
+            f"shellgate: internal error (nothing runs outside the sandbox; a started "
+            f"command was stopped): {_one_line(exc)}",
+            file=sys.stderr,
+        )
         return EXIT_SANDBOX
     for data in held:
         err.write(data)
         err.flush()
     if result.timed_out:
-        print(f"shellgate: timed out after {result.duration:.1f}s; process tree killed",
-              file=sys.stderr)
+        print(
+            f"shellgate: timed out after {result.duration:.1f}s; process tree killed",
+            file=sys.stderr,
+        )
         return EXIT_TIMEOUT
     if result.killed_reason:
         print(f"shellgate: killed: {result.killed_reason}", file=sys.stderr)
     for path in result.tampered:
-        print(f"shellgate: the command created protected path {path}; removed",
-              file=sys.stderr)
+        print(f"shellgate: the command created protected path {path}; removed", file=sys.stderr)
     if result.signal is not None:
         return 128 + result.signal
     return result.exit_code if result.exit_code is not None else EXIT_SANDBOX
@@ -292,9 +325,23 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     probes = run_probes()
     works = sandbox_works(probes)
     if args.json:
-        print(json.dumps({"sandbox_works": works, "probes": [
-            {"name": p.name, "ok": p.ok, "required": p.required, "detail": p.detail,
-             "fix": p.fix} for p in probes]}))
+        print(
+            json.dumps(
+                {
+                    "sandbox_works": works,
+                    "probes": [
+                        {
+                            "name": p.name,
+                            "ok": p.ok,
+                            "required": p.required,
+                            "detail": p.detail,
+                            "fix": p.fix,
+                        }
+                        for p in probes
+                    ],
+                }
+            )
+        )
         return 0 if works else 1
     from rich.console import Console  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
@@ -304,12 +351,20 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     for column in ("", "probe", "detail", "what to do"):
         table.add_column(column)
     for p in probes:
-        mark = Text("ok", style="green") if p.ok else Text(
-            "FAIL" if p.required else "warn", style="red" if p.required else "yellow")
+        mark = (
+            Text("ok", style="green")
+            if p.ok
+            else Text("FAIL" if p.required else "warn", style="red" if p.required else "yellow")
+        )
         table.add_row(mark, p.name, Text(p.detail), Text(p.fix))
     console = Console(highlight=False)
     console.print(table)
-    console.print(Text("the sandbox works here" if works else
-                       "the sandbox cannot work here: fix the failures above",
-                       style="green" if works else "bold red"))
+    console.print(
+        Text(
+            "the sandbox works here"
+            if works
+            else "the sandbox cannot work here: fix the failures above",
+            style="green" if works else "bold red",
+        )
+    )
     return 0 if works else 1

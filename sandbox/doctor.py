@@ -49,11 +49,16 @@ def in_container() -> str | None:
 def probe_bwrap() -> Probe:
     path = shutil.which("bwrap")
     if path is None:
-        return Probe("bubblewrap", False, "bwrap not found on PATH",
-                     "install it: apt-get install bubblewrap (dnf install bubblewrap)")
+        return Probe(
+            "bubblewrap",
+            False,
+            "bwrap not found on PATH",
+            "install it: apt-get install bubblewrap (dnf install bubblewrap)",
+        )
     try:
-        version = subprocess.run([path, "--version"], capture_output=True, text=True,
-                                 timeout=10, check=False).stdout.strip()
+        version = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=10, check=False
+        ).stdout.strip()
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Probe("bubblewrap", False, f"{path}: {exc}", "reinstall bubblewrap")
     return Probe("bubblewrap", True, f"{path} ({version})")
@@ -64,16 +69,34 @@ def probe_userns() -> Probe:
     path = shutil.which("bwrap")
     if path is None:
         return Probe("user namespaces", False, "skipped: no bwrap", "install bubblewrap first")
-    argv = [path, "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
-            "--unshare-uts", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev",
-            "--proc", "/proc", "--", "/bin/true"]
+    argv = [
+        path,
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--die-with-parent",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--",
+        "/bin/true",
+    ]
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Probe("user namespaces", False, str(exc), "")
     if proc.returncode == 0:
-        return Probe("user namespaces", True, "bwrap can create user, pid, net, ipc, uts "
-                     "namespaces and mount /proc")
+        return Probe(
+            "user namespaces",
+            True,
+            "bwrap can create user, pid, net, ipc, uts namespaces and mount /proc",
+        )
     err = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"
     return Probe("user namespaces", False, err, _userns_fix())
 
@@ -81,56 +104,81 @@ def probe_userns() -> Probe:
 def _userns_fix() -> str:
     hints = []
     if _read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1":
-        hints.append("AppArmor restricts unprivileged user namespaces (Ubuntu 23.10+): add an "
-                     "AppArmor profile for bwrap granting 'userns', or set "
-                     "kernel.apparmor_restrict_unprivileged_userns=0")
+        hints.append(
+            "AppArmor restricts unprivileged user namespaces (Ubuntu 23.10+): add an "
+            "AppArmor profile for bwrap granting 'userns', or set "
+            "kernel.apparmor_restrict_unprivileged_userns=0"
+        )
     if _read("/proc/sys/kernel/unprivileged_userns_clone") == "0":
         hints.append("sysctl kernel.unprivileged_userns_clone=1")
     if _read("/proc/sys/user/max_user_namespaces") == "0":
         hints.append("sysctl user.max_user_namespaces=15000")
     container = in_container()
     if container:
-        hints.append(f"inside a {container} container: run it with --privileged or a seccomp/"
-                     "AppArmor profile that allows unshare(CLONE_NEWUSER) and mount")
+        hints.append(
+            f"inside a {container} container: run it with --privileged or a seccomp/"
+            "AppArmor profile that allows unshare(CLONE_NEWUSER) and mount"
+        )
     return "; ".join(hints) or "enable unprivileged user namespaces"
 
 
 def probe_seccomp() -> Probe:
     ok, detail = seccomp_available()
     if not ok:
-        return Probe("seccomp", False, detail,
-                     "apt-get install libseccomp2, and pip install pyseccomp")
+        return Probe(
+            "seccomp", False, detail, "apt-get install libseccomp2, and pip install pyseccomp"
+        )
     status = _read("/proc/self/status") or ""
     if "Seccomp:" not in status:
-        return Probe("seccomp", False, "kernel without CONFIG_SECCOMP_FILTER",
-                     "use a kernel with seccomp filtering")
+        return Probe(
+            "seccomp",
+            False,
+            "kernel without CONFIG_SECCOMP_FILTER",
+            "use a kernel with seccomp filtering",
+        )
     try:
         size = len(export_bpf(SeccompSpec()))
     except Exception as exc:  # any failure is the finding
         return Probe("seccomp", False, f"cannot build the filter: {exc}", "")
-    return Probe("seccomp", True, f"{detail}; filter compiles to {size} bytes "
-                 f"({platform.machine()})")
+    return Probe(
+        "seccomp", True, f"{detail}; filter compiles to {size} bytes ({platform.machine()})"
+    )
 
 
 def probe_ripgrep() -> Probe:
     path = shutil.which("rg")
-    return Probe("ripgrep", path is not None, path or "rg not found (the Grep tool needs it)",
-                 "" if path else "apt-get install ripgrep", required=False)
+    return Probe(
+        "ripgrep",
+        path is not None,
+        path or "rg not found (the Grep tool needs it)",
+        "" if path else "apt-get install ripgrep",
+        required=False,
+    )
 
 
 def probe_seatbelt() -> Probe:
     path = "/usr/bin/sandbox-exec"
     ok = os.path.exists(path)
-    return Probe("sandbox-exec", ok, path if ok else "missing", "" if ok else
-                 "sandbox-exec ships with macOS; it cannot be installed separately")
+    return Probe(
+        "sandbox-exec",
+        ok,
+        path if ok else "missing",
+        "" if ok else "sandbox-exec ships with macOS; it cannot be installed separately",
+    )
 
 
 def run_probes() -> list[Probe]:
     if sys.platform == "darwin":
         return [probe_seatbelt(), probe_ripgrep()]
     if not sys.platform.startswith("linux"):
-        return [Probe("platform", False, f"{sys.platform} has no supported sandbox backend",
-                      "use Linux (bubblewrap) or macOS (sandbox-exec)")]
+        return [
+            Probe(
+                "platform",
+                False,
+                f"{sys.platform} has no supported sandbox backend",
+                "use Linux (bubblewrap) or macOS (sandbox-exec)",
+            )
+        ]
     return [probe_bwrap(), probe_userns(), probe_seccomp(), probe_ripgrep()]
 
 

@@ -82,8 +82,20 @@ HOME_WRITE_DENY: tuple[tuple[str, str], ...] = (
 
 
 #: Directories that are never a writable root, and trees nothing below which is.
-_SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32",
-                 "/proc", "/sbin", "/sys", "/usr")
+_SYSTEM_TREES = (
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/proc",
+    "/sbin",
+    "/sys",
+    "/usr",
+)
 _NEVER_WRITABLE = frozenset({"/", "/home", "/root", "/var", "/opt", "/srv", *_SYSTEM_TREES})
 
 
@@ -215,8 +227,10 @@ def build_plan(
     for root in roots:
         if root in _NEVER_WRITABLE or any(root.startswith(d + "/") for d in _SYSTEM_TREES):
             # `shellgate run --cwd /` would make the whole machine writable.
-            raise PolicyError(f"refusing to make {root} writable: it is the root or a system "
-                              "directory; choose a project directory as the workspace")
+            raise PolicyError(
+                f"refusing to make {root} writable: it is the root or a system "
+                "directory; choose a project directory as the workspace"
+            )
 
     hidden = [os.path.realpath(p) for p in _sensitive_paths(home)]
     hidden += [expand(p, home, cwd) for p in fs.deny_read]
@@ -264,8 +278,11 @@ def build_plan(
     covering = {s for s, _ in stubs} | set(protected)
     protected = [p for p in dict.fromkeys(protected) if not _below(p, covering)]
     stubs = [s for s in dict.fromkeys(stubs) if not _below(s[0], covering)]
-    pinned = [p for p in dict.fromkeys(pinned)
-              if p not in covering and not _below(p, covering) and p not in roots]
+    pinned = [
+        p
+        for p in dict.fromkeys(pinned)
+        if p not in covering and not _below(p, covering) and p not in roots
+    ]
     return FsPlan(
         cwd=cwd,
         writable=tuple(roots),

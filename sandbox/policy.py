@@ -20,19 +20,57 @@ from .errors import PolicyError
 #: Environment variables that pass into the sandbox unless removed. Anything
 #: else is dropped; ``LC_*`` is a pattern.
 DEFAULT_ENV_ALLOW: tuple[str, ...] = (
-    "PATH", "HOME", "LANG", "LANGUAGE", "LC_*", "TERM", "COLORTERM", "NO_COLOR",
-    "FORCE_COLOR", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR", "EDITOR", "PAGER",
-    "COLUMNS", "LINES", "CI", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
+    "PATH",
+    "HOME",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TERM",
+    "COLORTERM",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "TZ",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TMPDIR",
+    "EDITOR",
+    "PAGER",
+    "COLUMNS",
+    "LINES",
+    "CI",
+    "PYTHONUNBUFFERED",
+    "PYTHONDONTWRITEBYTECODE",
 )
 
 #: Names that look like secrets never pass through a pattern, only when named
 #: exactly in ``EnvPolicy.pass_through``.
 SECRET_PATTERNS: tuple[str, ...] = (
-    "*_API_KEY", "*_APIKEY", "*_TOKEN", "*_SECRET", "*_SECRET_*", "*SECRET_KEY*",
-    "*PASSWORD*", "*PASSWD*", "*_CREDENTIALS", "*_PRIVATE_KEY", "AWS_*", "AZURE_*",
-    "GOOGLE_APPLICATION_CREDENTIALS", "GH_*", "GITHUB_*", "NPM_TOKEN", "ANTHROPIC_*",
-    "OPENAI_*", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "KUBECONFIG", "DOCKER_*", "VAULT_*",
+    "*_API_KEY",
+    "*_APIKEY",
+    "*_TOKEN",
+    "*_SECRET",
+    "*_SECRET_*",
+    "*SECRET_KEY*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*_CREDENTIALS",
+    "*_PRIVATE_KEY",
+    "AWS_*",
+    "AZURE_*",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GH_*",
+    "GITHUB_*",
+    "NPM_TOKEN",
+    "ANTHROPIC_*",
+    "OPENAI_*",
+    "SSH_AUTH_SOCK",
+    "GPG_AGENT_INFO",
+    "KUBECONFIG",
+    "DOCKER_*",
+    "VAULT_*",
 )
+
 
 @functools.lru_cache(maxsize=32)
 def _patterns_re(patterns: tuple[str, ...]) -> re.Pattern[str]:
@@ -42,8 +80,10 @@ def _patterns_re(patterns: tuple[str, ...]) -> re.Pattern[str]:
 
 _SECRET_RE = _patterns_re(SECRET_PATTERNS)
 
-_DOMAIN_RE = re.compile(r"^(?:\*\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*"
-                        r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+_DOMAIN_RE = re.compile(
+    r"^(?:\*\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*"
+    r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"
+)
 
 
 class _Frozen(BaseModel):

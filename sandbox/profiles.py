@@ -53,9 +53,7 @@ class SandboxSettings(_Settings):
         default=None, alias="autoAllowBashIfSandboxed"
     )
     excluded_commands: tuple[str, ...] = Field(default=(), alias="excludedCommands")
-    allow_unsandboxed_commands: bool | None = Field(
-        default=None, alias="allowUnsandboxedCommands"
-    )
+    allow_unsandboxed_commands: bool | None = Field(default=None, alias="allowUnsandboxedCommands")
     filesystem: FilesystemSettings = FilesystemSettings()
     network: NetworkSettings = NetworkSettings()
 
@@ -109,11 +107,13 @@ def apply_settings(policy: SandboxPolicy, settings: SandboxSettings) -> SandboxP
     try:
         return policy.model_copy(
             update={
-                "filesystem": policy.filesystem.model_copy(update={
-                    "allow_write": policy.filesystem.allow_write + fs.allow_write,
-                    "deny_write": policy.filesystem.deny_write + fs.deny_write,
-                    "deny_read": policy.filesystem.deny_read + fs.deny_read,
-                }),
+                "filesystem": policy.filesystem.model_copy(
+                    update={
+                        "allow_write": policy.filesystem.allow_write + fs.allow_write,
+                        "deny_write": policy.filesystem.deny_write + fs.deny_write,
+                        "deny_read": policy.filesystem.deny_read + fs.deny_read,
+                    }
+                ),
                 "network": NetworkPolicy(
                     allowed_domains=policy.network.allowed_domains + net.allowed_domains,
                     denied_domains=policy.network.denied_domains + net.denied_domains,

@@ -170,8 +170,12 @@ class DomainProxy:
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), _HEAD_TIMEOUT)
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError,
-                ConnectionError):
+        except (
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            TimeoutError,
+            ConnectionError,
+        ):
             writer.close()
             return
         try:
@@ -202,8 +206,11 @@ class DomainProxy:
             host, port = _split_host_port(authority, 80)
             tunnel = False
         else:
-            writer.write(_response("400 Bad Request",
-                                   "shellgate proxy: use CONNECT or an absolute http:// URL\n"))
+            writer.write(
+                _response(
+                    "400 Bad Request", "shellgate proxy: use CONNECT or an absolute http:// URL\n"
+                )
+            )
             return
         allowed, reason = self.network.decide(host)
         connect_to = host
@@ -230,13 +237,20 @@ class DomainProxy:
         if tunnel:
             writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
         else:
-            kept = [h for h in lines[1:] if h and not h.lower().startswith(
-                ("proxy-connection:", "proxy-authorization:", "connection:"))]
+            kept = [
+                h
+                for h in lines[1:]
+                if h
+                and not h.lower().startswith(
+                    ("proxy-connection:", "proxy-authorization:", "connection:")
+                )
+            ]
             request = [f"{method} /{path} {version}", *kept, "Connection: close", "", ""]
             up_writer.write("\r\n".join(request).encode("latin-1"))
         await writer.drain()
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer),
-                             return_exceptions=True)
+        await asyncio.gather(
+            _pipe(reader, up_writer), _pipe(up_reader, writer), return_exceptions=True
+        )
 
     async def _resolve(self, host: str, port: int) -> tuple[str, str | None]:
         """One lookup: (address to connect to, None) or ("", why refused).
@@ -256,8 +270,13 @@ class DomainProxy:
                 address = ipaddress.ip_address(info[4][0])
                 if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
                     address = address.ipv4_mapped
-                local = (address.is_loopback or address.is_link_local or address.is_unspecified
-                         or address.is_multicast or address in own)
+                local = (
+                    address.is_loopback
+                    or address.is_link_local
+                    or address.is_unspecified
+                    or address.is_multicast
+                    or address in own
+                )
                 private = any(address in net for net in _PRIVATE_NETWORKS)
                 if local or (private and not private_ok):
                     return "", f"{host} resolves to non-public address {address}"

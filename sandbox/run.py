@@ -49,6 +49,7 @@ def _proxy_class() -> type[DomainProxy]:
 
     return DomainProxy
 
+
 if TYPE_CHECKING:
     from .proxy import DomainProxy, ProxyEvent
 
@@ -131,7 +132,8 @@ def _cleanup_stubs(fd: int, record: Path) -> None:
 
 
 _STUB_NAMES = frozenset(
-    rel.split("/")[i] for rel, _ in (*MANDATORY_WRITE_DENY, *HOME_WRITE_DENY)
+    rel.split("/")[i]
+    for rel, _ in (*MANDATORY_WRITE_DENY, *HOME_WRITE_DENY)
     for i in range(len(rel.split("/")))
 ) | {"commondir"}
 
@@ -187,8 +189,13 @@ def sandbox_env(policy: SandboxPolicy, environ: dict[str, str]) -> dict[str, str
     # git inside the sandbox never adopts a bare repository it merely finds in
     # the current directory: a planted one (HEAD, objects/, refs/, config)
     # would bring its own diff.external / fsmonitor.
-    env.update({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.bareRepository",
-                "GIT_CONFIG_VALUE_0": "explicit"})
+    env.update(
+        {
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": "safe.bareRepository",
+            "GIT_CONFIG_VALUE_0": "explicit",
+        }
+    )
     if policy.filesystem.private_tmp:
         env["TMPDIR"] = "/tmp"  # noqa: S108 - the private /tmp inside the sandbox
     if policy.network.mode == "allowlist":
@@ -218,8 +225,7 @@ def build_bwrap(
     res.dirs.append(scratch)
     private_tmp = os.path.join(scratch, "tmp")
     os.mkdir(private_tmp, 0o700)
-    plan = build_plan(policy, cwd, home=home, private_tmp=private_tmp,
-                      hide=(str(runtime_dir()),))
+    plan = build_plan(policy, cwd, home=home, private_tmp=private_tmp, hide=(str(runtime_dir()),))
     res.tripwires = [p for p in plan.tripwires if not os.path.lexists(p)]
     if record is not None:
         _record_stubs(plan, record)
@@ -237,27 +243,48 @@ def build_bwrap(
     if networked:
         bridge_dir = os.path.join(scratch, "bridge")
         os.mkdir(bridge_dir, 0o755)
-        proxy = _proxy_class()(policy.network, os.path.join(bridge_dir, "proxy.sock"),
-                            on_event=on_proxy_event)
+        proxy = _proxy_class()(
+            policy.network, os.path.join(bridge_dir, "proxy.sock"), on_event=on_proxy_event
+        )
         proxy.start()
         res.proxy = proxy
-        child_fd = _memfd("shellgate-seccomp-child",
-                          export_bpf(SeccompSpec(allow_unix=unix, allow_inet=True)))
+        child_fd = _memfd(
+            "shellgate-seccomp-child", export_bpf(SeccompSpec(allow_unix=unix, allow_inet=True))
+        )
         res.fds.append(child_fd)
         pass_fds.append(child_fd)
         # The launcher is copied next to the socket: the package itself may
         # live under /tmp, which the sandbox replaces with its own.
         shutil.copyfile(_INNER, os.path.join(bridge_dir, "inner.py"))
-        command = [_python_outside_tmp(), "-I", "-S", f"{BRIDGE_MOUNT}/inner.py",
-                   "--socket", f"{BRIDGE_MOUNT}/proxy.sock", "--port", str(PROXY_PORT),
-                   "--filter-fd", str(child_fd), "--", *argv]
+        command = [
+            _python_outside_tmp(),
+            "-I",
+            "-S",
+            f"{BRIDGE_MOUNT}/inner.py",
+            "--socket",
+            f"{BRIDGE_MOUNT}/proxy.sock",
+            "--port",
+            str(PROXY_PORT),
+            "--filter-fd",
+            str(child_fd),
+            "--",
+            *argv,
+        ]
     info_r, info_w = os.pipe()
     block_r, block_w = os.pipe()
     res.fds += [info_r, info_w, block_r, block_w]
     pass_fds += [info_w, block_r]
-    args = bwrap_args(plan, BwrapOptions(share_net=False, seccomp_fd=seccomp_fd,
-                                          bridge_dir=bridge_dir, hide_run=not unix,
-                                          info_fd=info_w, block_fd=block_r))
+    args = bwrap_args(
+        plan,
+        BwrapOptions(
+            share_net=False,
+            seccomp_fd=seccomp_fd,
+            bridge_dir=bridge_dir,
+            hide_run=not unix,
+            info_fd=info_w,
+            block_fd=block_r,
+        ),
+    )
     args_fd = _memfd("shellgate-bwrap-args", encode_args(args))
     res.fds.append(args_fd)
     pass_fds.append(args_fd)
@@ -332,10 +359,22 @@ def run(
     res = _Resources()
     try:
         if chosen == "none":
-            _warn("sandbox.disabled", argv=list(argv)[:3], cwd=cwd,
-                        note="running WITHOUT a sandbox (backend none)")
-            return supervise(argv, env=sb_env, cwd=cwd, limits=policy.limits, timeout=timeout,
-                             on_output=on_output, stdin=stdin, on_start=on_start)
+            _warn(
+                "sandbox.disabled",
+                argv=list(argv)[:3],
+                cwd=cwd,
+                note="running WITHOUT a sandbox (backend none)",
+            )
+            return supervise(
+                argv,
+                env=sb_env,
+                cwd=cwd,
+                limits=policy.limits,
+                timeout=timeout,
+                on_output=on_output,
+                stdin=stdin,
+                on_start=on_start,
+            )
         if chosen == "seatbelt":
             private_tmp = tempfile.mkdtemp(prefix="run-", dir=runtime_dir())
             res.dirs.append(private_tmp)
@@ -347,16 +386,35 @@ def run(
                 proxy_port = res.proxy.port
                 for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
                     sb_env[name] = sb_env[name.lower()] = f"http://127.0.0.1:{proxy_port}"
-            full = seatbelt_command(argv, policy, cwd, home=home, private_tmp=private_tmp,
-                                    proxy_port=proxy_port)
-            return supervise(full, env=sb_env, cwd=cwd, limits=policy.limits, timeout=timeout,
-                             on_output=on_output, stdin=stdin, on_start=on_start)
+            full = seatbelt_command(
+                argv, policy, cwd, home=home, private_tmp=private_tmp, proxy_port=proxy_port
+            )
+            return supervise(
+                full,
+                env=sb_env,
+                cwd=cwd,
+                limits=policy.limits,
+                timeout=timeout,
+                on_output=on_output,
+                stdin=stdin,
+                on_start=on_start,
+            )
         with _workspace_lock(cwd) as record:
-            full, fds, gate = build_bwrap(argv, policy, cwd, home=home, res=res,
-                                          on_proxy_event=on_proxy_event, record=record)
-            result = supervise(full, env=sb_env, cwd=cwd, limits=policy.limits, timeout=timeout,
-                               pass_fds=fds, on_output=on_output, stdin=stdin,
-                               on_start=on_start, after_spawn=gate)
+            full, fds, gate = build_bwrap(
+                argv, policy, cwd, home=home, res=res, on_proxy_event=on_proxy_event, record=record
+            )
+            result = supervise(
+                full,
+                env=sb_env,
+                cwd=cwd,
+                limits=policy.limits,
+                timeout=timeout,
+                pass_fds=fds,
+                on_output=on_output,
+                stdin=stdin,
+                on_start=on_start,
+                after_spawn=gate,
+            )
             tampered = _check_tripwires(res.tripwires)
         _raise_if_sandbox_failed(result)
         return dataclasses.replace(result, tampered=tampered) if tampered else result
@@ -370,7 +428,7 @@ def _raise_if_sandbox_failed(result: ExecResult) -> None:
     """bwrap reports its own setup failures as `bwrap: ...` on stderr."""
     first = result.stderr.lstrip().splitlines()[:1]
     if result.exit_code not in (0, None) and first and first[0].startswith("bwrap: "):
-        message = first[0][len("bwrap: "):]
+        message = first[0][len("bwrap: ") :]
         if "execvp" not in message:  # the command itself was not found: its own error
             raise SandboxUnavailable(f"bubblewrap failed: {message}")
 
@@ -434,8 +492,16 @@ def start_background(
 
     def target() -> None:
         try:
-            bg._result = run(argv, policy, cwd=cwd, env=env, timeout=timeout,
-                             on_output=bg._on_output, on_start=bg._on_start, backend=backend)
+            bg._result = run(
+                argv,
+                policy,
+                cwd=cwd,
+                env=env,
+                timeout=timeout,
+                on_output=bg._on_output,
+                on_start=bg._on_start,
+                backend=backend,
+            )
         except BaseException as exc:  # handed to the caller by wait()
             bg._error = exc
         finally:

@@ -154,8 +154,9 @@ def supervise(
         list(argv),
         # bytes are written to a pipe; an int is a descriptor the command reads
         # directly (streamed, never buffered here); None is /dev/null.
-        stdin=subprocess.PIPE if isinstance(stdin, bytes) else (
-            stdin if stdin is not None else subprocess.DEVNULL),
+        stdin=subprocess.PIPE
+        if isinstance(stdin, bytes)
+        else (stdin if stdin is not None else subprocess.DEVNULL),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
@@ -176,8 +177,10 @@ def supervise(
         with contextlib.suppress(BrokenPipeError):
             proc.stdin.write(stdin)
         proc.stdin.close()
-    captures = {"stdout": OutputCapture(limits.max_output_bytes),
-                "stderr": OutputCapture(limits.max_output_bytes)}
+    captures = {
+        "stdout": OutputCapture(limits.max_output_bytes),
+        "stderr": OutputCapture(limits.max_output_bytes),
+    }
     sel = selectors.DefaultSelector()
     assert proc.stdout is not None and proc.stderr is not None
     sel.register(proc.stdout, selectors.EVENT_READ, "stdout")

@@ -91,7 +91,8 @@ def classify_pipeline(argvs: list[tuple[str, ...]]) -> Classification:
     meaningful = {p for p in parts if p is not Classification.NEUTRAL}
     if len(meaningful) > 1 or (meaningful and len(parts) > 1):
         meaningful = {
-            p for a, p in zip(argvs, parts, strict=True)
+            p
+            for a, p in zip(argvs, parts, strict=True)
             if p is not Classification.NEUTRAL and a[:1] != ("cd",)
         } or meaningful
     if not meaningful:

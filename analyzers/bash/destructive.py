@@ -167,8 +167,25 @@ def hard_limits(
 
 #: Database clients whose arguments may carry SQL (`psql -c "DROP TABLE x"`).
 SQL_CLIENTS = frozenset(
-    {"psql", "mysql", "mariadb", "sqlite3", "duckdb", "sqlcmd", "clickhouse-client", "cockroach",
-     "pgcli", "mycli", "litecli", "usql", "bq", "snowsql", "trino", "presto", "cqlsh"}
+    {
+        "psql",
+        "mysql",
+        "mariadb",
+        "sqlite3",
+        "duckdb",
+        "sqlcmd",
+        "clickhouse-client",
+        "cockroach",
+        "pgcli",
+        "mycli",
+        "litecli",
+        "usql",
+        "bq",
+        "snowsql",
+        "trino",
+        "presto",
+        "cqlsh",
+    }
 )
 _SQL_DROP_RE = re.compile(
     r"\b(?:DROP\s+(?:TABLE|DATABASE|SCHEMA|INDEX|VIEW)|TRUNCATE)\b", re.IGNORECASE

@@ -69,8 +69,7 @@ def main(argv: list[str]) -> int:
     try:
         sep = argv.index("--")
     except ValueError:
-        print("usage: inner.py --socket PATH --port N [--filter-fd FD] -- ARGV...",
-              file=sys.stderr)
+        print("usage: inner.py --socket PATH --port N [--filter-fd FD] -- ARGV...", file=sys.stderr)
         return 125
     opts = dict(zip(argv[:sep:2], argv[1:sep:2], strict=False))
     command = argv[sep + 1 :]

@@ -138,8 +138,7 @@ def build_filter(spec: SeccompSpec) -> Any:
     _add(sc, f, eperm, "clone", sc.Arg(0, sc.MASKED_EQ, _CLONE_NS_FLAGS, 0), negate=True)
     _add(sc, f, eperm, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, _TIOCSTI))
     _add(sc, f, eperm, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, _TIOCLINUX))
-    _add(sc, f, eperm, "personality", sc.Arg(0, sc.GT, 0),
-         sc.Arg(0, sc.NE, _PERSONALITY_QUERY))
+    _add(sc, f, eperm, "personality", sc.Arg(0, sc.GT, 0), sc.Arg(0, sc.NE, _PERSONALITY_QUERY))
     families = dict(_ALWAYS_BLOCKED_FAMILIES)
     if not spec.allow_unix:
         families[AF_UNIX] = "AF_UNIX"

@@ -41,8 +41,18 @@ def incomplete_commands(inp: CheckInput) -> str | None:
 
 _META_IN_QUOTES_RE = re.compile(r"'[^']*[;&|`<>][^']*'|\"[^\"]*[;&|`<>][^\"]*\"")
 _FIND_PATTERN_FLAGS = frozenset(
-    {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
-     "-lname", "-ilname"}
+    {
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-wholename",
+        "-iwholename",
+        "-regex",
+        "-iregex",
+        "-lname",
+        "-ilname",
+    }
 )
 
 

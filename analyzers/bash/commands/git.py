@@ -347,6 +347,5 @@ def git_reads(argv: tuple[str, ...]) -> list[str]:
     if table is None:
         return []
     p = parse_args((sub, *args), Spec(flags=table))
-    named = [a for a in p.positionals
-             if a.startswith(("/", "~", "./", "../")) or a in (".", "..")]
+    named = [a for a in p.positionals if a.startswith(("/", "~", "./", "../")) or a in (".", "..")]
     return [*p.reads, *named]

@@ -300,7 +300,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if result.killed_reason:
         print(f"shellgate: killed: {result.killed_reason}", file=sys.stderr)
     for path in result.tampered:
-        print(f"shellgate: the command created protected path {path}; removed", file=sys.stderr)
+        if path.endswith("/.git/commondir"):
+            print(f"shellgate: the command created protected path {path}; removed",
+                  file=sys.stderr)
+        else:
+            print(f"shellgate: the command planted a nested repository; {path} was renamed "
+                  "with the suffix .quarantined-by-shellgate", file=sys.stderr)
     if result.signal is not None:
         return 128 + result.signal
     return result.exit_code if result.exit_code is not None else EXIT_SANDBOX

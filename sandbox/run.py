@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from .errors import SandboxUnavailable
+from .gitguard import IndexStamp, quarantine_planted, stamp_indexes
 from .linux.bwrap import BRIDGE_MOUNT, BwrapOptions, bwrap_args, bwrap_command, encode_args
 from .linux.seccomp import SeccompSpec, export_bpf
 from .macos.seatbelt import seatbelt_command
@@ -153,7 +154,6 @@ def _check_tripwires(before: list[str]) -> tuple[str, ...]:
                     shutil.rmtree(path)
                 else:
                     os.unlink(path)
-            _warn("sandbox.tampered", path=path, action="removed")
     return tuple(tampered)
 
 
@@ -170,6 +170,7 @@ class _Resources:
     dirs: list[str] = field(default_factory=list)
     proxy: DomainProxy | None = None
     tripwires: list[str] = field(default_factory=list)
+    indexes: list[IndexStamp] = field(default_factory=list)
 
     def close(self) -> None:
         if self.proxy is not None:
@@ -227,6 +228,7 @@ def build_bwrap(
     os.mkdir(private_tmp, 0o700)
     plan = build_plan(policy, cwd, home=home, private_tmp=private_tmp, hide=(str(runtime_dir()),))
     res.tripwires = [p for p in plan.tripwires if not os.path.lexists(p)]
+    res.indexes = stamp_indexes(plan.writable)
     if record is not None:
         _record_stubs(plan, record)
     networked = policy.network.mode == "allowlist"
@@ -415,7 +417,9 @@ def run(
                 on_start=on_start,
                 after_spawn=gate,
             )
-            tampered = _check_tripwires(res.tripwires)
+            tampered = _check_tripwires(res.tripwires) + quarantine_planted(res.indexes)
+            if tampered:
+                _warn("sandbox.tampered", paths=list(tampered))
         _raise_if_sandbox_failed(result)
         return dataclasses.replace(result, tampered=tampered) if tampered else result
     except OSError as exc:

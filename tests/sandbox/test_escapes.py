@@ -497,16 +497,6 @@ def test_a_command_cannot_redirect_git_to_a_planted_common_dir(
     assert not marker.exists(), "the host's git ran code planted through .git/commondir"
 
 
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="ESCAPE: only the workspace root's .git is protected. A repository created in a "
-    "subdirectory, registered as a gitlink in the (writable) index, gets its own "
-    "core.fsmonitor run by a plain `git status` at the root. Reproducer: `shellgate run -- sh "
-    "-c 'mkdir sub && cd sub && git init -q && git -c user.name=x -c user.email=x@x commit -q "
-    "--allow-empty -m x && git config core.fsmonitor \"touch /var/tmp/PWNED\" && cd .. && "
-    "git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub'`, then "
-    "`git status` on the host creates /var/tmp/PWNED (so does `git -C sub status`).",
-)
 def test_a_command_cannot_plant_a_nested_repository_that_runs_code_on_git_status(
     git_ws: Path, tmp_path: Path
 ) -> None:
@@ -524,6 +514,30 @@ def test_a_command_cannot_plant_a_nested_repository_that_runs_code_on_git_status
     consume_control(git_ws, proc)
     host_git(git_ws, "status")
     assert not marker.exists(), "the host's `git status` ran a nested repository's fsmonitor"
+
+
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError,
+    reason="KNOWN LIMIT: a nested repository that is not registered as a gitlink is left "
+    "alone (finding it would mean walking the whole workspace after every run); a user who "
+    "later runs git inside that directory runs its config. Reproducer: `shellgate run -- sh -c "
+    "'mkdir sub && cd sub && git init -q && git config core.fsmonitor \"touch /tmp/PWNED\"'`,"
+    " then `git -C sub status` on the host.",
+)
+def test_a_nested_repository_without_a_gitlink_is_defused_too(
+    git_ws: Path, tmp_path: Path
+) -> None:
+    """Attack: the same planted repository, waiting for the user to run git
+    inside its directory."""
+    marker = tmp_path / "PLANTED-CODE-RAN"
+    script = f"""
+        mkdir sub && cd sub && git init -q && git config core.fsmonitor 'touch {marker}' &&
+        cd .. && echo ran > control.txt
+    """
+    proc = sh(git_ws, script)
+    consume_control(git_ws, proc)
+    host_git(git_ws / "sub", "status")
+    assert not marker.exists(), "the host's git ran a nested repository's fsmonitor"
 
 
 # -- 5. agent and editor configuration ----------------------------------------

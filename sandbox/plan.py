@@ -81,21 +81,9 @@ HOME_WRITE_DENY: tuple[tuple[str, str], ...] = (
 )
 
 
-#: Directories that are never a writable root, and trees nothing below which is.
-_SYSTEM_TREES = (
-    "/bin",
-    "/boot",
-    "/dev",
-    "/etc",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/proc",
-    "/sbin",
-    "/sys",
-    "/usr",
-)
+#: Directories that are never a writable root, and trees nothing below which is
+#: (the system trees are shared data with the analyzer's hard limits).
+_SYSTEM_TREES = tuple(profile_data.read_toml("system-dirs.toml")["trees"])
 _NEVER_WRITABLE = frozenset({"/", "/home", "/root", "/var", "/opt", "/srv", *_SYSTEM_TREES})
 
 

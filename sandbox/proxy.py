@@ -107,6 +107,8 @@ class DomainProxy:
         self._server: asyncio.AbstractServer | None = None
         self._error: BaseException | None = None
         self.port: int | None = None
+        #: this machine's addresses, looked up once per proxy, not per request
+        self._own_addresses = _host_addresses() if block_local_targets else set()
 
     # -- lifecycle ---------------------------------------------------------
     def start(self) -> None:
@@ -265,7 +267,7 @@ class DomainProxy:
             return "", f"cannot resolve {host}"
         if self.block_local_targets:
             private_ok = self.network.allow_private_addresses
-            own = _host_addresses()
+            own = self._own_addresses
             for info in infos:
                 address = ipaddress.ip_address(info[4][0])
                 if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:

@@ -16,27 +16,15 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from profiles import read_toml
+
 from .commands.find import analyze_find
 from .commands.writers import writer_paths
 from .paths import resolve
 
-#: Removing anything at or below these is a hard limit.
-SYSTEM_DIRS = frozenset(
-    {
-        "/bin",
-        "/boot",
-        "/dev",
-        "/etc",
-        "/lib",
-        "/lib32",
-        "/lib64",
-        "/libx32",
-        "/proc",
-        "/sbin",
-        "/sys",
-        "/usr",
-    }
-)
+#: Removing anything at or below these is a hard limit (shared data with
+#: the sandbox, which never makes them writable).
+SYSTEM_DIRS = frozenset(read_toml("system-dirs.toml")["trees"])
 _BLOCK_DEVICE_RE = re.compile(
     r"^/dev/(?:sd[a-z]+|hd[a-z]+|vd[a-z]+|xvd[a-z]+|nvme\d+n\d+(?:p\d+)?|mmcblk\d+(?:p\d+)?|"
     r"loop\d+|md\d+|dm-\d+|sr\d+|disk/.*|mapper/.*)\d*$"

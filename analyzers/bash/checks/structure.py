@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import re
 
+from ..commands.find import FIND_PATTERN_PRIMARIES
 from .base import CheckInput, check
 from .ids import CheckId
 
@@ -40,20 +41,6 @@ def incomplete_commands(inp: CheckInput) -> str | None:
 
 
 _META_IN_QUOTES_RE = re.compile(r"'[^']*[;&|`<>][^']*'|\"[^\"]*[;&|`<>][^\"]*\"")
-_FIND_PATTERN_FLAGS = frozenset(
-    {
-        "-name",
-        "-iname",
-        "-path",
-        "-ipath",
-        "-wholename",
-        "-iwholename",
-        "-regex",
-        "-iregex",
-        "-lname",
-        "-ilname",
-    }
-)
 
 
 @check(CheckId.SHELL_METACHARACTERS)
@@ -75,7 +62,7 @@ def shell_metacharacters(inp: CheckInput) -> str | None:
         if not argv or argv[0] not in ("find", "fd"):
             continue
         for flag, value in itertools.pairwise(argv):
-            if flag in _FIND_PATTERN_FLAGS and any(c in value for c in ";&|`<>"):
+            if flag in FIND_PATTERN_PRIMARIES and any(c in value for c in ";&|`<>"):
                 return f"shell metacharacter in {flag} pattern {value[:40]!r}"
     return None
 

@@ -65,7 +65,8 @@ _NO_ARG = frozenset(
         ",",
     ]
 )
-_ONE_ARG = frozenset(
+#: Primaries whose argument is a name pattern (check 5 looks inside them).
+FIND_PATTERN_PRIMARIES = frozenset(
     [
         "-name",
         "-iname",
@@ -77,6 +78,10 @@ _ONE_ARG = frozenset(
         "-iregex",
         "-lname",
         "-ilname",
+    ]
+)
+_ONE_ARG = FIND_PATTERN_PRIMARIES | frozenset(
+    [
         "-type",
         "-xtype",
         "-size",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .background import BackgroundProcess, start_background
 from .errors import PolicyError, SandboxError, SandboxUnavailable
 from .plan import HOME_WRITE_DENY, MANDATORY_WRITE_DENY, FsPlan, build_plan
 from .policy import (
@@ -28,7 +29,7 @@ from .profiles import (
     load_profile,
     parse_settings,
 )
-from .run import Backend, BackgroundProcess, default_backend, run, sandbox_env, start_background
+from .run import Backend, default_backend, run, sandbox_env
 from .supervise import ExecResult, OutputCapture
 
 # The proxy (asyncio) and the doctor are loaded on first use (PEP 562):

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import profiles as profile_data
 
+from . import dotenv_scan
 from .errors import PolicyError
 from .policy import SandboxPolicy
 
@@ -176,7 +177,7 @@ def _sensitive_paths(home: str) -> list[str]:
     """The shared sensitive list, as concrete existing paths. ``/proc`` and
     ``/dev`` entries are left out (the sandbox mounts its own, which only
     show its own processes and devices) and so are ``**`` patterns (they
-    cannot be enumerated; the analyzer still denies them)."""
+    cannot be enumerated; the dotenv ones are found by :func:`_dotenv_paths`)."""
     out: list[str] = []
     homes = _homes(home)
     for entry in _sensitive_patterns():
@@ -194,6 +195,19 @@ def _sensitive_paths(home: str) -> list[str]:
     return out
 
 
+def _dotenv_paths(home: str, keep: list[str], cache: Path | None) -> list[str]:
+    """Other directories' ``.env`` files under the home directories, and
+    what the bounded walk did not reach (hidden too: fail closed). The
+    workspace's own (and a writable root's) stay visible."""
+    found = dotenv_scan.scan(_homes(home), cache, keep=tuple(keep))
+    out = []
+    for path in (*found.found, *found.unscanned):
+        real = os.path.realpath(path)
+        if not any(_inside(real, k) or _inside(path, k) for k in keep):
+            out.append(real)
+    return out
+
+
 def build_plan(
     policy: SandboxPolicy,
     cwd: str,
@@ -201,10 +215,12 @@ def build_plan(
     home: str,
     private_tmp: str | None,
     hide: tuple[str, ...] = (),
+    dotenv_cache: Path | None = None,
 ) -> FsPlan:
     """Resolve ``policy`` against the filesystem for a run in ``cwd``;
     ``hide`` adds directories the command must not see (the sandbox's own
-    state)."""
+    state); ``dotenv_cache`` is where the walk for ``.env`` files keeps its
+    state between runs."""
     cwd = os.path.realpath(cwd)
     fs = policy.filesystem
     roots: list[str] = []
@@ -221,6 +237,7 @@ def build_plan(
             )
 
     hidden = [os.path.realpath(p) for p in _sensitive_paths(home)]
+    hidden += _dotenv_paths(home, [*roots, cwd], dotenv_cache)
     hidden += [expand(p, home, cwd) for p in fs.deny_read]
     hidden += [os.path.realpath(p) for p in hide]
     hidden = [h for h in dict.fromkeys(hidden) if os.path.lexists(h)]

@@ -15,17 +15,25 @@ at 169.254.169.254), reserved, multicast — are refused unless the policy
 sets ``allow_private_addresses``: DNS rebinding must not turn an allowed
 domain into a door to the host's own services. The connection then goes to
 the address that was checked, never to a second lookup of the name.
+
+On Linux the proxy serves a listening socket that was opened *inside* the
+sandbox's network namespace and handed over a socket pair
+(:class:`LaunchChannel`): the command connects to ``127.0.0.1:3128`` in
+its own namespace and the host accepts, with no process of ours in the
+sandbox to relay (or to be hijacked).
 """
 
 from __future__ import annotations
 
+import array
 import asyncio
 import contextlib
 import ipaddress
+import os
 import socket
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .policy import NetworkPolicy
 
@@ -49,6 +57,26 @@ class ProxyEvent:
     port: int
     allowed: bool
     reason: str
+
+
+@dataclass
+class LaunchChannel:
+    """The host's end of the socket pair shared with the in-sandbox launcher
+    (see ``sandbox/linux/inner.py``): it delivers the listening socket, then
+    says how the launch went."""
+
+    sock: socket.socket
+    #: "pending" until the launcher reports; then "started" (end-of-file
+    #: after the listener: the exec closed the pair), "exec-failed" or "failed"
+    state: str = "pending"
+    errno: int | None = None
+    message: str = ""
+    done: threading.Event = field(default_factory=threading.Event)
+    _got_listener: bool = False
+
+    def wait(self, timeout: float) -> str:
+        self.done.wait(timeout)
+        return self.state
 
 
 def blocked_body(host: str, reason: str, *, allowable: bool = True) -> str:
@@ -93,12 +121,15 @@ class DomainProxy:
         *,
         on_event: Callable[[ProxyEvent], None] | None = None,
         block_local_targets: bool = True,
+        channel: LaunchChannel | None = None,
     ) -> None:
         self.network = network
         #: refuse allowed names that resolve to loopback/link-local (tests of
         #: the proxy itself turn this off to reach an upstream on loopback)
         self.block_local_targets = block_local_targets
         self.socket_path = socket_path
+        #: serve the listener the launcher hands over (instead of socket_path)
+        self.channel = channel
         self.on_event = on_event
         self.events: list[ProxyEvent] = []
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -136,12 +167,15 @@ class DomainProxy:
         loop = asyncio.new_event_loop()
         self._loop = loop
         try:
-            if self.socket_path is not None:
+            if self.channel is not None:
+                self.channel.sock.setblocking(False)
+                loop.add_reader(self.channel.sock.fileno(), self._on_channel, self.channel)
+            elif self.socket_path is not None:
                 server = asyncio.start_unix_server(self._handle, path=self.socket_path)
+                self._server = loop.run_until_complete(server)
             else:
                 server = asyncio.start_server(self._handle, host="127.0.0.1", port=0)
-            self._server = loop.run_until_complete(server)
-            if self.socket_path is None:
+                self._server = loop.run_until_complete(server)
                 self.port = self._server.sockets[0].getsockname()[1]
         except BaseException as exc:  # reported to start()
             self._error = exc
@@ -152,14 +186,74 @@ class DomainProxy:
         try:
             loop.run_forever()
         finally:
-            self._server.close()
-            with contextlib.suppress(Exception):
-                loop.run_until_complete(self._server.wait_closed())
+            if self.channel is not None:
+                with contextlib.suppress(Exception):
+                    loop.remove_reader(self.channel.sock.fileno())
+                self.channel.done.set()
+            if self._server is not None:
+                self._server.close()
+                with contextlib.suppress(Exception):
+                    loop.run_until_complete(self._server.wait_closed())
             for task in asyncio.all_tasks(loop):
                 task.cancel()
             with contextlib.suppress(Exception):
                 loop.run_until_complete(asyncio.sleep(0))
             loop.close()
+
+    # -- the launcher's channel ---------------------------------------------
+    def _on_channel(self, channel: LaunchChannel) -> None:
+        """One message from the launcher: the listener first (``L`` with one
+        descriptor), then ``E<errno> <text>`` or ``F<text>``, or end-of-file
+        (the exec succeeded and closed the pair)."""
+        try:
+            data, ancdata, _flags, _addr = channel.sock.recvmsg(
+                4096, socket.CMSG_SPACE(4 * array.array("i").itemsize)
+            )
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            data, ancdata = b"", []
+            channel.message = f"launcher channel: {exc}"
+        fds = _received_fds(ancdata)
+        if data.startswith(b"L") and fds and not channel._got_listener:
+            listener, problem = _adopt_listener(fds[0])
+            for extra in fds[1:]:
+                with contextlib.suppress(OSError):
+                    socket.socket(fileno=extra).close()
+            if listener is None:
+                self._finish(channel, "failed", message=problem)
+                return
+            channel._got_listener = True
+            assert self._loop is not None
+            self._loop.create_task(self._serve_listener(listener))
+            return
+        for fd in fds:  # nothing else may carry descriptors
+            with contextlib.suppress(OSError):
+                socket.socket(fileno=fd).close()
+        if not data:
+            if channel._got_listener:
+                self._finish(channel, "started")
+            else:
+                self._finish(channel, "failed",
+                             message=channel.message or "the launcher ended before it started")
+        elif data.startswith(b"E"):
+            code, _, text = data[1:].decode("utf-8", "replace").partition(" ")
+            self._finish(channel, "exec-failed", errno=int(code) if code.isdigit() else None,
+                         message=text)
+        else:
+            self._finish(channel, "failed", message=data[1:].decode("utf-8", "replace")[:500])
+
+    def _finish(self, channel: LaunchChannel, state: str, *, errno: int | None = None,
+                message: str = "") -> None:
+        if channel.state == "pending":
+            channel.state, channel.errno, channel.message = state, errno, message
+        assert self._loop is not None
+        with contextlib.suppress(Exception):
+            self._loop.remove_reader(channel.sock.fileno())
+        channel.done.set()
+
+    async def _serve_listener(self, listener: socket.socket) -> None:
+        self._server = await asyncio.start_server(self._handle, sock=listener)
 
     # -- requests ----------------------------------------------------------
     def _record(self, host: str, port: int, allowed: bool, reason: str) -> None:
@@ -283,6 +377,39 @@ class DomainProxy:
                 if local or (private and not private_ok):
                     return "", f"{host} resolves to non-public address {address}"
         return str(infos[0][4][0]), None
+
+
+def _received_fds(ancdata: list[tuple[int, int, bytes]]) -> list[int]:
+    fds: list[int] = []
+    for level, kind, payload in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            usable = len(payload) - len(payload) % array.array("i").itemsize
+            fds.extend(array.array("i", payload[:usable]))
+    return fds
+
+
+def _adopt_listener(fd: int) -> tuple[socket.socket | None, str]:
+    """The handed-over descriptor, if it is what the launcher promised: a
+    listening TCP socket. Anything else is closed and refused."""
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        return None, f"the launcher sent a descriptor that is not a socket ({exc})"
+    try:
+        ok = (
+            sock.family in (socket.AF_INET, socket.AF_INET6)
+            and sock.type == socket.SOCK_STREAM
+            and sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN) == 1
+        )
+    except OSError:
+        ok = False
+    if not ok:
+        sock.close()
+        return None, "the launcher sent a descriptor that is not a listening TCP socket"
+    sock.setblocking(False)
+    return sock, ""
 
 
 def _host_addresses() -> set[ipaddress.IPv4Address | ipaddress.IPv6Address]:

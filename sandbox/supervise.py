@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import psutil
 
 from .policy import Limits
+from .stdin import StdinFeeder
 
 #: on_output(stream, chunk): stream is "stdout" or "stderr"
 OutputCallback = Callable[[str, bytes], None]
@@ -45,7 +46,12 @@ class ExecResult:
     duration: float
     killed_reason: str | None = None
     #: protected paths the command created anyway and the sandbox removed
+    #: or renamed (see sandbox.guards)
     tampered: tuple[str, ...] = ()
+    #: the command could not be executed (exit 127/126): why, as strerror
+    exec_error: str | None = None
+    #: problems the post-run guards met (an unreadable index …), one line each
+    problems: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -131,6 +137,45 @@ def kill_tree(pid: int, grace: float = 0.2) -> None:
     psutil.wait_procs(alive, timeout=grace)
 
 
+@dataclass
+class _Loop:
+    """The state one supervision loop keeps."""
+
+    proc: subprocess.Popen[bytes]
+    sel: selectors.BaseSelector
+    captures: dict[str, OutputCapture]
+    on_output: OutputCallback | None
+    timed_out: bool = False
+    killed_reason: str | None = None
+
+
+def _spawn(
+    argv: Sequence[str],
+    env: dict[str, str],
+    cwd: str | None,
+    pass_fds: Sequence[int],
+    stdin: bytes | int | None,
+) -> tuple[subprocess.Popen[bytes], StdinFeeder | None]:
+    """Start the process. Its stdin is /dev/null or a pipe this process
+    feeds (see :mod:`sandbox.stdin`): never the caller's descriptor."""
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+        pass_fds=tuple(pass_fds),
+        start_new_session=True,
+    )
+    feeder = None
+    if stdin is not None and proc.stdin is not None:
+        # The feeder owns the write end from here on (and closes it).
+        feeder = StdinFeeder(stdin, os.dup(proc.stdin.fileno()))
+        proc.stdin.close()
+    return proc, feeder
+
+
 def supervise(
     argv: Sequence[str],
     *,
@@ -146,91 +191,96 @@ def supervise(
 ) -> ExecResult:
     """Run ``argv`` to completion under ``limits``; never raises for the
     command's own failures, only for failing to start it (OSError).
-    ``after_spawn(pid)`` runs right after the process exists; if it raises,
-    the tree is killed and the exception propagates."""
+    ``stdin``: bytes to write, a descriptor to copy until end-of-file, or
+    None for /dev/null. ``after_spawn(pid)`` runs right after the process
+    exists; if it raises, the tree is killed and the exception propagates."""
     deadline_s = timeout if timeout is not None else limits.wall_timeout
     start = time.monotonic()
-    proc = subprocess.Popen(
-        list(argv),
-        # bytes are written to a pipe; an int is a descriptor the command reads
-        # directly (streamed, never buffered here); None is /dev/null.
-        stdin=subprocess.PIPE
-        if isinstance(stdin, bytes)
-        else (stdin if stdin is not None else subprocess.DEVNULL),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        cwd=cwd,
-        pass_fds=tuple(pass_fds),
-        start_new_session=True,
-    )
+    proc, feeder = _spawn(argv, env, cwd, pass_fds, stdin)
     if after_spawn is not None:
         try:
             after_spawn(proc.pid)
         except BaseException:
             kill_tree(proc.pid)
             proc.wait()
+            _close_pipes(proc, feeder)
             raise
     if on_start is not None:
         on_start(proc.pid)
-    if isinstance(stdin, bytes) and proc.stdin is not None:
-        with contextlib.suppress(BrokenPipeError):
-            proc.stdin.write(stdin)
-        proc.stdin.close()
-    captures = {
-        "stdout": OutputCapture(limits.max_output_bytes),
-        "stderr": OutputCapture(limits.max_output_bytes),
-    }
-    sel = selectors.DefaultSelector()
+    if feeder is not None:
+        feeder.start()
     assert proc.stdout is not None and proc.stderr is not None
-    sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
-    sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
-    timed_out = False
-    killed_reason: str | None = None
-    next_nproc_check = start + _NPROC_POLL
+    state = _Loop(
+        proc,
+        selectors.DefaultSelector(),
+        {name: OutputCapture(limits.max_output_bytes) for name in ("stdout", "stderr")},
+        on_output,
+    )
+    state.sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
+    state.sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
     try:
-        while sel.get_map():
-            now = time.monotonic()
-            remaining = start + deadline_s - now
-            if remaining <= 0:
-                timed_out = True
-                killed_reason = f"wall timeout of {deadline_s:g}s"
-                break
-            if proc.poll() is not None and not _drain_ready(sel):
-                break  # exited, pipes may be held open by nothing we care about
-            _pump(sel, sel.select(timeout=min(remaining, _NPROC_POLL)), captures, on_output)
-            if limits.max_processes is not None and time.monotonic() >= next_nproc_check:
-                next_nproc_check = time.monotonic() + _NPROC_POLL
-                if _count_tree(proc.pid) > limits.max_processes + 2:
-                    killed_reason = f"more than {limits.max_processes} processes"
-                    break
+        _watch(state, start + deadline_s, deadline_s, limits.max_processes)
     finally:
-        # Whatever ended the loop, nothing started here may outlive the call.
-        # A command that exited on its own left nothing in bwrap's PID
-        # namespace (the kernel ended it with PID 1); its process group still
-        # gets a SIGKILL for the `none` backend.
-        if proc.poll() is None:
-            kill_tree(proc.pid)
-        else:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        _drain_rest(sel, captures, on_output)
-        sel.close()
-        proc.stdout.close()
-        proc.stderr.close()
+        _finish(state)
+        _close_pipes(proc, feeder)
     code = proc.returncode
     exit_code, sig = (None, -code) if code < 0 else (code, None)
     return ExecResult(
         exit_code=exit_code,
         signal=sig,
-        stdout=captures["stdout"].text(),
-        stderr=captures["stderr"].text(),
-        timed_out=timed_out,
-        truncated=captures["stdout"].truncated or captures["stderr"].truncated,
+        stdout=state.captures["stdout"].text(),
+        stderr=state.captures["stderr"].text(),
+        timed_out=state.timed_out,
+        truncated=any(c.truncated for c in state.captures.values()),
         duration=time.monotonic() - start,
-        killed_reason=killed_reason,
+        killed_reason=state.killed_reason,
     )
+
+
+def _watch(state: _Loop, deadline: float, deadline_s: float, max_processes: int | None) -> None:
+    """Pump output until both streams end, the deadline passes, or the
+    process tree grows past ``max_processes``."""
+    next_nproc_check = time.monotonic() + _NPROC_POLL
+    sel = state.sel
+    while sel.get_map():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            state.timed_out = True
+            state.killed_reason = f"wall timeout of {deadline_s:g}s"
+            return
+        if state.proc.poll() is not None and not _drain_ready(sel):
+            return  # exited, pipes may be held open by nothing we care about
+        _pump(sel, sel.select(timeout=min(remaining, _NPROC_POLL)), state.captures,
+              state.on_output)
+        if max_processes is not None and time.monotonic() >= next_nproc_check:
+            next_nproc_check = time.monotonic() + _NPROC_POLL
+            if _count_tree(state.proc.pid) > max_processes + 2:
+                state.killed_reason = f"more than {max_processes} processes"
+                return
+
+
+def _finish(state: _Loop) -> None:
+    """Whatever ended the loop, nothing started here may outlive the call.
+    A command that exited on its own left nothing in bwrap's PID namespace
+    (the kernel ended it with PID 1); its process group still gets a
+    SIGKILL for the ``none`` backend."""
+    proc = state.proc
+    if proc.poll() is None:
+        kill_tree(proc.pid)
+    else:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    _drain_rest(state.sel, state.captures, state.on_output)
+    state.sel.close()
+
+
+def _close_pipes(proc: subprocess.Popen[bytes], feeder: StdinFeeder | None) -> None:
+    if feeder is not None:
+        feeder.stop()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
 
 
 def _drain_ready(sel: selectors.BaseSelector) -> bool:

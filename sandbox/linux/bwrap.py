@@ -5,6 +5,11 @@ NUL-separated arguments), so hundreds of mounts never meet the kernel's
 argument-size limit. Mounts are ordered shallow to deep: a more specific path
 always wins (``/home/u`` hidden, ``/home/u/project`` bound writable on top,
 ``/home/u/project/.git/hooks`` read-only on top of that).
+
+bubblewrap reports on ``--json-status-fd``: the sandbox's PID once it
+exists, and ``{"exit-code": N}`` only if the command was really executed.
+That — never a ``bwrap:`` line on stderr, which the command can print too —
+is how a run tells the sandbox's failures from the command's.
 """
 
 from __future__ import annotations
@@ -14,23 +19,25 @@ from dataclasses import dataclass
 
 from ..plan import FsPlan
 
-#: Where the proxy's unix socket directory appears inside the sandbox.
-BRIDGE_MOUNT = "/run/shellgate"
-
 
 @dataclass(frozen=True, slots=True)
 class BwrapOptions:
     share_net: bool = False
     seccomp_fd: int | None = None
-    bridge_dir: str | None = None
     hostname: str = "sandbox"
     #: hide the host's /run (docker.sock, the D-Bus system bus, per-user
     #: runtime dirs): where host services listen on unix sockets
     hide_run: bool = True
     #: bwrap writes the sandbox's PID there, then waits on ``block_fd``
-    #: before running the command (resource limits are set in between)
-    info_fd: int | None = None
+    #: before running the command (resource limits are set in between);
+    #: at the end it writes the exit code, if the command was executed
+    status_fd: int | None = None
     block_fd: int | None = None
+    #: /proc entries bound read-only over the sandbox's own /proc (when the
+    #: sandbox's root is the host's root; see profiles/kernel-interfaces.toml)
+    proc_read_only: tuple[str, ...] = ()
+    #: /sys directories hidden under an empty read-only tmpfs
+    sys_hidden: tuple[str, ...] = ()
 
 
 def _depth(path: str) -> int:
@@ -53,6 +60,8 @@ def bwrap_args(plan: FsPlan, opts: BwrapOptions) -> list[str]:
         args.append("--unshare-net")
     args += ["--hostname", opts.hostname, "--cap-drop", "ALL"]
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for entry in opts.proc_read_only:
+        args += ["--ro-bind-try", entry, entry]
 
     ops: list[tuple[int, int, list[str]]] = []  # (depth, rank, args)
 
@@ -78,17 +87,19 @@ def bwrap_args(plan: FsPlan, opts: BwrapOptions) -> list[str]:
         op(5, path, "--tmpfs", path, "--remount-ro", path)
     for path in plan.hidden_files:
         op(5, path, "--ro-bind", "/dev/null", path)
+    for path in opts.sys_hidden:
+        op(5, path, "--tmpfs", path, "--remount-ro", path)
     if opts.hide_run:
         op(0, "/run", "--tmpfs", "/run")
-    if opts.bridge_dir is not None:
-        op(6, BRIDGE_MOUNT, "--ro-bind", opts.bridge_dir, BRIDGE_MOUNT)
     for _, _, items in sorted(ops, key=lambda o: (o[0], o[1])):
         args += items
     args += ["--chdir", plan.cwd]
     if opts.seccomp_fd is not None:
         args += ["--seccomp", str(opts.seccomp_fd)]
-    if opts.info_fd is not None and opts.block_fd is not None:
-        args += ["--info-fd", str(opts.info_fd), "--block-fd", str(opts.block_fd)]
+    if opts.status_fd is not None:
+        args += ["--json-status-fd", str(opts.status_fd)]
+    if opts.block_fd is not None:
+        args += ["--block-fd", str(opts.block_fd)]
     return args
 
 

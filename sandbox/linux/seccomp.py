@@ -1,11 +1,19 @@
 """The seccomp BPF filter, built with libseccomp (``pyseccomp``, or the
 distribution's ``seccomp`` module when present).
 
-Default action: allow. Every rule below returns EPERM (never kills: a tool
-that probes a syscall should get an error it can report). The filter is for
-the native architecture only; libseccomp's bad-architecture action kills a
-process that switches ABI (``int 0x80`` 32-bit syscalls on x86_64), so the
-32-bit table is not a way around it.
+Default action: allow. Every rule below returns an errno (never kills: a
+tool that probes a syscall should get an error it can report). The filter
+is for the native architecture only; libseccomp's bad-architecture action
+kills a process that switches ABI (``int 0x80`` 32-bit syscalls on x86_64,
+x32 syscall numbers), so another syscall table is not a way around it.
+
+The rules are data (:func:`filter_rules`): each one names the syscall, its
+argument comparisons and the attack it stops. A rule that libseccomp refuses
+is an error that stops the sandbox from starting (exit 125, the rule named):
+a filter is used exactly as designed or not at all. A syscall this kernel's
+table does not have is skipped: it cannot be called either.
+:mod:`sandbox.linux.bpf` runs the compiled program, so tests and ``doctor``
+check that every rule is really in it.
 """
 
 from __future__ import annotations
@@ -16,13 +24,13 @@ import functools
 import os
 import platform
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import SandboxUnavailable
 
 # Each entry: the syscall and the attack it stops.
 BLOCKED_SYSCALLS: dict[str, str] = {
-    "ptrace": "reading/writing other processes' memory (the proxy, the launcher)",
+    "ptrace": "reading/writing other processes' memory",
     "process_vm_readv": "reading another process's memory",
     "process_vm_writev": "writing another process's memory",
     "io_uring_setup": "io_uring bypasses seccomp for the operations it submits",
@@ -66,19 +74,70 @@ BLOCKED_SYSCALLS: dict[str, str] = {
 }
 
 # clone3 passes its flags in a struct seccomp cannot read; ENOSYS makes libc
-# fall back to clone(2), whose flags the rule below can check.
-_CLONE_NS_FLAGS = 0x10000000 | 0x20000000 | 0x40000000 | 0x04000000 | 0x08000000 | 0x00020000
-_CLONE_NS_FLAGS |= 0x02000000  # CLONE_NEWCGROUP
+# fall back to clone(2), whose flags the rules below check. openat2 passes
+# its mode in a struct too (see the set-id rules); glibc never uses it for
+# open(), and callers that do fall back on ENOSYS.
+_ENOSYS_SYSCALLS: dict[str, str] = {
+    "clone3": "namespace flags hidden in a struct (libc falls back to clone)",
+    "openat2": "a creation mode hidden in a struct (callers fall back to openat)",
+}
+
+# CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET
+CLONE_NS_FLAGS = (
+    0x00020000,
+    0x02000000,
+    0x04000000,
+    0x08000000,
+    0x10000000,
+    0x20000000,
+    0x40000000,
+)
 # TIOCSTI / TIOCLINUX push keystrokes into the controlling terminal's input.
-_TIOCSTI = 0x5412
-_TIOCLINUX = 0x541C
+TIOCSTI = 0x5412
+TIOCLINUX = 0x541C
 # personality(2): only querying (0xffffffff) and PER_LINUX (0) are allowed;
 # other personalities (READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE) weaken ASLR/NX.
-_PERSONALITY_QUERY = 0xFFFFFFFF
+PERSONALITY_QUERY = 0xFFFFFFFF
+# Set-user-ID / set-group-ID mode bits, and the open flags that create.
+S_ISUID, S_ISGID = 0o4000, 0o2000
+O_CREAT, O_TMPFILE_BIT = 0o100, 0o20000000
 
 AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
 # Families nobody in a coding sandbox needs; vsock reaches the hypervisor.
 _ALWAYS_BLOCKED_FAMILIES = {17: "AF_PACKET", 40: "AF_VSOCK", 31: "AF_BLUETOOTH", 15: "AF_KEY"}
+
+Op = Literal["eq", "masked_eq"]
+
+
+@dataclass(frozen=True, slots=True)
+class ArgCmp:
+    """One comparison on a syscall argument: ``arg == value`` or
+    ``arg & mask == value``."""
+
+    index: int
+    op: Op
+    value: int
+    mask: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """Return ``errno`` for ``syscall`` when every comparison holds (the
+    comparisons name distinct arguments: libseccomp's limit)."""
+
+    syscall: str
+    errno: int
+    why: str
+    args: tuple[ArgCmp, ...] = ()
+
+    def describe(self) -> str:
+        conds = " and ".join(
+            f"arg{a.index} == {a.value:#x}"
+            if a.op == "eq"
+            else f"arg{a.index} & {a.mask:#x} == {a.value:#x}"
+            for a in self.args
+        )
+        return f"{self.syscall}({conds})" if conds else self.syscall
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +146,88 @@ class SeccompSpec:
 
     allow_unix: bool = False
     allow_inet: bool = False
+
+
+def _masked(index: int, mask: int, value: int) -> ArgCmp:
+    return ArgCmp(index, "masked_eq", value, mask)
+
+
+def _personality_rules() -> list[Rule]:
+    """EPERM for every personality but 0 and 0xffffffff (the query).
+
+    libseccomp refuses two comparisons on one argument in one rule, so
+    "0 < x < 0xffffffff" cannot be one rule. It is a union instead: x is
+    neither all zeros nor all ones exactly when, going round its 32 bits,
+    some bit is set and the next one is clear; each such pair is one
+    masked comparison. Reproducer of the old gap: `setarch -R true` (which
+    sets ADDR_NO_RANDOMIZE) ran, because the two-comparison rule was
+    silently dropped.
+    """
+    why = "personalities that weaken ASLR/NX (READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE)"
+    return [
+        Rule("personality", errno.EPERM, why,
+             (_masked(0, (1 << b) | (1 << ((b + 1) % 32)), 1 << b),))
+        for b in range(32)
+    ]
+
+
+def _setid_rules() -> list[Rule]:
+    """No set-user-ID or set-group-ID file can be made.
+
+    Attack: as root the sandbox's uid 0 is the host's root, so
+    `cp /bin/sh ./sh && chmod u+s ./sh` leaves a setuid-root shell in the
+    workspace for any local user to run. Every way to give a file those
+    bits is covered: chmod/fchmod/fchmodat/fchmodat2, and a mode passed
+    when creating (open/openat/creat with O_CREAT or O_TMPFILE, mknod).
+    """
+    why = "creating set-user-ID/set-group-ID files (a setuid-root shell when run as root)"
+    rules: list[Rule] = []
+    for bit in (S_ISUID, S_ISGID):
+        rules += [
+            Rule("chmod", errno.EPERM, why, (_masked(1, bit, bit),)),
+            Rule("fchmod", errno.EPERM, why, (_masked(1, bit, bit),)),
+            Rule("fchmodat", errno.EPERM, why, (_masked(2, bit, bit),)),
+            Rule("fchmodat2", errno.EPERM, why, (_masked(2, bit, bit),)),
+            Rule("creat", errno.EPERM, why, (_masked(1, bit, bit),)),
+            Rule("mknod", errno.EPERM, why, (_masked(1, bit, bit),)),
+            Rule("mknodat", errno.EPERM, why, (_masked(2, bit, bit),)),
+        ]
+        for create in (O_CREAT, O_TMPFILE_BIT):
+            rules += [
+                Rule("open", errno.EPERM, why, (_masked(1, create, create), _masked(2, bit, bit))),
+                Rule("openat", errno.EPERM, why,
+                     (_masked(2, create, create), _masked(3, bit, bit))),
+            ]
+    return rules
+
+
+def filter_rules(spec: SeccompSpec) -> tuple[Rule, ...]:
+    """Every rule of the filter for ``spec``, in the order they are added."""
+    rules = [Rule(name, errno.EPERM, why) for name, why in BLOCKED_SYSCALLS.items()]
+    rules += [Rule(name, errno.ENOSYS, why) for name, why in _ENOSYS_SYSCALLS.items()]
+    rules += [
+        Rule("clone", errno.EPERM, "creating namespaces (`unshare -r` regains capabilities)",
+             (_masked(0, flag, flag),))
+        for flag in CLONE_NS_FLAGS
+    ]
+    rules += [
+        Rule("ioctl", errno.EPERM, "pushing keystrokes into the terminal",
+             (_masked(1, 0xFFFFFFFF, request),))
+        for request in (TIOCSTI, TIOCLINUX)
+    ]
+    rules += _personality_rules()
+    rules += _setid_rules()
+    families = dict(_ALWAYS_BLOCKED_FAMILIES)
+    if not spec.allow_unix:
+        families[AF_UNIX] = "AF_UNIX"
+    if not spec.allow_inet:
+        families[AF_INET] = "AF_INET"
+        families[AF_INET6] = "AF_INET6"
+    rules += [
+        Rule("socket", errno.EPERM, f"{name} sockets", (ArgCmp(0, "eq", family),))
+        for family, name in families.items()
+    ]
+    return tuple(rules)
 
 
 def _module() -> Any:
@@ -124,46 +265,42 @@ def native_arch() -> str:
     raise SandboxUnavailable(f"seccomp filter not built for architecture {machine!r}")
 
 
+def syscall_number(name: str) -> int | None:
+    """The native number of ``name``, or None when this architecture has
+    no such syscall (``open`` on aarch64)."""
+    sc = _module()
+    number = int(sc.resolve_syscall(sc.Arch.NATIVE, name))
+    return number if number >= 0 else None
+
+
 def build_filter(spec: SeccompSpec) -> Any:
-    """A libseccomp filter object for ``spec`` (not yet exported)."""
+    """A libseccomp filter object for ``spec`` (not yet exported). Raises
+    :class:`SandboxUnavailable` naming the first rule libseccomp refuses."""
     sc = _module()
     native_arch()
-    eperm = sc.ERRNO(errno.EPERM)
     f = sc.SyscallFilter(sc.ALLOW)
     with contextlib.suppress(Exception):  # older bindings: NNP is the default anyway
         f.set_attr(sc.Attr.CTL_NNP, 1)
-    for name in BLOCKED_SYSCALLS:
-        _add(sc, f, eperm, name)
-    _add(sc, f, sc.ERRNO(errno.ENOSYS), "clone3")
-    _add(sc, f, eperm, "clone", sc.Arg(0, sc.MASKED_EQ, _CLONE_NS_FLAGS, 0), negate=True)
-    _add(sc, f, eperm, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, _TIOCSTI))
-    _add(sc, f, eperm, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, _TIOCLINUX))
-    _add(sc, f, eperm, "personality", sc.Arg(0, sc.GT, 0), sc.Arg(0, sc.NE, _PERSONALITY_QUERY))
-    families = dict(_ALWAYS_BLOCKED_FAMILIES)
-    if not spec.allow_unix:
-        families[AF_UNIX] = "AF_UNIX"
-    if not spec.allow_inet:
-        families[AF_INET] = "AF_INET"
-        families[AF_INET6] = "AF_INET6"
-    for family in families:
-        _add(sc, f, eperm, "socket", sc.Arg(0, sc.EQ, family))
+    with contextlib.suppress(Exception):  # a binary tree of syscall numbers (libseccomp 2.5+):
+        f.set_attr(sc.Attr.CTL_OPTIMIZE, 2)  # a few compares per syscall instead of ~70
+    ops = {"eq": sc.EQ, "masked_eq": sc.MASKED_EQ}
+    for rule in filter_rules(spec):
+        if syscall_number(rule.syscall) is None:
+            continue  # not on this architecture: it cannot be called either
+        args = [
+            sc.Arg(a.index, ops[a.op], a.mask, a.value)
+            if a.op == "masked_eq"
+            else sc.Arg(a.index, ops[a.op], a.value)
+            for a in rule.args
+        ]
+        try:
+            f.add_rule(sc.ERRNO(rule.errno), rule.syscall, *args)
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise SandboxUnavailable(
+                f"the seccomp filter cannot be built as designed: libseccomp refused "
+                f"the rule {rule.describe()} ({exc})"
+            ) from None
     return f
-
-
-def _add(sc: Any, f: Any, action: int, name: str, *args: Any, negate: bool = False) -> None:
-    """Add one rule; syscalls unknown to this kernel/libseccomp are skipped
-    (they cannot be called either)."""
-    try:
-        if negate:
-            # clone with any namespace flag set: a masked compare per flag.
-            for bit in range(64):
-                flag = 1 << bit
-                if _CLONE_NS_FLAGS & flag:
-                    f.add_rule(action, name, sc.Arg(0, sc.MASKED_EQ, flag, flag))
-            return
-        f.add_rule(action, name, *args)
-    except (ValueError, RuntimeError, OSError):
-        return
 
 
 @functools.lru_cache(maxsize=8)

@@ -16,8 +16,7 @@ from collections.abc import Sequence
 import profiles as profile_data
 
 from ..errors import SandboxUnavailable
-from ..plan import FsPlan, build_plan
-from ..policy import SandboxPolicy
+from ..plan import FsPlan
 
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
 
@@ -62,15 +61,8 @@ def sbpl_profile(plan: FsPlan, *, proxy_port: int | None = None) -> str:
 
 
 def seatbelt_command(
-    argv: Sequence[str],
-    policy: SandboxPolicy,
-    cwd: str,
-    *,
-    home: str,
-    private_tmp: str | None = None,
-    proxy_port: int | None = None,
+    argv: Sequence[str], plan: FsPlan, *, proxy_port: int | None = None
 ) -> list[str]:
     if not os.path.exists(SANDBOX_EXEC):
         raise SandboxUnavailable(f"{SANDBOX_EXEC} not found (macOS only)")
-    plan = build_plan(policy, cwd, home=home, private_tmp=private_tmp)
     return [SANDBOX_EXEC, "-p", sbpl_profile(plan, proxy_port=proxy_port), *argv]

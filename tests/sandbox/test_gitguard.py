@@ -58,7 +58,7 @@ def test_something_that_is_not_an_index_is_refused(data: bytes) -> None:
 def test_a_gitlink_added_during_the_run_has_its_repository_defused(repo: Path) -> None:
     stamps = stamp_indexes((str(repo),))
     nested = plant(repo, "sub")
-    defused = quarantine_planted(stamps)
+    defused = quarantine_planted(stamps).defused
     assert set(defused) == {str(nested / ".git" / "config"), str(nested / ".git" / "hooks")}
     assert (nested / ".git" / f"config{SUFFIX}").exists()
     assert not (nested / ".git" / "config").exists()
@@ -70,7 +70,7 @@ def test_gitlinks_that_were_there_before_the_run_are_left_alone(repo: Path) -> N
     git(repo, "add", "a.txt")  # the index changes, the old gitlink stays
     (repo / "new.txt").write_text("x")
     git(repo, "add", "new.txt")
-    assert quarantine_planted(stamps) == ()
+    assert quarantine_planted(stamps).defused == ()
     assert (old / ".git" / "config").exists()
 
 
@@ -79,4 +79,4 @@ def test_rewriting_the_index_without_new_gitlinks_defuses_nothing(repo: Path) ->
     stamps = stamp_indexes((str(repo),))
     (repo / ".git" / "index").write_bytes((repo / ".git" / "index").read_bytes())
     # rewritten with identical bytes: the stamp differs, the gitlink set does not
-    assert quarantine_planted(stamps) == ()
+    assert quarantine_planted(stamps).defused == ()

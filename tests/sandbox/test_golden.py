@@ -36,8 +36,10 @@ READ_ONLY_PLAN = FsPlan(
 CASES = {
     "bwrap-workspace-write.args": lambda: "\n".join(
         bwrap_args(PLAN, BwrapOptions(seccomp_fd=7))) + "\n",
-    "bwrap-networked.args": lambda: "\n".join(
-        bwrap_args(PLAN, BwrapOptions(seccomp_fd=7, bridge_dir="/scratch/bridge"))) + "\n",
+    "bwrap-as-root.args": lambda: "\n".join(
+        bwrap_args(PLAN, BwrapOptions(
+            seccomp_fd=7, status_fd=8, block_fd=9, proc_read_only=("/proc/sys", "/proc/irq"),
+            sys_hidden=("/sys/fs/cgroup", "/sys/firmware")))) + "\n",
     "bwrap-read-only.args": lambda: "\n".join(
         bwrap_args(READ_ONLY_PLAN, BwrapOptions(seccomp_fd=5, hide_run=False))) + "\n",
     "seatbelt-workspace-write.sbpl": lambda: sbpl_profile(PLAN),

@@ -1,0 +1,127 @@
+"""The ``shellgate`` command line: the parser, and one module per verb.
+
+Exit status: 0 when the command did its job (for ``check``: any analyzed
+command, whatever the verdict), 2 for usage errors (one line on stderr).
+``main`` imports only the module of the verb that runs (a cold start of
+``shellgate run`` never loads the analyzer, nor ``check`` the sandbox).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from ..errors import UsageError
+
+__all__ = ["main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors are one line (and exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="shellgate", description="A hardened gateway between an AI agent and the machine."
+    )
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
+    sub.required = True
+
+    check = sub.add_parser("check", help="analyze a bash command and print the verdict")
+    check.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        metavar="COMMAND",
+        help="the command; several words are joined with spaces, options "
+        "after the first word belong to it; '-' reads it from stdin",
+    )
+    check.add_argument(
+        "--cwd",
+        default=None,
+        help="working directory the command would run in (default: the current directory)",
+    )
+    check.add_argument(
+        "--add-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="extra directory reads may touch (repeatable)",
+    )
+    mode = check.add_mutually_exclusive_group()
+    mode.add_argument("--json", action="store_true", help="print one JSON object")
+    mode.add_argument(
+        "--jsonl",
+        action="store_true",
+        help='read JSON lines {"command": ..., "cwd"?: ...} on stdin, write one result per line',
+    )
+    check.set_defaults(verb_module="check")
+
+    run = sub.add_parser("run", help="run a command inside the sandbox")
+    run.add_argument("--cwd", default=None, help="workspace (default: the current directory)")
+    run.add_argument(
+        "--profile",
+        default=None,
+        metavar="NAME|PATH",
+        help="read-only, workspace-write (default), networked, or a TOML file",
+    )
+    run.add_argument(
+        "--allow-write",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="another writable path (repeatable)",
+    )
+    run.add_argument(
+        "--allow-domain",
+        action="append",
+        default=[],
+        metavar="DOMAIN",
+        help="allow HTTP(S) to DOMAIN through the proxy (repeatable; *.x.com for subdomains)",
+    )
+    run.add_argument(
+        "--settings",
+        default=None,
+        metavar="FILE",
+        help='a settings.json whose "sandbox" key is merged on the profile',
+    )
+    run.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="wall-clock limit (default: the profile's)",
+    )
+    run.add_argument(
+        "argv", nargs=argparse.REMAINDER, metavar="-- ARGV", help="the command and its arguments"
+    )
+    run.set_defaults(verb_module="run")
+
+    doctor = sub.add_parser("doctor", help="check that the sandbox can work on this machine")
+    doctor.add_argument("--json", action="store_true", help="print the probes as JSON")
+    doctor.set_defaults(verb_module="doctor")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(argv)
+        verb = importlib.import_module(f"{__name__}.{args.verb_module}")
+        result: int = verb.main(args)
+        return result
+    except UsageError as exc:
+        print(f"shellgate: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # Reader went away (`shellgate check --jsonl ... | head`): not our error.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,86 @@
+"""``shellgate check``: analyze a bash command and print the verdict."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import IO
+
+from analyzers import AnalyzerError, BashAnalysis, analyze_bash
+
+from ..errors import UsageError
+from .common import abs_dir, home, one_line
+
+
+def main(args: argparse.Namespace) -> int:
+
+    cwd = abs_dir(args.cwd)
+    extra = tuple(os.path.abspath(d) for d in args.add_dir)
+    if args.command[:1] == ["--"]:
+        args.command = args.command[1:]
+    if args.jsonl:
+        if args.command:
+            raise UsageError("--jsonl reads commands from stdin; do not pass COMMAND")
+        return _check_jsonl(sys.stdin.buffer, sys.stdout, cwd, extra)
+    if not args.command:
+        raise UsageError("check needs a COMMAND (or --jsonl)")
+    command = " ".join(args.command)
+    if command == "-":
+        command = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
+    try:
+        analysis = analyze_bash(command, cwd, extra_read_dirs=extra, home=home())
+    except Exception as exc:
+        message = f"internal error: {one_line(exc)}"
+        if args.json:
+            sys.stdout.write(json.dumps({"decision": "ask", "error": message}) + "\n")
+        else:
+            print(f"shellgate: ASK (fail closed): {message}", file=sys.stderr)
+        return 1
+    if args.json:
+        sys.stdout.write(json.dumps(analysis.to_dict()) + "\n")
+    else:
+        # rich costs ~40 ms to import: only the readable report pays for it.
+        from rich.console import Console  # noqa: PLC0415
+
+        from ..report import render_analysis  # noqa: PLC0415
+
+        render_analysis(analysis, Console(highlight=False))
+    return 0
+
+
+def _check_jsonl(stdin: IO[bytes], out: IO[str], cwd: str, extra: tuple[str, ...]) -> int:
+    """One result object per input line, same order; a bad line yields an
+    ``error`` object and the stream goes on."""
+    home_dir = home()
+    for number, raw in enumerate(stdin, 1):
+        line = raw.decode("utf-8", "surrogateescape").strip()
+        if not line:
+            continue
+        out.write(json.dumps(_check_line(line, number, cwd, extra, home_dir)) + "\n")
+        out.flush()
+    return 0
+
+
+def _check_line(
+    line: str, number: int, cwd: str, extra: tuple[str, ...], home: str
+) -> dict[str, object]:
+    try:
+        item = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        return {"line": number, "error": f"invalid JSON: {str(exc)[:200]}"}
+    if not isinstance(item, dict) or not isinstance(item.get("command"), str):
+        return {"line": number, "error": 'expected an object with a string "command"'}
+    line_cwd = item.get("cwd", cwd)
+    if not isinstance(line_cwd, str) or not line_cwd.startswith("/"):
+        return {"line": number, "error": '"cwd" must be an absolute path'}
+    try:
+        analysis: BashAnalysis = analyze_bash(
+            item["command"], line_cwd, extra_read_dirs=extra, home=home
+        )
+    except AnalyzerError as exc:
+        return {"line": number, "error": str(exc)}
+    except Exception as exc:
+        return {"line": number, "decision": "ask", "error": f"internal error: {exc!r}"[:300]}
+    return analysis.to_dict()

@@ -1,0 +1,156 @@
+"""``shellgate run``: run a command inside the sandbox.
+
+Exit status: the command's own; 124 when the timeout killed it; 125 (one
+line on stderr) when the sandbox could not start, so the command never ran;
+126/127 when the command could not be executed in the sandbox (not
+executable / not found), as a shell reports it; 128+N when a signal ended it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import IO
+
+from sandbox import (
+    ExecResult,
+    NetworkPolicy,
+    PolicyError,
+    SandboxError,
+    SandboxPolicy,
+    apply_settings,
+    load_profile,
+    parse_settings,
+    run,
+)
+
+from ..errors import UsageError
+from .common import abs_dir, one_line
+
+#: Exit statuses of `shellgate run` that are not the command's own.
+EXIT_TIMEOUT = 124
+EXIT_SANDBOX = 125
+
+
+def main(args: argparse.Namespace) -> int:
+    argv = list(args.argv)
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    if not argv:
+        raise UsageError("run needs a command: shellgate run [options] -- ARGV...")
+    cwd = abs_dir(args.cwd)
+    try:
+        policy = _policy(args)
+    except (PolicyError, ValueError) as exc:
+        print(f"shellgate: {one_line(exc)}", file=sys.stderr)
+        return EXIT_SANDBOX
+    # stdin: a terminal is not handed over; a pipe or file is copied into the
+    # command's own pipe by the sandbox (never the descriptor itself).
+    stdin = None if sys.stdin is None or sys.stdin.isatty() else sys.stdin.fileno()
+    out = _Output(sys.stdout.buffer, sys.stderr.buffer)
+    try:
+        result = run(argv, policy, cwd=cwd, timeout=args.timeout, on_output=out.stream,
+                     stdin=stdin)
+    except SandboxError as exc:
+        print(f"shellgate: sandbox unavailable: {one_line(exc)}", file=sys.stderr)
+        return EXIT_SANDBOX
+    except Exception as exc:
+        print(
+            f"shellgate: internal error (nothing runs outside the sandbox; a started "
+            f"command was stopped): {one_line(exc)}",
+            file=sys.stderr,
+        )
+        return EXIT_SANDBOX
+    if result.exec_error is None:
+        out.release()
+    return _report(result)
+
+
+def _policy(args: argparse.Namespace) -> SandboxPolicy:
+    policy = load_profile(args.profile)
+    if args.settings:
+        policy = apply_settings(policy, parse_settings(_read_sandbox_key(args.settings)))
+    if not (args.allow_write or args.allow_domain):
+        return policy
+    fs, net = policy.filesystem, policy.network
+    return policy.model_copy(
+        update={
+            "filesystem": fs.model_copy(
+                update={
+                    "allow_write": fs.allow_write
+                    + tuple(os.path.abspath(p) for p in args.allow_write)
+                }
+            ),
+            "network": NetworkPolicy(
+                allowed_domains=net.allowed_domains + tuple(args.allow_domain),
+                denied_domains=net.denied_domains,
+                allow_unix_sockets=net.allow_unix_sockets,
+                allow_private_addresses=net.allow_private_addresses,
+            ),
+        }
+    )
+
+
+class _Output:
+    """Streams the command's output as it comes. The first stderr chunk is
+    held back if it starts with ``bwrap: ``: when the sandbox itself failed,
+    bubblewrap's line is replaced by shellgate's one-line report; when the
+    command ran (decided from bubblewrap's status, never from this text), it
+    is released as soon as anything else arrives, or at the end."""
+
+    def __init__(self, out: IO[bytes], err: IO[bytes]) -> None:
+        self.out, self.err = out, err
+        self.first_stderr = True
+        self.held: list[bytes] = []
+
+    def stream(self, name: str, data: bytes) -> None:
+        if name == "stderr" and self.first_stderr:
+            self.first_stderr = False
+            if data.startswith(b"bwrap: "):
+                self.held.append(data)
+                return
+        self.release()
+        target = self.out if name == "stdout" else self.err
+        target.write(data)
+        target.flush()
+
+    def release(self) -> None:
+        for data in self.held:
+            self.err.write(data)
+            self.err.flush()
+        self.held.clear()
+
+
+def _report(result: ExecResult) -> int:
+    if result.exec_error is not None:
+        sys.stderr.write(result.stderr)
+        return result.exit_code if result.exit_code is not None else 127
+    if result.timed_out:
+        print(f"shellgate: timed out after {result.duration:.1f}s; process tree killed",
+              file=sys.stderr)
+        return EXIT_TIMEOUT
+    if result.killed_reason:
+        print(f"shellgate: killed: {result.killed_reason}", file=sys.stderr)
+    for path in result.tampered:
+        if path.endswith("/.git/commondir"):
+            print(f"shellgate: the command created protected path {path}; removed",
+                  file=sys.stderr)
+        else:
+            print(f"shellgate: the command planted a nested repository; {path} was renamed "
+                  "with the suffix .quarantined-by-shellgate", file=sys.stderr)
+    for problem in result.problems:
+        print(f"shellgate: warning: {problem}", file=sys.stderr)
+    if result.signal is not None:
+        return 128 + result.signal
+    return result.exit_code if result.exit_code is not None else EXIT_SANDBOX
+
+
+def _read_sandbox_key(path: str) -> object:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read settings {path!r}: {one_line(exc)}") from None
+    return data.get("sandbox") if isinstance(data, dict) else None

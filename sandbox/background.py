@@ -1,0 +1,99 @@
+"""Background runs: a sandboxed command on a thread, read as it goes."""
+
+from __future__ import annotations
+
+import codecs
+import threading
+from collections.abc import Sequence
+
+from .policy import SandboxPolicy
+from .run import Backend, run
+from .supervise import ExecResult, kill_tree
+
+
+class BackgroundProcess:
+    """A sandboxed command running on a thread: read its output as it comes,
+    wait for it, or stop it (the whole process tree)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._chunks: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
+        # One incremental decoder per stream: a UTF-8 character split
+        # between two reads is decoded whole on the second, never as two
+        # replacement characters.
+        self._decoders = {
+            name: codecs.getincrementaldecoder("utf-8")("replace") for name in self._chunks
+        }
+        self._result: ExecResult | None = None
+        self._error: BaseException | None = None
+        self._done = threading.Event()
+        self._pid: int | None = None
+
+    def _on_output(self, stream: str, data: bytes) -> None:
+        with self._lock:
+            self._chunks[stream].append(data)
+
+    def _on_start(self, pid: int) -> None:
+        self._pid = pid
+
+    def read(self) -> tuple[str, str]:
+        """New output since the last call: (stdout, stderr). Bytes of a
+        character not yet complete wait for the next call (or the end)."""
+        with self._lock:
+            final = self._done.is_set()
+            texts = [
+                self._decoders[name].decode(b"".join(self._chunks[name]), final=final)
+                for name in ("stdout", "stderr")
+            ]
+            self._chunks = {"stdout": [], "stderr": []}
+        return texts[0], texts[1]
+
+    @property
+    def running(self) -> bool:
+        return not self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> ExecResult | None:
+        """The result once the command ended (``None`` if still running)."""
+        self._done.wait(timeout)
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+    def stop(self, timeout: float = 5.0) -> ExecResult | None:
+        """Kill the whole process tree and wait for the result."""
+        if self._pid is not None and self.running:
+            kill_tree(self._pid)
+        return self.wait(timeout)
+
+
+def start_background(
+    argv: Sequence[str],
+    policy: SandboxPolicy,
+    *,
+    cwd: str,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+    backend: Backend | None = None,
+) -> BackgroundProcess:
+    """Start ``argv`` in the sandbox without waiting for it."""
+    bg = BackgroundProcess()
+
+    def target() -> None:
+        try:
+            bg._result = run(
+                argv,
+                policy,
+                cwd=cwd,
+                env=env,
+                timeout=timeout,
+                on_output=bg._on_output,
+                on_start=bg._on_start,
+                backend=backend,
+            )
+        except BaseException as exc:  # handed to the caller by wait()
+            bg._error = exc
+        finally:
+            bg._done.set()
+
+    threading.Thread(target=target, name="shellgate-background", daemon=True).start()
+    return bg

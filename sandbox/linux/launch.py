@@ -1,0 +1,322 @@
+"""Launching one command under bubblewrap: the scratch directory, the
+seccomp and argument memfds, the network launcher, and reading how it went.
+
+:func:`prepare` turns a plan and a policy into a :class:`Launch` (the bwrap
+command line, the descriptors to pass, the start gate); after the run,
+:meth:`Launch.interpret` decides from bubblewrap's ``--json-status-fd`` and
+the launcher's channel — never from the command's output — whether the
+command ran:
+
+* it ran: the result is the command's;
+* it could not be executed (not found, not executable): exit 127 or 126,
+  as a shell reports it;
+* it never started (a mount failed, the namespaces could not be made):
+  :class:`SandboxUnavailable`, which ``shellgate run`` reports as exit 125.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import errno
+import functools
+import json
+import os
+import select
+import shutil
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import profiles as profile_data
+
+from ..errors import SandboxUnavailable
+from ..plan import FsPlan
+from ..policy import SandboxPolicy
+from ..supervise import ExecResult, apply_rlimits, rlimits
+from .bwrap import BwrapOptions, bwrap_args, bwrap_command, encode_args
+from .seccomp import SeccompSpec, export_bpf
+
+if TYPE_CHECKING:
+    from ..proxy import DomainProxy, LaunchChannel, ProxyEvent
+
+#: Port the command reaches the proxy on (the sandbox has its own loopback).
+PROXY_PORT = 3128
+_INNER = Path(__file__).with_name("inner.py")
+#: how long bwrap may take to create the sandbox before it is given up
+_START_TIMEOUT = 30.0
+#: errnos a shell reports as 126 (found, not executable); anything else is 127
+_NOT_EXECUTABLE = frozenset({errno.EACCES, errno.ENOEXEC, errno.EISDIR, errno.EPERM})
+_STRERROR = {os.strerror(code): code for code in errno.errorcode}
+
+
+@functools.cache
+def _kernel_interfaces() -> dict[str, dict[str, list[str]]]:
+    return profile_data.read_toml("kernel-interfaces.toml")
+
+
+def proc_read_only(as_root: bool) -> tuple[str, ...]:
+    """The /proc entries bound read-only (only when uid 0 is the host's)."""
+    if not as_root:
+        return ()
+    return tuple(f"/proc/{name}" for name in _kernel_interfaces()["proc"]["read_only_as_root"])
+
+
+def sys_hidden(as_root: bool) -> tuple[str, ...]:
+    """The /sys directories (that exist here) hidden in the sandbox."""
+    data = _kernel_interfaces()["sys"]
+    paths = data["hidden"] + (data["hidden_as_root"] if as_root else [])
+    return tuple(p for p in paths if os.path.isdir(p))
+
+
+@dataclass
+class Resources:
+    """Everything a launch holds on the host, released by :meth:`close`."""
+
+    fds: list[int] = field(default_factory=list)
+    dirs: list[str] = field(default_factory=list)
+    proxy: DomainProxy | None = None
+    socks: list[socket.socket] = field(default_factory=list)
+
+    def close(self) -> None:
+        if self.proxy is not None:
+            self.proxy.stop()
+        for sock in self.socks:
+            sock.close()
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        for d in self.dirs:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def memfd(self, name: str, data: bytes) -> int:
+        fd = os.memfd_create(name, 0)
+        self.fds.append(fd)
+        os.write(fd, data)
+        os.lseek(fd, 0, os.SEEK_SET)
+        return fd
+
+    def pipe(self) -> tuple[int, int]:
+        r, w = os.pipe()
+        self.fds += [r, w]
+        return r, w
+
+    def release(self, fd: int) -> None:
+        """Close our copy of ``fd`` now (the child has its own)."""
+        if fd in self.fds:
+            self.fds.remove(fd)
+            os.close(fd)
+
+
+@dataclass
+class Launch:
+    """A prepared bwrap run: what to execute and how to read its outcome."""
+
+    argv: list[str]
+    pass_fds: list[int]
+    gate: Callable[[int], None]
+    status: _Status
+    argv0: str
+    channel: LaunchChannel | None = None
+
+    def interpret(self, result: ExecResult) -> ExecResult:
+        """The command's result, an exec failure (126/127), or — when the
+        command never started — :class:`SandboxUnavailable`."""
+        if result.timed_out or result.killed_reason:
+            return result
+        statuses = self.status.read_rest()
+        executed = any("exit-code" in s for s in statuses)
+        if not executed:
+            if result.signal is not None:
+                return result  # bwrap itself was killed from outside: nothing to add
+            message = _bwrap_message(result.stderr)
+            if self.channel is None and message.startswith("execvp "):
+                return _exec_failure(result, self.argv0, message.rpartition(": ")[2])
+            raise SandboxUnavailable(f"bubblewrap failed: {message}")
+        if self.channel is None:
+            return result
+        state = self.channel.wait(2.0)
+        if state == "started":
+            return result
+        if state == "exec-failed":
+            return _exec_failure(result, self.argv0, self.channel.message,
+                                 self.channel.errno)
+        raise SandboxUnavailable(
+            f"the network launcher failed: {self.channel.message or 'no report'}")
+
+
+class _Status:
+    """bwrap's ``--json-status-fd``: one JSON object per line."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = b""
+
+    def read_first(self, timeout: float = _START_TIMEOUT) -> dict[str, object] | None:
+        """The first object (``child-pid``), or None at end-of-file."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
+                raise SandboxUnavailable("bubblewrap did not report its sandbox process")
+            chunk = os.read(self.fd, 4096)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return _parse(line)
+
+    def read_rest(self, timeout: float = 2.0) -> list[dict[str, object]]:
+        """Every object still to come (bwrap has exited: end-of-file is near)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
+                break
+            chunk = os.read(self.fd, 4096)
+            if not chunk:
+                break
+            self.buffer += chunk
+        return [obj for line in self.buffer.splitlines() if (obj := _parse(line))]
+
+
+def _parse(line: bytes) -> dict[str, object] | None:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _bwrap_message(stderr: str) -> str:
+    """bubblewrap's own complaint (the command never ran, so stderr is
+    bubblewrap's alone)."""
+    lines = [line for line in stderr.strip().splitlines() if line.startswith("bwrap: ")]
+    return lines[-1][len("bwrap: "):] if lines else (stderr.strip()[-300:] or "no message")
+
+
+def _exec_failure(
+    result: ExecResult, argv0: str, strerror: str, code: int | None = None
+) -> ExecResult:
+    code = code if code is not None else _STRERROR.get(strerror, errno.ENOENT)
+    return dataclasses.replace(
+        result,
+        exit_code=126 if code in _NOT_EXECUTABLE else 127,
+        signal=None,
+        stderr=f"shellgate: {argv0}: {strerror}\n",
+        exec_error=strerror,
+    )
+
+
+def prepare(
+    argv: Sequence[str],
+    policy: SandboxPolicy,
+    plan: FsPlan,
+    res: Resources,
+    *,
+    on_proxy_event: Callable[[ProxyEvent], None] | None = None,
+) -> Launch:
+    """Everything bwrap needs for ``argv`` under ``policy`` and ``plan``."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise SandboxUnavailable("bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
+    networked = policy.network.mode == "allowlist"
+    # One filter for everything in the sandbox (bwrap's PID 1 included):
+    # AF_UNIX only when the policy asks for it, IP only when networked.
+    spec = SeccompSpec(allow_unix=policy.network.allow_unix_sockets, allow_inet=networked)
+    seccomp_fd = res.memfd("shellgate-seccomp", export_bpf(spec))
+    pass_fds = [seccomp_fd]
+    command, channel, child_end = list(argv), None, None
+    if networked:
+        command, channel, child_end = _network(argv, policy, res, on_proxy_event)
+        pass_fds.append(child_end.fileno())
+    status_r, status_w = res.pipe()
+    block_r, block_w = res.pipe()
+    pass_fds += [status_w, block_r]
+    as_root = os.geteuid() == 0
+    opts = BwrapOptions(
+        seccomp_fd=seccomp_fd,
+        hide_run=not policy.network.allow_unix_sockets,
+        status_fd=status_w,
+        block_fd=block_r,
+        proc_read_only=proc_read_only(as_root),
+        sys_hidden=sys_hidden(as_root),
+    )
+    args_fd = res.memfd("shellgate-bwrap-args", encode_args(bwrap_args(plan, opts)))
+    pass_fds.append(args_fd)
+    status = _Status(status_r)
+
+    def gate(pid: int) -> None:
+        """bwrap has created the sandbox and waits on the block fd: set the
+        limits on the sandbox's process (everything in it inherits them),
+        then let the command run. No limits, no command."""
+        del pid
+        res.release(status_w)  # our copies: end-of-file once bwrap is done with them
+        res.release(block_r)
+        if child_end is not None:
+            child_end.close()  # the launcher's end: end-of-file when its exec succeeds
+        first = status.read_first()
+        child = first.get("child-pid") if first else None
+        if not isinstance(child, int):
+            return  # bwrap failed before the sandbox existed; interpret() says why
+        if rlimits(policy.limits):
+            apply_rlimits(child, policy.limits)
+        os.write(block_w, b"1")
+
+    return Launch(bwrap_command(bwrap, args_fd, command), pass_fds, gate, status,
+                  argv[0], channel)
+
+
+def _network(
+    argv: Sequence[str],
+    policy: SandboxPolicy,
+    res: Resources,
+    on_proxy_event: Callable[[ProxyEvent], None] | None,
+) -> tuple[list[str], LaunchChannel, socket.socket]:
+    """The launcher command, the host's channel to it, and the child's end
+    of the socket pair (see ``linux/inner.py``)."""
+    from ..proxy import DomainProxy, LaunchChannel  # noqa: PLC0415 - asyncio only when networked
+
+    host_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    res.socks += [host_end, child_end]
+    child_end.set_inheritable(True)
+    channel = LaunchChannel(host_end)
+    proxy = DomainProxy(policy.network, None, on_event=on_proxy_event, channel=channel)
+    proxy.start()
+    res.proxy = proxy
+    command = [
+        _python_outside_tmp(),
+        "-I",
+        "-S",
+        "-c",
+        _launcher_source(),
+        "--channel",
+        str(child_end.fileno()),
+        "--port",
+        str(PROXY_PORT),
+        "--",
+        *argv,
+    ]
+    return command, channel, child_end
+
+
+@functools.cache
+def _launcher_source() -> str:
+    """``inner.py`` without its docstring and comments: it travels in argv
+    (no file to copy into the sandbox, no extra mount) and shows in ``ps``."""
+    text = _INNER.read_text("utf-8").split('"""', 2)[2]
+    lines = (line for line in text.splitlines() if line.strip())
+    return "\n".join(line for line in lines if not line.lstrip().startswith("#"))
+
+
+def _python_outside_tmp() -> str:
+    """An interpreter the sandbox can see (its /tmp is private)."""
+    for candidate in (os.path.realpath(sys.executable), shutil.which("python3") or ""):
+        if candidate and not candidate.startswith(("/tmp/", tempfile.gettempdir() + "/")):  # noqa: S108
+            return candidate
+    raise SandboxUnavailable("no Python interpreter outside /tmp for the network launcher")

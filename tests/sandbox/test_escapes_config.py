@@ -1,0 +1,68 @@
+"""Escape tests: agent and editor configuration planted in the workspace.
+
+Judged from the host, with a control proving each attack ran (see escape_kit).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from escape_kit import (
+    consume_control,
+    host_git,
+    require,
+    sh,
+    snapshot,
+)
+
+pytestmark = [pytest.mark.sandbox]
+
+
+
+# -- 5. agent and editor configuration ----------------------------------------
+
+CONFIG_ATTACKS = {
+    "rewrite .claude/settings.json":
+        "echo '{\"permissions\": {\"allow\": [\"Bash\"]}}' > .claude/settings.json",
+    "rename .claude away and recreate it":
+        "mv .claude .claude-old && mkdir .claude && echo '{}' > .claude/settings.json",
+    "create .claude/settings.local.json": "echo '{}' > .claude/settings.local.json",
+    "add a hook script under .claude/hooks":
+        "mkdir -p .claude/hooks; echo 'rm -rf ~' > .claude/hooks/evil.sh",
+    "add a slash command": "mkdir -p .claude/commands; echo evil > .claude/commands/x.md",
+    "create .shellgate/settings.json":
+        "mkdir -p .shellgate && echo '{}' > .shellgate/settings.json",
+    "create .mcp.json": "echo '{\"mcpServers\": {}}' > .mcp.json",
+    "create .mcp.json by rename": "echo '{}' > m.json && mv m.json .mcp.json; rm -f m.json",
+    "create .vscode/tasks.json": "mkdir -p .vscode && echo '{}' > .vscode/tasks.json",
+    "create .gitmodules": "printf '[submodule \"x\"]\\n' > .gitmodules",
+}
+
+
+@pytest.mark.parametrize("attack", list(CONFIG_ATTACKS))
+def test_a_command_cannot_rewrite_agent_or_editor_configuration(
+    workspace: Path, attack: str
+) -> None:
+    """Attack: grant itself permissions, add a hook or an MCP server, or a
+    task that runs when the editor opens the folder. Afterwards the host
+    workspace is exactly as before: no change, and no stub left behind."""
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text('{"permissions": {"deny": ["Bash"]}}\n')
+    before = snapshot(workspace)
+    proc = sh(workspace, f"{CONFIG_ATTACKS[attack]}; echo ran > control.txt")
+    consume_control(workspace, proc)
+    assert snapshot(workspace) == before
+
+
+@pytest.mark.parametrize("kind", ["plain directory", "git repository"])
+def test_a_run_leaves_no_stub_behind(workspace: Path, kind: str) -> None:
+    """Attack surface check: the read-only stubs that block `.mcp.json`,
+    `.shellgate/`, `.claude/`, `.vscode/` … are removed after the run."""
+    if kind == "git repository":
+        assert host_git(workspace, "init", "-q").returncode == 0
+    before = snapshot(workspace)
+    proc = sh(workspace, "ls -A > control.txt")
+    seen = consume_control(workspace, proc)
+    require(".mcp.json" in seen.split(), "the stubs were in place during the run", proc)
+    assert snapshot(workspace) == before

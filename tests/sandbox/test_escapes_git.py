@@ -1,0 +1,148 @@
+"""Escape tests: code planted in git's hooks, config and nested repositories,
+and the gitlink guard turned against the host.
+
+Judged from the host, with a control proving each attack ran (see escape_kit).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from escape_kit import (
+    consume_control,
+    hook_script,
+    host_git,
+    run_planted_git,
+    sh,
+    snapshot,
+)
+
+pytestmark = [pytest.mark.sandbox]
+
+
+
+# -- 4. git hooks and git config ----------------------------------------------
+
+GIT_ATTACKS = {
+    "write .git/hooks/pre-commit": "{hook:.git/hooks/pre-commit}",
+    "empty and refill .git/hooks":
+        "rm -rf .git/hooks/*; rm -rf .git/hooks; mkdir -p .git/hooks; "
+        "{hook:.git/hooks/pre-commit}",
+    "rename .git away and plant a new one":
+        "mv .git .git2 && mkdir -p .git/hooks && {hook:.git/hooks/pre-commit} && "
+        "cp -r .git2/HEAD .git2/config .git2/objects .git2/refs .git/",
+    "git config core.hooksPath":
+        "mkdir -p evil-hooks && {hook:evil-hooks/pre-commit}; "
+        "git config core.hooksPath \"$PWD/evil-hooks\"",
+    "git config core.fsmonitor": "git config core.fsmonitor 'touch {marker}'",
+    "append to .git/config": "printf '[core]\\n\\tfsmonitor = touch {marker}\\n' >> .git/config",
+    "replace .git/config by rename":
+        "cp .git/config cfg && printf '[core]\\n\\thooksPath = /nonexistent\\n"
+        "\\tfsmonitor = touch {marker}\\n' >> cfg && mv -f cfg .git/config",
+}
+
+
+def _git_script(template: str, marker: Path) -> str:
+    script = template.replace("{marker}", str(marker))
+    while "{hook:" in script:
+        start = script.index("{hook:")
+        end = script.index("}", start)
+        script = script[:start] + hook_script(script[start + 6 : end], marker) + script[end + 1 :]
+    return script
+
+
+@pytest.mark.parametrize("attack", list(GIT_ATTACKS))
+def test_a_command_cannot_plant_code_in_the_repositorys_git_hooks_or_config(
+    git_ws: Path, tmp_path: Path, attack: str
+) -> None:
+    """Attack: plant a hook or a config entry (core.hooksPath,
+    core.fsmonitor) that the user's next `git status`/`git commit` would run
+    on the host, outside any sandbox."""
+    marker = tmp_path / "PLANTED-CODE-RAN"
+    hooks_before = snapshot(git_ws / ".git" / "hooks")
+    config_before = (git_ws / ".git" / "config").read_bytes()
+    proc = sh(git_ws, f"{_git_script(GIT_ATTACKS[attack], marker)}; echo ran > control.txt")
+    consume_control(git_ws, proc)
+    assert snapshot(git_ws / ".git" / "hooks") == hooks_before
+    assert (git_ws / ".git" / "config").read_bytes() == config_before
+    assert not (git_ws / ".git2").exists()
+    run_planted_git(git_ws)
+    assert not marker.exists(), "the planted code ran on the host"
+
+
+@pytest.mark.parametrize("attack", list(GIT_ATTACKS))
+def test_each_git_attack_would_run_code_without_the_sandbox(
+    git_ws: Path, tmp_path: Path, attack: str
+) -> None:
+    """Control for the table above: run unsandboxed, on a throwaway repo,
+    each attack really does make the host's git run the planted code, so
+    the sandboxed test is not vacuous."""
+    marker = tmp_path / "PLANTED-CODE-RAN"
+    subprocess.run(["sh", "-c", _git_script(GIT_ATTACKS[attack], marker)], cwd=git_ws,
+                   capture_output=True, timeout=20, check=False)
+    run_planted_git(git_ws)
+    assert marker.exists()
+
+
+def test_a_command_cannot_redirect_git_to_a_planted_common_dir(
+    git_ws: Path, tmp_path: Path
+) -> None:
+    """Attack: `.git/commondir` points git at a planted directory whose
+    config and hooks then run on the host (hooks/ and config stay intact)."""
+    marker = tmp_path / "PLANTED-CODE-RAN"
+    script = f"""
+        mkdir evil && cp -r .git/objects .git/refs evil/ && cp .git/config evil/config
+        git config -f evil/config core.fsmonitor 'touch {marker}'
+        mkdir evil/hooks && {hook_script("evil/hooks/pre-commit", marker)}
+        echo ../evil > .git/commondir
+        echo ran > control.txt
+    """
+    proc = sh(git_ws, script)
+    consume_control(git_ws, proc)
+    run_planted_git(git_ws)
+    assert not marker.exists(), "the host's git ran code planted through .git/commondir"
+
+
+def test_a_command_cannot_plant_a_nested_repository_that_runs_code_on_git_status(
+    git_ws: Path, tmp_path: Path
+) -> None:
+    """Attack: a nested repository (submodule-like gitlink) with its own
+    core.fsmonitor, which the superproject's `git status` runs."""
+    marker = tmp_path / "PLANTED-CODE-RAN"
+    script = f"""
+        mkdir sub && cd sub && git init -q &&
+        git -c user.name=x -c user.email=x@x commit -q --allow-empty -m x &&
+        git config core.fsmonitor 'touch {marker}' && cd .. &&
+        git update-index --add --cacheinfo "160000,$(git -C sub rev-parse HEAD),sub" &&
+        echo ran > control.txt
+    """
+    proc = sh(git_ws, script)
+    consume_control(git_ws, proc)
+    host_git(git_ws, "status")
+    assert not marker.exists(), "the host's `git status` ran a nested repository's fsmonitor"
+
+
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError,
+    reason="KNOWN LIMIT: a nested repository that is not registered as a gitlink is left "
+    "alone (finding it would mean walking the whole workspace after every run); a user who "
+    "later runs git inside that directory runs its config. Reproducer: `shellgate run -- sh -c "
+    "'mkdir sub && cd sub && git init -q && git config core.fsmonitor \"touch /tmp/PWNED\"'`,"
+    " then `git -C sub status` on the host.",
+)
+def test_a_nested_repository_without_a_gitlink_is_defused_too(
+    git_ws: Path, tmp_path: Path
+) -> None:
+    """Attack: the same planted repository, waiting for the user to run git
+    inside its directory."""
+    marker = tmp_path / "PLANTED-CODE-RAN"
+    script = f"""
+        mkdir sub && cd sub && git init -q && git config core.fsmonitor 'touch {marker}' &&
+        cd .. && echo ran > control.txt
+    """
+    proc = sh(git_ws, script)
+    consume_control(git_ws, proc)
+    host_git(git_ws / "sub", "status")
+    assert not marker.exists(), "the host's git ran a nested repository's fsmonitor"

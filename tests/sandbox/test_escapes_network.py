@@ -1,0 +1,211 @@
+"""Escape tests: TCP and unix-socket services on the host, the networked profile and its proxy.
+
+Judged from the host, with a control proving each attack ran (see escape_kit).
+"""
+
+from __future__ import annotations
+
+import shlex
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from escape_kit import (
+    PROXY,
+    PY,
+    accepted,
+    consume_control,
+    need_host_address,
+    output,
+    pypi_reachable,
+    require,
+    sh,
+    tcp_listener,
+)
+
+pytestmark = [pytest.mark.sandbox]
+
+
+
+# -- 8. TCP services on the host -------------------------------------------------
+
+
+def _tcp_attack(host: str, port: int) -> str:
+    return f"""
+        curl -sS -m 3 -o /dev/null http://{host}:{port}/
+        {PY} -c 'import socket; socket.create_connection(("{host}", {port}), timeout=3)'
+        bash -c 'echo hello > /dev/tcp/{host}/{port}'
+        echo ran > control.txt
+    """
+
+
+def _proxy_attack(host: str, port: int) -> str:
+    """Ask the proxy itself (NO_PROXY would send curl around it)."""
+    return f"""
+        for url in http://{host}:{port}/ https://{host}:{port}/; do
+            curl -sS -m 5 --noproxy '' -x {PROXY} -o /dev/null \\
+                -w 'proxy %{{http_code}} %{{http_connect}}\\n' "$url"
+        done
+        {PY} -c 'import socket; socket.create_connection(("{host}", {port}), timeout=3)'
+        echo ran > control.txt
+    """
+
+
+@pytest.mark.parametrize("target", ["127.0.0.1", "localhost", "host address"])
+@pytest.mark.parametrize("profile", ["workspace-write", "networked"])
+def test_a_command_cannot_reach_a_tcp_service_on_the_host(
+    workspace: Path, profile: str, target: str
+) -> None:
+    """Attack: connect to a service listening on the host (0.0.0.0, so its
+    loopback and its own address). With the networked profile the targets
+    are even allowed by --allow-domain: the proxy must still refuse names
+    that resolve to loopback."""
+    host = need_host_address() if target == "host address" else target
+    with tcp_listener("0.0.0.0") as (listener, port):
+        if profile == "networked":
+            options = ("--profile", "networked", "--allow-domain", "localhost",
+                       "--allow-domain", "127.0.0.1")
+            proc = sh(workspace, _proxy_attack(host, port), options=options)
+        else:
+            proc = sh(workspace, _tcp_attack(host, port))
+        consume_control(workspace, proc)
+        assert accepted(listener) == 0, output(proc)
+    if profile == "networked":
+        replies = [line for line in proc.stdout.decode().splitlines() if line.startswith("proxy")]
+        require(len(replies) == 2, "both requests were answered by the proxy", proc)
+        assert all("403" in line for line in replies), replies
+
+
+def test_the_proxy_refuses_an_allowed_name_that_is_the_hosts_own_address(
+    workspace: Path,
+) -> None:
+    """Attack: an allowlisted name (here, the IP literal) that is the host
+    itself: the proxy's connection comes from the host, so any service on
+    0.0.0.0 answers it."""
+    host = need_host_address()
+    with tcp_listener("0.0.0.0") as (listener, port):
+        # One short request: when it escapes, nothing on the host answers it.
+        script = f"curl -sS -m 2 http://{host}:{port}/; echo ran > control.txt"
+        proc = sh(workspace, script, options=("--profile", "networked", "--allow-domain", host))
+        consume_control(workspace, proc)
+        assert accepted(listener) == 0, output(proc)
+
+
+# -- 9. unix sockets ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("profile", ["workspace-write", "networked"])
+def test_a_command_cannot_connect_to_a_host_unix_socket(
+    workspace: Path, outside: Path, tmp_path: Path, profile: str
+) -> None:
+    """Attack: talk to a host service over its unix socket (docker.sock,
+    an agent, a database), outside the workspace or even inside it."""
+    paths = [outside / "service.sock", workspace / "s.sock", tmp_path / "host-tmp.sock"]
+    listeners = []
+    try:
+        for path in paths:
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(str(path))
+            listener.listen(16)
+            listener.setblocking(False)
+            listeners.append(listener)
+        attempts = "\n".join(
+            f"{PY} -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.settimeout(3); "
+            f"s.connect(sys.argv[1])' {shlex.quote(str(p))}\n"
+            f"curl -sS -m 3 --unix-socket {shlex.quote(str(p))} http://service/"
+            for p in paths)
+        script = f"{attempts}\ntest -S s.sock && echo visible > control.txt"
+        proc = sh(workspace, script, options=("--profile", profile))
+        require(consume_control(workspace, proc).strip() == "visible",
+                "the workspace socket is visible inside", proc)
+        assert [accepted(listener) for listener in listeners] == [0] * len(paths), output(proc)
+    finally:
+        for listener in listeners:
+            listener.close()
+
+
+# -- 15. the networked profile ---------------------------------------------------------
+
+
+def test_an_allowed_domain_works_only_through_the_proxy(workspace: Path) -> None:
+    """Positive case and its bypass: pypi.org (allowed by the networked
+    profile) answers through the proxy; going around the proxy fails."""
+    if not pypi_reachable():
+        pytest.skip("pypi.org:443 is not reachable from this host, so the positive case "
+                    "cannot be checked")
+    script = """
+        curl -sS -m 20 -o /dev/null -w 'proxied %{http_code}\\n' https://pypi.org/simple/pip/
+        curl -sS -m 5 --noproxy '*' -o /dev/null -w 'direct %{http_code}\\n' \\
+            https://pypi.org/simple/pip/
+        true
+    """
+    proc = sh(workspace, script, options=("--profile", "networked"))
+    lines = proc.stdout.decode().splitlines()
+    assert "proxied 200" in lines, output(proc)
+    assert "direct 000" in lines, output(proc)
+
+
+def test_a_domain_not_in_the_allowlist_gets_a_403_naming_the_domain_and_the_setting(
+    workspace: Path,
+) -> None:
+    """Attack: reach a domain that is not allowlisted, over plain HTTP and
+    over CONNECT."""
+    script = """
+        curl -sS -m 10 -w '\\nhttp %{http_code}\\n' http://example.com/
+        curl -sS -m 10 -o /dev/null -w 'connect %{http_connect}\\n' https://example.com/
+        true
+    """
+    proc = sh(workspace, script, options=("--profile", "networked"))
+    text = proc.stdout.decode()
+    assert "http 403" in text.splitlines(), output(proc)
+    assert "connect 403" in text.splitlines(), output(proc)
+    assert "example.com" in text and "sandbox.network.allowedDomains" in text
+
+
+def test_a_host_that_is_not_allowed_is_never_contacted(workspace: Path) -> None:
+    """Attack: reach the host's own address through the proxy (not on the
+    allowlist): a 403, and the listener on the host sees nothing."""
+    host = need_host_address()
+    with tcp_listener(host) as (listener, port):
+        proc = sh(workspace, _proxy_attack(host, port), options=("--profile", "networked"))
+        consume_control(workspace, proc)
+        assert accepted(listener) == 0
+    replies = [line for line in proc.stdout.decode().splitlines() if line.startswith("proxy")]
+    assert len(replies) == 2 and all("403" in line for line in replies), output(proc)
+
+
+@pytest.mark.parametrize("name", ["example.com", "pypi.org"])
+@pytest.mark.parametrize("profile", ["workspace-write", "networked"])
+def test_dns_resolution_inside_the_sandbox_fails(
+    workspace: Path, profile: str, name: str
+) -> None:
+    """Attack: exfiltrate through DNS queries (`$(cat secret).evil.com`):
+    no resolver is reachable, even for an allowed domain (the proxy
+    resolves, the command never does)."""
+    code = (f"import socket\ntry:\n    print(socket.getaddrinfo({name!r}, 80))\n"
+            "except OSError as exc:\n    print('failed', exc)")
+    proc = sh(workspace, f"{PY} -c {shlex.quote(code)} > control.txt",
+              options=("--profile", profile))
+    assert consume_control(workspace, proc).startswith("failed"), output(proc)
+
+
+@pytest.mark.parametrize("profile", ["workspace-write", "networked"])
+def test_a_udp_datagram_never_reaches_the_host(workspace: Path, profile: str) -> None:
+    """Attack: exfiltrate over UDP (a DNS-like datagram to a host listener),
+    which the HTTP proxy would not see."""
+    host = need_host_address()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as listener:
+        listener.bind(("0.0.0.0", 0))
+        listener.setblocking(False)
+        port = listener.getsockname()[1]
+        code = (f"import socket\nfor dst in [({host!r}, {port}), ('127.0.0.1', {port})]:\n"
+                "    try:\n"
+                "        socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'leak', dst)\n"
+                "    except OSError:\n        pass")
+        proc = sh(workspace, f"{PY} -c {shlex.quote(code)}; echo ran > control.txt",
+                  options=("--profile", profile))
+        consume_control(workspace, proc)
+        time.sleep(0.1)
+        with pytest.raises(BlockingIOError):
+            listener.recvfrom(64)

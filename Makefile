@@ -18,11 +18,15 @@ test: setup lint typecheck unit
 setup: system-deps $(STAMP)
 
 # bubblewrap runs the sandbox, libseccomp builds its syscall filter, ripgrep
-# backs Grep; all from the distro.
+# backs Grep; all from the distro. As root, the escape suite also runs as an
+# unprivileged user, from a venv of the system python3 (python3-venv).
 system-deps:
 	@missing=""; \
 	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	command -v rg >/dev/null 2>&1 || missing="$$missing ripgrep"; \
+	if [ "$$(id -u)" = 0 ]; then \
+	  /usr/bin/python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
+	fi; \
 	{ /sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null; } | grep -q 'libseccomp\.so\.2' \
 	  || missing="$$missing libseccomp2"; \
 	if [ -n "$$missing" ]; then \

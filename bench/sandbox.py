@@ -6,7 +6,7 @@
                       (network namespace, seccomp, mandatory denies) — the
                       warm library path; target: within 8x of raw_bash
   sandbox_bash        sandbox.run(["bash", "-c", "true"]): what the Bash tool runs
-  sandbox_networked   the networked profile: host proxy + in-sandbox bridge
+  sandbox_networked   the networked profile: host proxy + in-sandbox launcher
   sandbox_100_denies  default profile plus 100 write-denied paths (100 mounts)
   cold_cli            `shellgate run -- true` from a new process; target < 250
 Run: .venv/bin/python bench/sandbox.py [--n 40]

@@ -138,10 +138,54 @@ def probe_seccomp() -> Probe:
         )
     try:
         size = len(export_bpf(SeccompSpec()))
+        checked = verify_filters()
     except Exception as exc:  # any failure is the finding
-        return Probe("seccomp", False, f"cannot build the filter: {exc}", "")
+        return Probe("seccomp", False, f"cannot build the filter as designed: {exc}",
+                     "upgrade libseccomp (2.5 or newer) and pyseccomp")
     return Probe(
-        "seccomp", True, f"{detail}; filter compiles to {size} bytes ({platform.machine()})"
+        "seccomp",
+        True,
+        f"{detail}; filter compiles to {size} bytes ({platform.machine()}); all {checked} "
+        "rules verified in the compiled program",
+    )
+
+
+def verify_filters() -> int:
+    """Run every compiled filter on each of its rules (sandbox.linux.bpf):
+    the number of rules checked, or ValueError naming one that is missing."""
+    from .linux.bpf import Verdict, evaluate  # noqa: PLC0415
+    from .linux.seccomp import filter_rules, native_arch, syscall_number  # noqa: PLC0415
+
+    arch, checked = native_arch(), 0
+    for spec in (SeccompSpec(), SeccompSpec(allow_inet=True), SeccompSpec(True, True)):
+        program = export_bpf(spec)
+        for rule in filter_rules(spec):
+            number = syscall_number(rule.syscall)
+            if number is None:
+                continue
+            args = [0] * 6
+            for cmp in rule.args:
+                args[cmp.index] = cmp.value
+            verdict = evaluate(program, number, tuple(args), arch=arch)
+            if verdict != Verdict("errno", rule.errno):
+                raise ValueError(f"rule {rule.describe()} is not in the program ({verdict})")
+            checked += 1
+    return checked
+
+
+def probe_privilege() -> Probe:
+    """Running as root works, but is weaker: say so, and why."""
+    if os.geteuid() != 0:
+        return Probe("privilege", True, f"running as uid {os.geteuid()} (not root)",
+                     required=False)
+    return Probe(
+        "privilege",
+        False,
+        "running as root: the sandbox's uid 0 is the host's root, so every root-owned file "
+        "that is not hidden is readable inside, and what /proc and /sys let root write "
+        "depends on shellgate's read-only binds",
+        "run shellgate as an ordinary user",
+        required=False,
     )
 
 
@@ -179,7 +223,7 @@ def run_probes() -> list[Probe]:
                 "use Linux (bubblewrap) or macOS (sandbox-exec)",
             )
         ]
-    return [probe_bwrap(), probe_userns(), probe_seccomp(), probe_ripgrep()]
+    return [probe_bwrap(), probe_userns(), probe_seccomp(), probe_ripgrep(), probe_privilege()]
 
 
 def sandbox_works(probes: list[Probe] | None = None) -> bool:

@@ -61,10 +61,10 @@ def _kernel_interfaces() -> dict[str, dict[str, list[str]]]:
 
 
 def proc_read_only(as_root: bool) -> tuple[str, ...]:
-    """The /proc entries bound read-only (only when uid 0 is the host's)."""
-    if not as_root:
-        return ()
-    return tuple(f"/proc/{name}" for name in _kernel_interfaces()["proc"]["read_only_as_root"])
+    """The /proc entries bound read-only (more when uid 0 is the host's)."""
+    data = _kernel_interfaces()["proc"]
+    names = data["read_only"] + (data["read_only_as_root"] if as_root else [])
+    return tuple(f"/proc/{name}" for name in names)
 
 
 def sys_hidden(as_root: bool) -> tuple[str, ...]:

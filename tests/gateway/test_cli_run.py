@@ -73,11 +73,59 @@ def test_a_command_killed_by_a_signal_exits_128_plus_the_signal(tmp_path: Path) 
         == 128 + 15
 
 
+PROFILES = ["workspace-write", "networked"]
+
+
 @pytest.mark.sandbox
-def test_a_missing_command_is_the_commands_failure_not_the_sandboxs(tmp_path: Path) -> None:
-    proc = sg("run", "--cwd", str(tmp_path), "--", "no-such-command-xyz")
-    assert proc.returncode not in (0, 125)
-    assert b"no-such-command-xyz" in proc.stderr
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_missing_command_exits_127_with_one_shell_like_line(tmp_path: Path, profile: str) -> None:
+    proc = sg("run", "--cwd", str(tmp_path), "--profile", profile, "--", "no-such-command-xyz")
+    assert proc.returncode == 127
+    assert proc.stderr.decode() == "shellgate: no-such-command-xyz: No such file or directory\n"
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("kind", ["a file without the execute bit", "a directory"])
+def test_something_that_cannot_be_executed_exits_126(
+    tmp_path: Path, profile: str, kind: str
+) -> None:
+    target = tmp_path / "thing"
+    if kind == "a directory":
+        target.mkdir()
+    else:
+        target.write_text("echo hi\n")
+    proc = sg("run", "--cwd", str(tmp_path), "--profile", profile, "--", str(target))
+    assert proc.returncode == 126, proc.stderr
+    assert proc.stderr.decode().startswith(f"shellgate: {target}: ")
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_command_that_prints_like_bubblewrap_keeps_its_own_status_and_output(
+    tmp_path: Path, profile: str
+) -> None:
+    """The command's output is never read as the sandbox's: only
+    bubblewrap's status report says whether the sandbox failed."""
+    line = "bwrap: Can't mount proc on /newroot/proc: Operation not permitted"
+    proc = sg("run", "--cwd", str(tmp_path), "--profile", profile, "--", "sh", "-c",
+              f"echo \"{line}\" >&2; exit 1")
+    assert proc.returncode == 1
+    assert proc.stderr.decode() == line + "\n"
+
+
+@pytest.mark.sandbox
+def test_an_idle_stdin_does_not_hold_the_command_back(tmp_path: Path) -> None:
+    """A pipe nobody writes to (an agent's stdin, `sleep | shellgate run`):
+    the command starts and ends at once, and shellgate returns."""
+    with subprocess.Popen([SHELLGATE, "run", "--cwd", str(tmp_path), "--", "echo", "started"],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as proc:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == b"started\n"
+        assert proc.wait(timeout=20) == 0
+        assert proc.stdin is not None
+        proc.stdin.close()
 
 
 @pytest.mark.sandbox

@@ -7,7 +7,6 @@ Judged from the host, with a control proving each attack ran (see escape_kit).
 from __future__ import annotations
 
 import os
-import pwd
 import shlex
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +18,7 @@ from escape_kit import (
     require,
     sh,
     snapshot,
+    user_home,
 )
 
 pytestmark = [pytest.mark.sandbox]
@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.sandbox]
 
 OUTSIDE_DIRS: dict[str, Callable[[Path, Path], Path]] = {
     "the workspace's parent": lambda ws, outside: ws.parent,
-    "the home directory": lambda ws, outside: Path(pwd.getpwuid(os.getuid()).pw_dir),
+    "the home directory": lambda ws, outside: user_home(),
     "/etc": lambda ws, outside: Path("/etc"),
     "/usr/local/bin": lambda ws, outside: Path("/usr/local/bin"),
     "a host directory under /var/tmp": lambda ws, outside: outside,

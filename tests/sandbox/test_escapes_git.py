@@ -6,7 +6,12 @@ Judged from the host, with a control proving each attack ran (see escape_kit).
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shlex
+import struct
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -14,13 +19,16 @@ from escape_kit import (
     consume_control,
     hook_script,
     host_git,
+    output,
+    require,
     run_planted_git,
     sh,
     snapshot,
 )
 
-pytestmark = [pytest.mark.sandbox]
+from sandbox.gitguard import SUFFIX
 
+pytestmark = [pytest.mark.sandbox]
 
 
 # -- 4. git hooks and git config ----------------------------------------------
@@ -146,3 +154,100 @@ def test_a_nested_repository_without_a_gitlink_is_defused_too(
     consume_control(git_ws, proc)
     host_git(git_ws / "sub", "status")
     assert not marker.exists(), "the host's git ran a nested repository's fsmonitor"
+
+
+# -- 4b. the gitlink guard must never be turned against the host ----------------------
+
+
+def _index_with_gitlinks(names: list[str]) -> bytes:
+    """A version-2 git index holding one gitlink entry per name (as a
+    command could write it by hand: no name checks)."""
+    entries = b""
+    for name in sorted(names):
+        raw = name.encode()
+        fixed = struct.pack(">10I", 0, 0, 0, 0, 0, 0, 0o160000, 0, 0, 0) + b"\x11" * 20
+        fixed += struct.pack(">H", min(len(raw), 0xFFF))
+        entry = fixed + raw
+        entry += b"\0" * (8 - len(entry) % 8)
+        entries += entry
+    body = b"DIRC" + struct.pack(">II", 2, len(names)) + entries
+    return body + hashlib.sha1(body).digest()
+
+
+GITLINK_NAMES = {
+    "an absolute name": lambda victim, ws: str(victim),
+    "a name climbing out with ..": os.path.relpath,
+    "a symlink to the other repository": lambda victim, ws: "link",
+    "a path through a symlinked directory": lambda victim, ws: f"up/{victim.name}",
+}
+
+
+@pytest.mark.parametrize("kind", list(GITLINK_NAMES))
+def test_a_planted_gitlink_name_cannot_make_the_guard_touch_another_repository(
+    git_ws: Path, outside: Path, kind: str
+) -> None:
+    """Attack: register a gitlink whose name leads outside the workspace, so
+    that shellgate's own post-run step renames *another* repository's
+    config and hooks (breaking it, or planting a rename the user trusts).
+    The index also holds an honest planted gitlink `sub`, whose defusing
+    proves the guard read this index."""
+    victim = outside / "victim"
+    victim.mkdir()
+    for args in (["init", "-q"], ["config", "user.name", "victim"]):
+        assert host_git(victim, *args).returncode == 0
+    (victim / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\n")
+    before = snapshot(victim / ".git")
+    (git_ws / "crafted-index").write_bytes(
+        _index_with_gitlinks([GITLINK_NAMES[kind](victim, git_ws), "sub"]))
+    script = f"""
+        ln -s {shlex.quote(str(victim))} link; ln -s {shlex.quote(str(outside))} up
+        git init -q sub && cp crafted-index .git/index && echo ran > control.txt
+    """
+    proc = sh(git_ws, script)
+    consume_control(git_ws, proc)
+    require((git_ws / "sub" / ".git" / f"config{SUFFIX}").exists(),
+            "the guard read the crafted index (it defused `sub`)", proc)
+    assert snapshot(victim / ".git") == before
+    assert list(outside.rglob(f"*{SUFFIX}")) == []
+
+
+INDEX_TRAPS = {
+    "a FIFO": "rm -f .git/index && mkfifo .git/index",
+    "a symlink to /dev/zero": "rm -f .git/index && ln -s /dev/zero .git/index",
+    "a symlink to /dev/tty": "rm -f .git/index && ln -s /dev/tty .git/index",
+    "a directory": "rm -f .git/index && mkdir .git/index",
+}
+
+
+@pytest.mark.parametrize("trap", list(INDEX_TRAPS))
+def test_an_index_turned_into_a_trap_hangs_neither_this_run_nor_the_next(
+    git_ws: Path, trap: str
+) -> None:
+    """Attack: turn .git/index into something that blocks a reader: the
+    post-run step of this run and the pre-run step of every later run in
+    the workspace hung for ever (a denial of service on the user)."""
+    started = time.monotonic()
+    first = sh(git_ws, f"{INDEX_TRAPS[trap]} && echo ran > control.txt", timeout=20)
+    consume_control(git_ws, first)
+    second = sh(git_ws, "echo again > control.txt", timeout=20)
+    require(first.returncode == 0, "the first run ended with the command's status", first)
+    assert consume_control(git_ws, second) == "again\n"
+    assert second.returncode == 0, output(second)
+    assert time.monotonic() - started < 15
+
+
+def test_an_index_that_does_not_parse_is_reported_and_cleaned_up(git_ws: Path) -> None:
+    """Attack: a crafted index that made the post-run parser crash: exit 125
+    after the command had run, and stubs left in the workspace. Now it is a
+    warning, the command's own status, and nothing left behind."""
+    before = snapshot(git_ws)
+    script = ("cp .git/index saved-index && printf 'DIRC\\000\\000\\000\\002\\377\\377\\377\\377x'"
+              " > .git/index && echo ran > control.txt; exit 3")
+    proc = sh(git_ws, script)
+    consume_control(git_ws, proc)
+    assert proc.returncode == 3, output(proc)
+    assert "shellgate: warning:" in proc.stderr.decode()
+    (git_ws / ".git" / "index").write_bytes((git_ws / "saved-index").read_bytes())
+    (git_ws / "saved-index").unlink()
+    after = snapshot(git_ws)
+    assert {k for k in after if k != ".git/index"} == {k for k in before if k != ".git/index"}

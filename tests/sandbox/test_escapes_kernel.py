@@ -7,8 +7,11 @@ Judged from the host, with a control proving each attack ran (see escape_kit).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import platform
+import shlex
+import stat
 import subprocess
 import threading
 import time
@@ -27,7 +30,6 @@ from escape_kit import (
 )
 
 pytestmark = [pytest.mark.sandbox]
-
 
 
 # -- 10. seccomp and no_new_privs -------------------------------------------------
@@ -129,3 +131,154 @@ def test_a_command_cannot_mount_or_create_namespaces(workspace: Path, attack: st
     proc = sh(workspace, f"{PRIVILEGE_ATTACKS[attack]}; echo ran > control.txt")
     consume_control(workspace, proc)
     assert not (workspace / "escaped").exists(), output(proc)
+
+
+# -- 18. kernel interfaces in /proc and /sys ----------------------------------------
+
+#: Walks /proc (but the processes' own directories) and /sys inside the
+#: sandbox and opens every file whose mode has a write bit with O_WRONLY —
+#: never writes a byte, so a regression cannot rewrite the CI host's
+#: sysctls. Prints the paths that opened, and a count of those tried.
+_WALK = r"""
+import errno, json, os, stat, sys, time
+opened, tried, deadline = [], 0, time.monotonic() + 40
+def walk(top, skip):
+    global tried
+    stack = [top]
+    while stack and time.monotonic() < deadline:
+        d = stack.pop()
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in entries:
+            if d == top and e.name in skip or (d == "/proc" and e.name.isdigit()):
+                continue
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                stack.append(e.path)
+            elif stat.S_ISREG(st.st_mode) and st.st_mode & 0o222:
+                tried += 1
+                try:
+                    fd = os.open(e.path, os.O_WRONLY | os.O_NONBLOCK)
+                except OSError as exc:
+                    if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                        opened.append(f"{e.path}: unexpected {exc}")
+                    continue
+                os.close(fd)
+                opened.append(e.path)
+walk("/proc", {"self", "thread-self"})
+walk("/sys", set())
+fd = os.open("control-write.txt", os.O_WRONLY | os.O_CREAT)
+os.close(fd)
+print(json.dumps({"opened": opened, "tried": tried, "complete": time.monotonic() < deadline}))
+"""
+
+
+def test_no_kernel_interface_in_proc_or_sys_opens_for_writing(workspace: Path) -> None:
+    """Attack (root): `echo '|/tmp/x' > /proc/sys/kernel/core_pattern`, then
+    crash a process — the kernel runs /tmp/x as host root, outside every
+    namespace. As a user the same walk proves nothing is writable either.
+    Every writable-looking file under /proc and /sys must refuse O_WRONLY."""
+    proc = sh(workspace, f"{PY} -c {shlex.quote(_WALK)} > walk.json; echo ran > control.txt",
+              timeout=90)
+    consume_control(workspace, proc)
+    require((workspace / "control-write.txt").exists(), "an O_WRONLY open works at all", proc)
+    report = json.loads((workspace / "walk.json").read_text())
+    require(report["complete"], "the walk finished in its time budget", proc)
+    require(report["tried"] > 100, f"the walk met writable-looking files ({report['tried']})",
+            proc)
+    assert report["opened"] == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/proc/sys/kernel/core_pattern", "/proc/sys/kernel/modprobe", "/proc/sysrq-trigger",
+     "/proc/sys/fs/binfmt_misc/register", "/proc/sys/kernel/hostname"],
+)
+def test_the_classic_host_root_sysctls_refuse_a_writer(workspace: Path, path: str) -> None:
+    """The named members of the family above, each with its own verdict
+    (a value is never written: the open alone is the test)."""
+    if not os.path.exists(path):
+        pytest.skip(f"{path} does not exist on this kernel")
+    code = (f"import os\ntry:\n    os.close(os.open({path!r}, os.O_WRONLY))\n    print('OPENED')\n"
+            "except OSError as exc:\n    print('refused', exc.errno)")
+    proc = sh(workspace, f"{PY} -c {shlex.quote(code)} > control.txt")
+    verdict = consume_control(workspace, proc).strip()
+    assert verdict.startswith("refused"), verdict
+
+
+def test_the_host_cgroup_tree_is_not_visible(workspace: Path) -> None:
+    """Attack: list every host process (`cat /sys/fs/cgroup/*/cgroup.procs`)
+    — the test's own PID among them — from a sandbox with its own PID
+    namespace."""
+    me = str(os.getpid())
+    script = """
+        ls /sys/devices > /dev/null && echo sys-visible > control.txt
+        find /sys/fs/cgroup -name cgroup.procs -exec cat {} + 2>/dev/null > procs.txt
+        ls -A /sys/fs/cgroup > listing.txt
+    """
+    proc = sh(workspace, script)
+    require(consume_control(workspace, proc).strip() == "sys-visible", "/sys is mounted", proc)
+    assert me not in (workspace / "procs.txt").read_text().split()
+    assert (workspace / "listing.txt").read_text() == ""
+
+
+# -- 19. set-user-ID and set-group-ID files -----------------------------------------
+
+SETID_ATTACKS = {
+    "chmod u+s": "cp /bin/sh ./sh-u && chmod u+s ./sh-u",
+    "chmod g+s": "cp /bin/sh ./sh-g && chmod g+s ./sh-g",
+    "chmod 4755": "cp /bin/sh ./sh-4755 && chmod 4755 ./sh-4755",
+    "install -m 6755": "install -m 6755 /bin/sh ./sh-install",
+    "cp -p of a set-id binary": "for f in /usr/bin/passwd /usr/bin/su /bin/mount; do "
+                                "test -u $f && cp -p $f ./copied && break; done",
+    "open(O_CREAT, 04755)":
+        PY + " -c 'import os; os.close(os.open(\"py-creat\", os.O_CREAT | os.O_WRONLY, 0o4755))'",
+    "mknod a set-id regular file":
+        PY + " -c 'import os, stat; os.mknod(\"py-mknod\", stat.S_IFREG | 0o4755)'",
+    "os.chmod": PY + " -c 'import os; open(\"py-chmod\", \"w\").close(); "
+                     "os.chmod(\"py-chmod\", 0o6755)'",
+    "tar extracts a set-id file":
+        "mkdir -p t && cp /bin/sh t/sh && tar --mode=u+s -cf t.tar t/sh && rm -rf t && "
+        "tar -xpf t.tar",
+}
+
+
+@pytest.mark.parametrize("attack", list(SETID_ATTACKS))
+def test_a_command_cannot_leave_a_set_id_file(workspace: Path, attack: str) -> None:
+    """Attack: as root the sandbox's uid 0 is the host's root, so a
+    setuid-root copy of a shell left in the workspace is a root shell for
+    every local user who can reach it. No file may leave the run with the
+    set-user-ID or set-group-ID bit."""
+    proc = sh(workspace, f"{SETID_ATTACKS[attack]}; chmod 755 README.md && echo ran > control.txt")
+    consume_control(workspace, proc)
+    require(stat.S_IMODE((workspace / "README.md").stat().st_mode) == 0o755,
+            "a plain chmod works", proc)
+    setid = [str(p) for p in workspace.rglob("*")
+             if not p.is_symlink() and p.lstat().st_mode & (stat.S_ISUID | stat.S_ISGID)]
+    assert setid == [], output(proc)
+
+
+# -- 20. personality ----------------------------------------------------------------
+
+_PERSONALITY = (
+    "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+    "query = libc.personality(0xffffffff)\n"
+    "libc.personality(0x0040000)\n"  # ADDR_NO_RANDOMIZE
+    "libc.personality(0x0400000)\n"  # READ_IMPLIES_EXEC
+    "print(query, open('/proc/self/personality').read().strip())"
+)
+
+
+def test_a_command_cannot_switch_off_aslr_or_nx(workspace: Path) -> None:
+    """Attack: personality(ADDR_NO_RANDOMIZE | READ_IMPLIES_EXEC) makes the
+    next exec'd program predictable and its data executable (`setarch -R`).
+    The query form still works."""
+    proc = sh(workspace, f"{PY} -c {shlex.quote(_PERSONALITY)} > control.txt")
+    query, now = consume_control(workspace, proc).split()
+    require(query == "0", "personality can be queried", proc)
+    assert int(now, 16) == 0

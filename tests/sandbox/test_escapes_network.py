@@ -5,15 +5,21 @@ Judged from the host, with a control proving each attack ran (see escape_kit).
 
 from __future__ import annotations
 
+import contextlib
+import json
 import shlex
 import socket
+import subprocess
+import threading
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from escape_kit import (
     PROXY,
     PY,
+    RUN_TIMEOUT,
     accepted,
     consume_control,
     need_host_address,
@@ -22,10 +28,10 @@ from escape_kit import (
     require,
     sh,
     tcp_listener,
+    unique_seconds,
 )
 
 pytestmark = [pytest.mark.sandbox]
-
 
 
 # -- 8. TCP services on the host -------------------------------------------------
@@ -209,3 +215,111 @@ def test_a_udp_datagram_never_reaches_the_host(workspace: Path, profile: str) ->
         time.sleep(0.1)
         with pytest.raises(BlockingIOError):
             listener.recvfrom(64)
+
+
+# -- 21. nothing of ours in the sandbox to hijack -------------------------------------
+
+#: Lists every process in the sandbox's PID namespace that is not the
+#: script's own ancestry, with the targets of its descriptors.
+_PROCESSES = r"""
+import json, os
+mine, pid = set(), os.getpid()
+while pid > 1:
+    mine.add(pid)
+    pid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+found = {}
+for name in os.listdir("/proc"):
+    if not name.isdigit() or int(name) in mine:
+        continue
+    try:
+        cmd = open(f"/proc/{name}/cmdline", "rb").read().split(b"\0")[0].decode()
+        fds = [os.readlink(f"/proc/{name}/fd/{fd}") for fd in os.listdir(f"/proc/{name}/fd")]
+    except OSError as exc:
+        cmd, fds = "?", [f"unreadable: {exc}"]
+    found[name] = {"cmd": cmd, "fds": fds}
+print(json.dumps(found))
+"""
+
+
+def test_the_networked_sandbox_holds_no_process_with_a_way_out(workspace: Path) -> None:
+    """Attack (from a review): the command opened the in-sandbox bridge's
+    /proc/<pid>/mem, rewrote its copy of the proxy socket path and made it
+    connect to any host unix socket (git's credential cache, a Docker
+    socket under $HOME). Now the host proxy serves the sandbox's listener
+    itself: besides the command, the sandbox holds only bubblewrap's PID 1,
+    and PID 1 holds no socket at all."""
+    proc = sh(workspace, f"{PY} -c {shlex.quote(_PROCESSES)} > procs.json; echo ran > control.txt",
+              options=("--profile", "networked"))
+    consume_control(workspace, proc)
+    others = json.loads((workspace / "procs.json").read_text())
+    require("1" in others, "the script saw the sandbox's PID 1", proc)
+    assert set(others) == {"1"}, others
+    assert others["1"]["cmd"].endswith("bwrap"), others
+    assert [fd for fd in others["1"]["fds"] if fd.startswith("socket:")] == [], others
+
+
+def test_the_proxy_port_is_served_from_the_host(workspace: Path) -> None:
+    """The listener on 127.0.0.1:3128 inside is the host proxy's: a request
+    is answered (403 for a name not allowed) while no process in the
+    sandbox listens (the command cannot take the port over either)."""
+    script = f"""
+        curl -sS -m 10 --noproxy '' -x {PROXY} -o /dev/null -w 'proxy %{{http_code}}\\n' \\
+            http://example.invalid/
+        {PY} -c 'import socket
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", 3128)); print("took the port")
+except OSError as exc:
+    print("port busy", exc.errno)'
+        echo ran > control.txt
+    """
+    proc = sh(workspace, script, options=("--profile", "networked"))
+    consume_control(workspace, proc)
+    lines = proc.stdout.decode().splitlines()
+    require("proxy 403" in lines, "the proxy answered", proc)
+    assert any(line.startswith("port busy") for line in lines), output(proc)
+
+
+def test_every_process_in_a_networked_sandbox_runs_under_the_filter(workspace: Path) -> None:
+    """Seen from the host: the command and bubblewrap's PID 1 both run
+    under seccomp (one filter, no AF_UNIX: see test_seccomp.py), so taking
+    over PID 1 gains nothing the command lacks."""
+    seconds = unique_seconds(20)
+    result: dict[str, subprocess.CompletedProcess[bytes]] = {}
+    thread = threading.Thread(target=lambda: result.setdefault(
+        "proc", sh(workspace, f"sleep {seconds}; true", options=("--profile", "networked"))))
+    thread.start()
+    statuses: dict[str, dict[str, str]] = {}
+    try:
+        deadline = time.monotonic() + 15
+        while not statuses and time.monotonic() < deadline:
+            for p in psutil.process_iter(["pid", "cmdline"]):
+                if p.info["cmdline"] == ["sleep", seconds]:
+                    statuses = _sandbox_chain(p.info["pid"])
+            time.sleep(0.05)
+    finally:
+        for p in psutil.process_iter(["pid", "cmdline"]):
+            if p.info["cmdline"] == ["sleep", seconds]:
+                with contextlib.suppress(psutil.Error):
+                    p.kill()
+        thread.join(RUN_TIMEOUT)
+    require(any(s["NSpid"].split()[-1] == "1" for s in statuses.values()),
+            f"the sandbox's PID 1 was found from the host: {statuses}")
+    assert {pid: s["Seccomp"] for pid, s in statuses.items()} == dict.fromkeys(statuses, "2")
+
+
+def _sandbox_chain(pid: int) -> dict[str, dict[str, str]]:
+    """``pid`` and its ancestors up to the sandbox's PID 1: their status."""
+    chain: dict[str, dict[str, str]] = {}
+    while pid > 1:
+        try:
+            text = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            return chain
+        parts = (line.partition(":") for line in text.splitlines())
+        fields = {key.strip(): value.strip() for key, _, value in parts}
+        chain[str(pid)] = fields
+        if fields.get("NSpid", "").split()[-1:] == ["1"]:
+            return chain
+        pid = int(fields["PPid"])
+    return chain

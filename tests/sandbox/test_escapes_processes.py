@@ -19,7 +19,9 @@ import pytest
 from escape_kit import (
     FLOOD,
     PY,
+    RUN_TIMEOUT,
     SHELLGATE,
+    consume_control,
     output,
     processes_mentioning,
     require,
@@ -31,7 +33,6 @@ from escape_kit import (
 import sandbox
 
 pytestmark = [pytest.mark.sandbox]
-
 
 
 # -- 12, 13. processes that outlive the call, timeouts ---------------------------------
@@ -196,3 +197,49 @@ def test_a_bwrap_that_cannot_start_is_reported_in_one_line(
     proc = sg(workspace, "true", env=env)
     require(proc.returncode == 125, "the sandbox did not start", proc)
     assert proc.stderr.decode().count("\n") == 1, proc.stderr
+
+
+# -- 18. the command's own descriptors ----------------------------------------------
+
+STDIN_ATTACKS = {
+    "redirect into /proc/self/fd/0": "echo pwned > /proc/self/fd/0",
+    "append through /proc/self/fd/0": "echo pwned >> /proc/self/fd/0",
+    "reopen read-write as fd 3": "exec 3<>/proc/self/fd/0 && echo pwned >&3",
+    "python os.open O_RDWR": PY + " -c 'import os; fd = os.open(\"/proc/self/fd/0\", os.O_RDWR);"
+                                  " os.write(fd, b\"pwned\")'",
+    "truncate through the link": "truncate -s 0 /proc/self/fd/0",
+    "via /dev/stdin": "echo pwned > /dev/stdin",
+}
+
+
+@pytest.mark.parametrize("attack", list(STDIN_ATTACKS))
+def test_a_file_given_on_stdin_cannot_be_rewritten(
+    workspace: Path, outside: Path, attack: str
+) -> None:
+    """Attack: `shellgate run -- sh -c 'echo pwned > /proc/self/fd/0' < notes.txt`
+    reopened the inherited descriptor of the host file read-write and
+    rewrote it. The command reads a pipe now: the bytes, and no path."""
+    notes = outside / "notes.txt"
+    notes.write_text("original notes\n")
+    before = notes.stat()
+    script = f"cat > control.txt; {STDIN_ATTACKS[attack]}; true"
+    with notes.open("rb") as handle:
+        proc = subprocess.run(
+            [SHELLGATE, "run", "--cwd", str(workspace), "--", "sh", "-c", script],
+            stdin=handle, capture_output=True, timeout=RUN_TIMEOUT, check=False)
+    require(consume_control(workspace, proc) == "original notes\n",
+            "the command read the file through stdin", proc)
+    assert notes.read_text() == "original notes\n"
+    assert notes.stat().st_mtime_ns == before.st_mtime_ns
+
+
+def test_stdin_bytes_larger_than_a_pipe_do_not_deadlock_against_output(
+    workspace: Path,
+) -> None:
+    """A command that writes a lot before it reads its stdin: the feeder
+    and the output pump run side by side (no deadlock until the timeout)."""
+    data = os.urandom(1 << 20)
+    result = sandbox.run(["sh", "-c", "head -c 2000000 /dev/zero; wc -c"], sandbox.load_profile(),
+                         cwd=str(workspace), stdin=data, timeout=30)
+    assert not result.timed_out
+    assert result.stdout.endswith(f"{len(data)}\n")

@@ -6,8 +6,13 @@ Judged from the host, with a control proving each attack ran (see escape_kit).
 
 from __future__ import annotations
 
+import contextlib
+import glob
+import json
 import os
 import shlex
+import shutil
+import tomllib
 import uuid
 from pathlib import Path
 
@@ -18,10 +23,12 @@ from escape_kit import (
     consume_control,
     require,
     sh,
+    user_home,
 )
 
-pytestmark = [pytest.mark.sandbox]
+import profiles
 
+pytestmark = [pytest.mark.sandbox]
 
 
 # -- 6. secrets in the home directory -----------------------------------------
@@ -97,3 +104,119 @@ def test_secrets_in_the_callers_environment_do_not_reach_the_command(
     require(control in (workspace / "env.txt").read_text(),
             "an allowed variable (TZ) passes, so env.txt is the real environment", proc)
     assert_secret_absent(workspace, proc, secret)
+
+
+# -- 6b. other projects' .env files -------------------------------------------------
+
+
+@pytest.mark.parametrize("rel", [".env", ".env.production", "deeper/still/.env"])
+def test_another_projects_env_file_under_home_cannot_be_read(
+    workspace: Path, token: str, rel: str
+) -> None:
+    """Attack: `cat ~/src/other-service/.env` — database URLs and API keys of
+    another project, read by absolute path. The workspace's own `.env`
+    stays readable (the control)."""
+    other = user_home() / f"shellgate-test-{token}" / "other-service"
+    target = other / rel
+    target.parent.mkdir(parents=True)
+    secret = f"DATABASE_URL=postgres://u:{uuid.uuid4().hex}@db/prod"
+    target.write_text(secret + "\n")
+    (workspace / ".env").write_text("OWN=visible\n")
+    try:
+        script = (f"cat .env > control.txt; cat {shlex.quote(str(target))}; "
+                  f"cp {shlex.quote(str(target))} stolen.txt")
+        proc = sh(workspace, script)
+        require(consume_control(workspace, proc) == "OWN=visible\n",
+                "the workspace's own .env is readable", proc)
+        assert_secret_absent(workspace, proc, secret)
+    finally:
+        shutil.rmtree(other.parent, ignore_errors=True)
+
+
+# -- 6c. credential stores of common tools ---------------------------------------------
+
+CREDENTIAL_STORES = [
+    ".config/git/credentials", ".claude.json", ".config/containers/auth.json", ".yarnrc.yml",
+    ".gem/credentials", ".s3cfg", ".config/rclone/rclone.conf", ".python_history",
+    ".config/gh/hosts.yml", ".docker/config.json", ".kube/config", ".npmrc",
+    ".config/pypoetry/auth.toml", ".terraformrc", ".huggingface/token",
+]
+
+
+@pytest.mark.parametrize("rel", CREDENTIAL_STORES)
+def test_a_credential_store_in_the_home_directory_cannot_be_read(
+    workspace: Path, rel: str
+) -> None:
+    """Attack: read a tool's stored token. Where the store does not exist
+    yet a fake one is planted (and removed); where it exists, the command
+    must see it empty or not at all."""
+    path = user_home() / rel
+    secret = f"token-{uuid.uuid4().hex}"
+    created: list[Path] = []
+    if not path.exists():
+        for parent in reversed(path.parents):
+            if not parent.exists():
+                parent.mkdir(mode=0o700)
+                created.append(parent)
+        path.write_text(secret + "\n")
+        created.append(path)
+    try:
+        quoted = shlex.quote(str(path))
+        proc = sh(workspace, f"cat {quoted}; (cat {quoted} 2>/dev/null | wc -c) > control.txt")
+        assert consume_control(workspace, proc).strip() == "0"
+        assert_secret_absent(workspace, proc, secret)
+    finally:
+        for item in reversed(created):
+            if item.is_dir():
+                with contextlib.suppress(OSError):
+                    item.rmdir()
+            else:
+                item.unlink(missing_ok=True)
+
+
+def _existing_sensitive_paths() -> list[str]:
+    """Every concrete path of the shared sensitive list that exists here, for
+    this user's home and (as root) root's: read from the data file directly,
+    not through the sandbox's own code."""
+    homes = {str(user_home()), *(["/root"] if os.geteuid() == 0 else [])}
+    out: list[str] = []
+    for entry in tomllib.loads((Path(profiles.__file__).parent
+                                / "sensitive-paths.toml").read_text())["paths"]:
+        pattern = entry["path"]
+        if "**" in pattern or pattern.startswith(("/proc/", "/dev/")):
+            continue
+        expanded = [h + pattern[1:] for h in homes] if pattern.startswith("~/") else [pattern]
+        for item in expanded:
+            out += [p for p in glob.glob(item) if os.access(p, os.R_OK)]
+    return sorted(set(out))
+
+
+_PROBE_READ = r"""
+import json, os, sys
+readable = []
+for path in sys.argv[1:]:
+    try:
+        if os.path.isdir(path):
+            if os.listdir(path):
+                readable.append(path)
+        elif open(path, "rb").read(1):
+            readable.append(path)
+    except OSError:
+        pass
+print(json.dumps(readable))
+"""
+
+
+def test_every_sensitive_path_that_exists_here_is_hidden(
+    workspace: Path, home_secrets: dict[str, tuple[Path, str]]
+) -> None:
+    """The family behind the two tests above: whatever of the shared list
+    this machine has, and this user (root included) can read outside, the
+    command finds empty or absent. Running as root this covers root's
+    credential classes (/etc/shadow, /etc/ssl/private, /root/... ) too."""
+    paths = _existing_sensitive_paths()
+    require(all(str(p.parent) in paths for p, _ in home_secrets.values()),
+            "the planted secrets are among the paths checked")
+    args = " ".join(shlex.quote(p) for p in paths)
+    proc = sh(workspace, f"{PY} -c {shlex.quote(_PROBE_READ)} {args} > control.txt")
+    assert json.loads(consume_control(workspace, proc)) == []

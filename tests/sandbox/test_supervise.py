@@ -113,3 +113,21 @@ def test_a_background_run_that_finishes_reports_its_result(tmp_path: Path) -> No
     bg = start_background(["sh", "-c", "echo done; exit 4"], load_profile(), cwd=str(tmp_path))
     result = bg.wait(30)
     assert result is not None and result.exit_code == 4 and result.stdout == "done\n"
+
+
+@pytest.mark.sandbox
+def test_a_character_split_between_two_reads_is_decoded_whole(tmp_path: Path) -> None:
+    """`é` is two bytes; printed one byte at a time with a pause between,
+    the first read must not turn the half character into U+FFFD."""
+    bg = start_background(["sh", "-c", "printf '\\303'; sleep 0.5; printf '\\251\\n'"],
+                          load_profile(), cwd=str(tmp_path))
+    seen = ""
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        running = bg.running
+        seen += bg.read()[0]
+        if not running:
+            break
+        time.sleep(0.05)
+    seen += bg.read()[0]
+    assert seen == "é\n"

@@ -1,0 +1,121 @@
+"""The walk that finds other projects' .env files: what it finds, what it
+skips, how its cache stays true, and how it fails closed when the budget
+runs out. Real directories, no sandbox needed."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from sandbox import dotenv_scan
+from sandbox.dotenv_scan import scan
+from sandbox.plan import build_plan
+from sandbox.profiles import load_profile
+
+
+@pytest.fixture(autouse=True)
+def _fresh_memory() -> None:
+    dotenv_scan._MEMORY.clear()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    root = tmp_path / "home"
+    for rel in ("src/api/.env", "src/api/.env.production", "src/web/README.md",
+                "work/client/svc/deep/.env", "src/api/node_modules/pkg/.env",
+                "src/api/.git/.env", ".cache/x/.env", "notes/.envrc"):
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x")
+    (root / "venv-named-dot-env" / ".env").mkdir(parents=True)  # a virtualenv, not secrets
+    return root
+
+
+def _rel(home: Path, paths: tuple[str, ...]) -> set[str]:
+    return {os.path.relpath(p, home) for p in paths}
+
+
+def test_dotenv_files_are_found_and_tool_trees_skipped(home: Path) -> None:
+    found = scan([str(home)], None)
+    assert _rel(home, found.found) == {
+        "src/api/.env", "src/api/.env.production", "work/client/svc/deep/.env"}
+    assert found.unscanned == ()
+
+
+def test_the_walk_stops_at_its_depth_limit(tmp_path: Path) -> None:
+    deep = tmp_path.joinpath(*[f"d{i}" for i in range(dotenv_scan.MAX_DEPTH + 2)])
+    deep.mkdir(parents=True)
+    (deep / ".env").write_text("x")
+    shallow = tmp_path / "d0" / ".env"
+    shallow.write_text("x")
+    assert scan([str(tmp_path)], None).found == (str(shallow),)
+
+
+def test_a_file_added_later_is_found_through_the_cache(home: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache.json"
+    scan([str(home)], cache)
+    added = home / "src" / "web" / ".env.local"
+    added.write_text("x")
+    dotenv_scan._MEMORY.clear()  # a new process: only the file cache is left
+    assert str(added) in scan([str(home)], cache).found
+
+
+def test_a_file_removed_later_leaves_the_result(home: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache.json"
+    scan([str(home)], cache)
+    (home / "src" / "api" / ".env").unlink()
+    assert str(home / "src" / "api" / ".env") not in scan([str(home)], cache).found
+
+
+def test_a_directory_changed_in_the_same_clock_tick_is_listed_again(home: Path) -> None:
+    """Racily clean: a directory listed less than the racy window after its
+    last change is not trusted, even if its mtime looks the same."""
+    scan([str(home)], None)
+    api = home / "src" / "api"
+    mtime = api.stat().st_mtime_ns
+    (api / ".env.late").write_text("x")
+    os.utime(api, ns=(mtime, mtime))  # the change did not move the mtime
+    assert str(api / ".env.late") in scan([str(home)], None).found
+
+
+def test_an_unchanged_home_is_not_walked_again(home: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache.json"
+    old = time.time_ns() - 10 * 10**9
+    for d, _, _ in os.walk(home):
+        os.utime(d, ns=(old, old))
+    scan([str(home)], cache)
+    listed: list[str] = []
+    real = dotenv_scan._list
+    monkeypatch.setattr(dotenv_scan, "_list",
+                        lambda state, path, depth: (listed.append(path), real(state, path, depth)))
+    scan([str(home)], cache)
+    assert listed == []
+
+
+def test_when_the_budget_runs_out_the_rest_is_reported_to_be_hidden(home: Path) -> None:
+    found = scan([str(home)], None, budget=0)
+    assert found.unscanned == (str(home),)
+    assert found.found == ()
+
+
+def test_the_ancestors_of_the_workspace_are_listed_past_the_budget(home: Path) -> None:
+    """They cannot be hidden (the workspace is inside), so they are walked
+    whatever the budget; their other children are what gets hidden."""
+    workspace = home / "src" / "web"
+    found = scan([str(home)], None, budget=0, keep=(str(workspace),))
+    assert str(home) not in found.unscanned
+    assert str(home / "src") not in found.unscanned
+    assert str(home / "work") in found.unscanned
+    assert str(home / "src" / "api") in found.unscanned
+
+
+def test_a_plan_hides_other_projects_env_files_but_not_the_workspaces(home: Path) -> None:
+    workspace = home / "src" / "api"
+    plan = build_plan(load_profile(), str(workspace), home=str(home), private_tmp=None)
+    assert str(home / "work" / "client" / "svc" / "deep" / ".env") in plan.hidden_files
+    assert str(workspace / ".env") not in plan.hidden_files
+    assert str(workspace) in plan.writable

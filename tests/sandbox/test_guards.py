@@ -1,0 +1,50 @@
+"""The post-run guards run on every backend: here through ``none``, which
+has no mounts at all, so only the guards stand between a planted
+`.git/commondir` or gitlink and the user's next `git status`."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sandbox import load_profile, run
+from sandbox.gitguard import SUFFIX
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                   capture_output=True, check=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    return root
+
+
+def _none(repo: Path, script: str) -> object:
+    return run(["sh", "-c", script], load_profile(), cwd=str(repo), backend="none")
+
+
+def test_the_none_backend_removes_a_planted_commondir(repo: Path) -> None:
+    result = _none(repo, "mkdir evil && echo ../evil > .git/commondir")
+    assert not (repo / ".git" / "commondir").exists()
+    assert str(repo / ".git" / "commondir") in result.tampered  # type: ignore[attr-defined]
+
+
+def test_the_none_backend_defuses_a_planted_gitlink(repo: Path) -> None:
+    script = ("git init -q sub && git -C sub -c user.name=x -c user.email=x@x commit -q "
+              "--allow-empty -m x && git update-index --add --cacheinfo "
+              "160000,$(git -C sub rev-parse HEAD),sub")
+    result = _none(repo, script)
+    assert (repo / "sub" / ".git" / f"config{SUFFIX}").exists()
+    assert str(repo / "sub" / ".git" / "config") in result.tampered  # type: ignore[attr-defined]
+
+
+def test_the_none_backend_reports_a_missing_command_as_a_shell_would(repo: Path) -> None:
+    result = run(["no-such-command-xyz"], load_profile(), cwd=str(repo), backend="none")
+    assert (result.exit_code, result.exec_error) == (127, "No such file or directory")

@@ -1,0 +1,120 @@
+"""The seccomp filter as compiled: every rule of the design is in the BPF
+program libseccomp produced, checked by running the program on each
+syscall (sandbox.linux.bpf), and a rule libseccomp refuses stops the build
+instead of vanishing."""
+
+from __future__ import annotations
+
+import errno
+
+import pytest
+
+from sandbox import SandboxUnavailable
+from sandbox.linux import seccomp
+from sandbox.linux.bpf import BpfError, Verdict, evaluate
+from sandbox.linux.seccomp import (
+    ArgCmp,
+    Rule,
+    SeccompSpec,
+    build_filter,
+    export_bpf,
+    filter_rules,
+    native_arch,
+    syscall_number,
+)
+
+SPECS = [SeccompSpec(), SeccompSpec(allow_inet=True), SeccompSpec(allow_unix=True, allow_inet=True)]
+ARCH = native_arch()
+
+
+def _args_matching(rule: Rule) -> tuple[int, ...]:
+    """Arguments for which every comparison of ``rule`` holds."""
+    args = [0] * 6
+    for cmp in rule.args:
+        args[cmp.index] = cmp.value
+    return tuple(args)
+
+
+def _call(program: bytes, name: str, *args: int) -> Verdict:
+    number = syscall_number(name)
+    assert number is not None, name
+    return evaluate(program, number, args, arch=ARCH)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=str)
+def test_every_rule_of_the_design_is_in_the_compiled_program(spec: SeccompSpec) -> None:
+    program = export_bpf(spec)
+    checked = 0
+    for rule in filter_rules(spec):
+        number = syscall_number(rule.syscall)
+        if number is None:
+            continue  # not on this architecture
+        verdict = evaluate(program, number, _args_matching(rule), arch=ARCH)
+        assert verdict == Verdict("errno", rule.errno), f"{rule.describe()}: {verdict}"
+        checked += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("read", ()),
+        ("write", ()),
+        ("openat", (0, 0, 0o101, 0o644)),  # O_CREAT with a plain mode
+        ("openat", (0, 0, 0o1, 0o4755)),  # no O_CREAT: the mode is ignored by the kernel
+        ("chmod", (0, 0o755)),
+        ("fchmodat", (0, 0, 0o1777)),  # the sticky bit is not set-id
+        ("clone", (0x01200011,)),  # what fork() passes
+        ("personality", (0,)),
+        ("personality", (0xFFFFFFFF,)),
+        ("ioctl", (1, 0x5401)),  # TCGETS
+        ("socket", (2,)),
+        ("socket", (10,)),
+    ],
+)
+def test_ordinary_calls_are_allowed(name: str, args: tuple[int, ...]) -> None:
+    program = export_bpf(SeccompSpec(allow_inet=True))
+    assert _call(program, name, *args) == Verdict("allow")
+
+
+@pytest.mark.parametrize("value", [1, 8, 0x0040000, 0x0400000, 0x80000000, 0xFFFFFFFE, 0x7FFFFFFF])
+def test_every_personality_but_the_query_and_linux_is_refused(value: int) -> None:
+    """One family, many members: any value with some bit set and some bit
+    clear (the 32 masked rules cover all of them)."""
+    assert _call(export_bpf(SeccompSpec()), "personality", value) == Verdict("errno", errno.EPERM)
+
+
+def test_the_networked_filter_still_refuses_unix_sockets() -> None:
+    """Everything in a networked sandbox (bwrap's PID 1 included) has this
+    one filter: no process there can reach a host unix socket."""
+    program = export_bpf(SeccompSpec(allow_inet=True))
+    assert _call(program, "socket", 1) == Verdict("errno", errno.EPERM)
+    assert _call(program, "socket", 2) == Verdict("allow")
+
+
+def test_another_architecture_or_abi_is_killed() -> None:
+    """int 0x80 (i386 numbers) or x32 numbers cannot dodge the table."""
+    program = export_bpf(SeccompSpec())
+    other = "i386" if ARCH == "x86_64" else "x86_64"
+    assert evaluate(program, 1, arch=other).action == "kill"
+    if ARCH == "x86_64":
+        assert evaluate(program, 0x40000000 | 1, arch=ARCH).action == "kill"
+
+
+def test_a_rule_libseccomp_refuses_stops_the_build_and_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The old `personality` rule (two comparisons on one argument) was
+    dropped silently; now such a rule fails the start with its name."""
+    bad = Rule("personality", errno.EPERM, "test",
+               (ArgCmp(0, "masked_eq", 1, 1), ArgCmp(0, "masked_eq", 2, 2)))
+    monkeypatch.setattr(seccomp, "filter_rules", lambda spec: (bad,))
+    with pytest.raises(SandboxUnavailable, match=r"refused the rule personality\(arg0"):
+        build_filter(SeccompSpec())
+
+
+def test_a_malformed_program_is_an_error_not_a_verdict() -> None:
+    with pytest.raises(BpfError):
+        evaluate(b"\x00" * 7, 0)
+    with pytest.raises(BpfError):
+        evaluate(b"\x00\x00\x00\x00\x00\x00\x00\x00", 0)  # loads, never returns

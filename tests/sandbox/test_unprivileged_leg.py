@@ -1,0 +1,121 @@
+"""The escape suite again, as an unprivileged user.
+
+Real users are unprivileged, and root has dangers of its own (its sandbox
+uid 0 is the host's root): a sandbox that holds for one may not hold for
+the other. When the tests run as root, this test runs every
+``test_escapes_*.py`` as ``nobody`` (uid 65534, no groups), with:
+
+* an interpreter and virtualenv that user can read (the project's own venv
+  usually sits under root's 0700 home): the system ``python3`` and a venv
+  under ``/var/tmp``, rebuilt when ``pyproject.toml`` changes, the project
+  installed into it (not editable) on every run;
+* a copy of the escape tests in a directory it can read, and a home
+  directory of its own under /home, as a real user has (``nobody``'s is
+  /nonexistent), removed afterwards.
+
+If the leg cannot run (no setpriv, no usable python3, pip failing), this
+test fails with the reason: it never skips silently. Run as a user, it
+skips with a reason — the whole suite already ran unprivileged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+UID = GID = 65534
+BASE = Path("/var/tmp/shellgate-unprivileged-leg")
+#: what the leg needs beyond the project's own dependencies
+TEST_DEPS = ("pytest>=8,<10", "pytest-timeout>=2.3,<3", "setuptools>=68", "wheel")
+
+
+def _python() -> str:
+    """A python3 >= 3.11 with venv, outside any private home."""
+    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3"):
+        probe = subprocess.run(
+            [candidate, "-c", "import sys, venv, ensurepip; assert sys.version_info >= (3, 11)"],
+            capture_output=True, check=False) if os.path.exists(candidate) else None
+        if probe is not None and probe.returncode == 0:
+            return candidate
+    pytest.fail("the unprivileged leg needs /usr/bin/python3 (>= 3.11) with venv and ensurepip "
+                "(apt-get install python3-venv); `make test` installs it when run as root")
+
+
+def _step(argv: list[str], what: str, timeout: float = 600) -> None:
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    if proc.returncode != 0:
+        detail = (proc.stderr or proc.stdout)[-2000:]
+        pytest.fail(f"the unprivileged leg could not {what}: {detail}")
+
+
+def _venv() -> Path:
+    """The readable venv with the project's dependencies (kept between runs
+    while pyproject.toml is the same), the project reinstalled each time."""
+    stamp = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16]
+    venv = BASE / f"venv-{stamp}"
+    python = venv / "bin" / "python"
+    if not (venv / ".ready").exists():
+        shutil.rmtree(BASE, ignore_errors=True)
+        BASE.mkdir(mode=0o755, parents=True)
+        _step([_python(), "-m", "venv", str(venv)], "create a virtualenv")
+        _step([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+               str(ROOT), *TEST_DEPS], "install the project's dependencies")
+        (venv / ".ready").touch()
+    _step([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
+           "--force-reinstall", "--no-build-isolation", str(ROOT)], "install the project")
+    return venv
+
+
+def _tests_copy(into: Path) -> Path:
+    tests = into / "tests"
+    tests.mkdir()
+    for path in [HERE / "conftest.py", HERE / "escape_kit.py", *HERE.glob("test_escapes_*.py")]:
+        shutil.copy(path, tests / path.name)
+    shutil.copy(ROOT / "pyproject.toml", into / "pyproject.toml")
+    return tests
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+@pytest.mark.timeout(1200)
+def test_the_escape_suite_passes_as_an_unprivileged_user() -> None:
+    if os.geteuid() != 0:
+        pytest.skip(f"already unprivileged: this whole run is the user leg (uid {os.geteuid()})")
+    if shutil.which("setpriv") is None:
+        pytest.fail("the unprivileged leg needs setpriv (util-linux)")
+    venv = _venv()
+    work = Path(tempfile.mkdtemp(prefix="run-", dir=BASE))
+    Path("/home").mkdir(mode=0o755, exist_ok=True)
+    home = Path(tempfile.mkdtemp(prefix="shellgate-leg-", dir="/home"))
+    try:
+        work.chmod(0o755)
+        tests = _tests_copy(work)
+        os.chown(home, UID, GID)
+        env = {
+            "HOME": str(home),
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "USER": "nobody",
+        }
+        proc = subprocess.run(
+            ["setpriv", f"--reuid={UID}", f"--regid={GID}", "--clear-groups",
+             str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+             "-o", "addopts=--strict-markers", str(tests)],
+            cwd=work, env=env, capture_output=True, text=True, timeout=1100, check=False,
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(home, ignore_errors=True)
+    summary = proc.stdout[-6000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0, f"the escape suite failed as uid {UID}:\n{summary}"
+    assert " passed" in proc.stdout, summary
+    print(proc.stdout.strip().splitlines()[-1], file=sys.stderr)

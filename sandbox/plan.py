@@ -39,6 +39,7 @@ import profiles as profile_data
 
 from . import dotenv_scan
 from .errors import PolicyError
+from .listings import Candidates, existing, group
 from .policy import SandboxPolicy
 
 #: (path relative to a writable root, "dir" or "file")
@@ -178,21 +179,26 @@ def _sensitive_paths(home: str) -> list[str]:
     ``/dev`` entries are left out (the sandbox mounts its own, which only
     show its own processes and devices) and so are ``**`` patterns (they
     cannot be enumerated; the dotenv ones are found by :func:`_dotenv_paths`)."""
-    out: list[str] = []
-    homes = _homes(home)
+    candidates, patterns = _sensitive_candidates(tuple(_homes(home)))
+    return existing(candidates) + [p for pattern in patterns for p in glob.glob(pattern)]
+
+
+@functools.lru_cache(maxsize=16)
+def _sensitive_candidates(homes: tuple[str, ...]) -> tuple[Candidates, tuple[str, ...]]:
+    """The sensitive list expanded for ``homes``: plain paths grouped by
+    parent directory, and glob patterns."""
+    globbed: list[str] = []
+    plain: list[str] = []
     for entry in _sensitive_patterns():
         if "**" in entry or entry.startswith(("/proc/", "/dev/")):
             continue
         if entry == "~" or entry.startswith("~/"):
-            patterns = [h + entry[1:] for h in homes]
+            patterns = [os.path.normpath(h + entry[1:]) for h in homes]
         else:
             patterns = [entry]
         for pattern in patterns:
-            if any(c in pattern for c in "*?["):
-                out.extend(glob.glob(pattern))
-            elif os.path.lexists(pattern):
-                out.append(pattern)
-    return out
+            (globbed if any(c in pattern for c in "*?[") else plain).append(pattern)
+    return group(plain), tuple(globbed)
 
 
 def _dotenv_paths(home: str, keep: list[str], cache: Path | None) -> list[str]:

@@ -33,10 +33,11 @@ class BwrapOptions:
     #: at the end it writes the exit code, if the command was executed
     status_fd: int | None = None
     block_fd: int | None = None
-    #: /proc entries bound read-only over the sandbox's own /proc (when the
-    #: sandbox's root is the host's root; see profiles/kernel-interfaces.toml)
+    #: /proc entries bound read-only over the sandbox's own /proc, or
+    #: ``("/proc",)`` to remount all of it read-only (when the sandbox's root
+    #: is the host's root; see profiles/kernel-interfaces.toml)
     proc_read_only: tuple[str, ...] = ()
-    #: /sys directories hidden under an empty read-only tmpfs
+    #: /sys directories hidden under an empty tmpfs
     sys_hidden: tuple[str, ...] = ()
 
 
@@ -61,7 +62,10 @@ def bwrap_args(plan: FsPlan, opts: BwrapOptions) -> list[str]:
     args += ["--hostname", opts.hostname, "--cap-drop", "ALL"]
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for entry in opts.proc_read_only:
-        args += ["--ro-bind-try", entry, entry]
+        if entry == "/proc":
+            args += ["--remount-ro", "/proc"]
+        else:
+            args += ["--ro-bind-try", entry, entry]
 
     ops: list[tuple[int, int, list[str]]] = []  # (depth, rank, args)
 
@@ -83,12 +87,15 @@ def bwrap_args(plan: FsPlan, opts: BwrapOptions) -> list[str]:
             op(4, path, "--tmpfs", path, "--remount-ro", path)
         else:
             op(4, path, "--ro-bind", "/dev/null", path)
+    # Hiding a directory is an empty tmpfs over it. Not remounted read-only:
+    # every remount makes bubblewrap re-read the whole mount table, ~0.15 ms
+    # each; writes into it stay inside the sandbox and vanish with it.
     for path in plan.hidden_dirs:
-        op(5, path, "--tmpfs", path, "--remount-ro", path)
+        op(5, path, "--tmpfs", path)
     for path in plan.hidden_files:
         op(5, path, "--ro-bind", "/dev/null", path)
     for path in opts.sys_hidden:
-        op(5, path, "--tmpfs", path, "--remount-ro", path)
+        op(5, path, "--tmpfs", path)
     if opts.hide_run:
         op(0, "/run", "--tmpfs", "/run")
     for _, _, items in sorted(ops, key=lambda o: (o[0], o[1])):

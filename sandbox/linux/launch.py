@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import profiles as profile_data
 
@@ -56,15 +56,17 @@ _STRERROR = {os.strerror(code): code for code in errno.errorcode}
 
 
 @functools.cache
-def _kernel_interfaces() -> dict[str, dict[str, list[str]]]:
+def _kernel_interfaces() -> dict[str, dict[str, Any]]:
     return profile_data.read_toml("kernel-interfaces.toml")
 
 
 def proc_read_only(as_root: bool) -> tuple[str, ...]:
-    """The /proc entries bound read-only (more when uid 0 is the host's)."""
+    """The /proc entries made read-only: ``("/proc",)`` (all of it) when
+    uid 0 is the host's root, else a few entries."""
     data = _kernel_interfaces()["proc"]
-    names = data["read_only"] + (data["read_only_as_root"] if as_root else [])
-    return tuple(f"/proc/{name}" for name in names)
+    if as_root and data["read_only_all_as_root"]:
+        return ("/proc",)
+    return tuple(f"/proc/{name}" for name in data["read_only"])
 
 
 def sys_hidden(as_root: bool) -> tuple[str, ...]:

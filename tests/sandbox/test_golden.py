@@ -38,7 +38,7 @@ CASES = {
         bwrap_args(PLAN, BwrapOptions(seccomp_fd=7))) + "\n",
     "bwrap-as-root.args": lambda: "\n".join(
         bwrap_args(PLAN, BwrapOptions(
-            seccomp_fd=7, status_fd=8, block_fd=9, proc_read_only=("/proc/sys", "/proc/irq"),
+            seccomp_fd=7, status_fd=8, block_fd=9, proc_read_only=("/proc",),
             sys_hidden=("/sys/fs/cgroup", "/sys/firmware")))) + "\n",
     "bwrap-read-only.args": lambda: "\n".join(
         bwrap_args(READ_ONLY_PLAN, BwrapOptions(seccomp_fd=5, hide_run=False))) + "\n",

@@ -29,17 +29,22 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-#: Directory names never walked: tool caches, dependencies, build output.
+#: Directory names never walked: tool caches and installed dependencies,
+#: which hold other people's published files, not a user's secrets. Names
+#: that also hold real projects (`go`, `dist`, `vendor`, `snap`) are walked.
 SKIP_DIRS = frozenset(
     {
         "node_modules", ".git", ".hg", ".svn", "__pycache__", ".cache", ".npm", ".cargo",
-        ".rustup", ".pyenv", ".nvm", ".m2", ".gradle", ".venv", "venv", "site-packages",
-        ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", "target", ".local",
-        ".vscode-server", ".cursor-server", "snap", ".docker", ".terraform", "vendor",
-        ".next", ".nuxt", "dist", "build", ".gem", ".bundle", "go",
+        ".rustup", ".pyenv", ".nvm", ".m2", ".gradle", ".venv", "site-packages", ".tox",
+        ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".vscode-server",
+        ".cursor-server", ".terraform", ".next", ".nuxt", ".gem",
     }
 )
-MAX_DEPTH = 5
+#: Paths below a home directory never walked (Go's module cache).
+SKIP_PATHS = frozenset({"go/pkg"})
+#: Directory names hidden whole (cookiecutter-django keeps `.envs/.production/`).
+DOTENV_DIRS = frozenset({".envs"})
+MAX_DEPTH = 8
 #: a fresh walk may take this long before the rest is hidden instead
 BUDGET_S = 0.3
 _RACY_NS = 2_000_000_000
@@ -47,7 +52,8 @@ _VERSION = 2
 
 
 def is_dotenv(name: str) -> bool:
-    return name == ".env" or name.startswith(".env.")
+    """``.env``, ``.env.*`` and direnv's ``.envrc``."""
+    return name in (".env", ".envrc") or name.startswith(".env.")
 
 
 @dataclass
@@ -59,12 +65,14 @@ class _State:
     found: set[str] = field(default_factory=set)
     #: (directory, depth) still to walk
     pending: list[tuple[str, int]] = field(default_factory=list)
+    unlistable: set[str] = field(default_factory=set)
 
     def to_json(self) -> str:
         return json.dumps({
             "version": _VERSION, "homes": self.homes,
             "dirs": [[d, m, self.depth.get(d, 0)] for d, m in self.dirs.items()],
             "found": sorted(self.found), "pending": self.pending,
+            "unlistable": sorted(self.unlistable),
         })
 
     @classmethod
@@ -79,6 +87,7 @@ class _State:
                 state.depth[str(d)] = int(depth)
             state.found = {str(f) for f in data["found"]}
             state.pending = [(str(d), int(depth)) for d, depth in data["pending"]]
+            state.unlistable = {str(d) for d in data["unlistable"]}
         except (ValueError, KeyError, TypeError):
             return None
         return state
@@ -94,6 +103,9 @@ class DotenvScan:
 
     found: tuple[str, ...]
     unscanned: tuple[str, ...]
+    #: directories this user may enter but not list (mode 0711): what is in
+    #: them cannot be known, so they are hidden whole
+    unlistable: tuple[str, ...] = ()
 
 
 def scan(
@@ -116,7 +128,8 @@ def scan(
     _MEMORY[key] = state
     if changed and cache is not None:
         _save(cache, state)
-    return DotenvScan(tuple(sorted(state.found)), tuple(d for d, _ in state.pending))
+    return DotenvScan(tuple(sorted(state.found)), tuple(d for d, _ in state.pending),
+                      tuple(sorted(state.unlistable)))
 
 
 def _load(cache: Path | None, homes: list[str]) -> _State | None:
@@ -148,6 +161,7 @@ def _revalidate(state: _State) -> bool:
             stale.append(path)
     for path in stale:
         state.found = {f for f in state.found if os.path.dirname(f) != path}
+        state.unlistable.discard(path)
         depth = state.depth.pop(path, 0)
         del state.dirs[path]
         if os.path.isdir(path) and not os.path.islink(path):
@@ -181,19 +195,116 @@ def _contains_any(directory: str, paths: tuple[str, ...]) -> bool:
 def _list(state: _State, path: str, depth: int) -> None:
     try:
         before = os.lstat(path).st_mtime_ns
+    except OSError:
+        return
+    try:
         entries = list(os.scandir(path))
+    except PermissionError:
+        entries = []
+        state.unlistable.add(path)  # enterable, not listable: hidden whole
     except OSError:
         return
     now = time.time_ns()
     state.dirs[path] = 0 if now - before < _RACY_NS else before
     state.depth[path] = depth
+    home = next((h for h in state.homes if path == h or path.startswith(h + "/")), "")
     for entry in entries:
         try:
             if entry.is_dir(follow_symlinks=False):
-                if (depth < MAX_DEPTH and entry.name not in SKIP_DIRS
+                if entry.name in DOTENV_DIRS:
+                    state.found.add(entry.path)
+                elif (depth < MAX_DEPTH and entry.name not in SKIP_DIRS
+                        and os.path.relpath(entry.path, home) not in SKIP_PATHS
                         and entry.path not in state.dirs):
                     state.pending.append((entry.path, depth + 1))
             elif is_dotenv(entry.name):
                 state.found.add(entry.path)
         except OSError:
             continue
+
+
+# -- from what was found to what is hidden ------------------------------------------
+
+#: more hidden paths than this in one directory: hide the directory instead
+PER_DIR_LIMIT = 16
+#: at most this many mounts for dotenv hiding (bubblewrap takes 9,000 args)
+TOTAL_LIMIT = 256
+
+
+class TooMuchToHide(Exception):
+    """The dotenv paths cannot be hidden within the mount budget."""
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def hide_list(
+    found: DotenvScan, homes: list[str], keep: list[str]
+) -> tuple[list[str], list[str]]:
+    """(files, directories) to hide for ``found``. The workspace and the
+    writable roots (``keep``) are never hidden, nor anything above them.
+    A symlinked dotenv name is followed only to another dotenv file under a
+    home (``.env.x -> /usr`` must not hide /usr from every later run).
+    Many paths are folded into their directories, so an attacker's 100,000
+    `.env.N` files cost one mount, not 100,000."""
+    files: set[str] = set()
+    dirs: set[str] = set()
+    for path in found.found:
+        if any(_under(path, k) for k in keep):
+            continue
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            dirs.add(path)
+        elif stat.S_ISREG(st.st_mode):
+            files.add(path)
+        elif stat.S_ISLNK(st.st_mode):
+            real = os.path.realpath(path)
+            if (is_dotenv(os.path.basename(real)) and os.path.isfile(real)
+                    and any(_under(real, h) for h in homes)
+                    and not any(_under(real, k) for k in keep)):
+                files.add(real)
+    for path in (*found.unscanned, *found.unlistable):
+        if not any(_under(path, k) or _under(k, path) for k in keep):
+            dirs.add(path)
+    return _fold(files, dirs, homes, keep)
+
+
+def _foldable(directory: str, homes: list[str], keep: list[str]) -> bool:
+    """May ``directory`` be hidden whole? Strictly below a home, and not
+    above the workspace or a writable root."""
+    below_home = any(directory != h and _under(directory, h) for h in homes)
+    return below_home and not any(_under(k, directory) for k in keep)
+
+
+def _fold(
+    files: set[str], dirs: set[str], homes: list[str], keep: list[str]
+) -> tuple[list[str], list[str]]:
+    by_parent: dict[str, list[str]] = {}
+    for path in files:
+        by_parent.setdefault(os.path.dirname(path), []).append(path)
+    for parent, items in by_parent.items():
+        if len(items) > PER_DIR_LIMIT and _foldable(parent, homes, keep):
+            files.difference_update(items)
+            dirs.add(parent)
+    while len(files) + len(dirs) > TOTAL_LIMIT:
+        paths = files | dirs
+        deepest = max(p.count("/") for p in paths)
+        moved = False
+        for path in [p for p in paths if p.count("/") == deepest]:
+            parent = os.path.dirname(path)
+            if _foldable(parent, homes, keep):
+                files.discard(path)
+                dirs.discard(path)
+                dirs.add(parent)
+                moved = True
+        if not moved:
+            raise TooMuchToHide(
+                f"{len(paths)} .env files and unscanned directories under the home "
+                f"directories cannot be hidden within {TOTAL_LIMIT} mounts")
+    dirs = {d for d in dirs if not any(d != o and _under(d, o) for o in dirs)}
+    files = {f for f in files if not any(_under(f, d) for d in dirs)}
+    return sorted(files), sorted(dirs)

@@ -1,16 +1,22 @@
-"""After a run: defuse nested repositories planted as gitlinks.
+"""Around a run: defuse nested repositories planted as gitlinks.
 
 A command can create ``sub/.git`` with its own ``core.fsmonitor`` and
-register ``sub`` as a gitlink in the (writable) ``.git/index``; the user's
-next ``git status`` on the host recurses into it and runs the planted
-program. Mounts cannot tell such a repository from a legitimate submodule,
-so it is caught afterwards: the index is read (not parsed) before the run;
-if it changed, the gitlinks of both versions are compared, and for every
-gitlink added during the run the nested repository's ``config`` and
-``hooks`` (or its ``.git`` pointer file) are renamed with a
-``.quarantined-by-shellgate`` suffix — reversible, and reported as
-tampering. A legitimate ``git submodule add`` inside the sandbox is
-quarantined the same way; the report says how to undo it.
+register ``sub`` as a gitlink in the (writable) index; the user's next
+``git status`` on the host recurses into it and runs the planted program.
+Mounts cannot tell such a repository from a legitimate submodule, so it is
+caught around the run:
+
+* before: the index's files are stamped (``.git/index``, ``index*``,
+  ``sharedindex.*``: inode, size, mtime, ctime); the gitlinks git sees in
+  that index come from a per-user cache keyed by the stamp, or, when the
+  index changed outside shellgate since, from git itself
+  (:mod:`sandbox.gitlinks`);
+* after, if the stamp changed: git lists the gitlinks again. A gitlink that
+  is new, or whose nested repository (``.git``, its ``config``, ``hooks``,
+  ``config.worktree``, ``commondir``, or the gitdir a ``.git`` file names)
+  changed during the run (ctime at or after the start: a ctime cannot be
+  set back), has that repository's config and hooks renamed with the
+  ``.quarantined-by-shellgate`` suffix — reversible, and reported.
 
 Reproducer (held by this module)::
 
@@ -20,159 +26,164 @@ Reproducer (held by this module)::
       git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub'
     git status   # on the host: no /tmp/PWNED
 
-The index is the command's to write, so this module treats it as hostile
-input, and the guard must never be turned against the host:
-
-* a gitlink named ``/abs``, ``../x`` or through a symlinked directory
-  (``ln -s ~/other-repo link`` + a gitlink ``link``) once made this step
-  rename another repository's config outside the workspace: names are
-  checked, and every component is opened with ``O_NOFOLLOW`` below the
-  workspace's own directory descriptor, so no rename can leave it;
-* ``.git/index`` replaced by a FIFO (or a symlink to ``/dev/tty``) hung every
-  later run before it started: only a regular file is read, opened with
-  ``O_NOFOLLOW | O_NONBLOCK``, up to a size bound;
-* an index that does not parse is reported, never a crash.
+The index is hostile input, and this step must never be turned against the
+host: it acts only through directory descriptors below the workspace (a
+gitlink named ``/abs``, ``../x`` or through a symlink is refused); when git
+cannot list the index in time (a FIFO, a link to ``/dev/zero``), the index
+itself is renamed aside — fail closed — so the user's git sees no gitlinks
+until the user puts it back; nothing here raises.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import stat
-import struct
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-GITLINK_MODE = 0o160000
+from .gitlinks import enumerate_gitlinks
+
+if TYPE_CHECKING:
+    from .run import Backend
+
 SUFFIX = ".quarantined-by-shellgate"
-#: Larger indexes are not copied before a run (and so not checked).
-_MAX_INDEX_BYTES = 64 * 1024 * 1024
-#: More gitlinks than this in one index are not all defused (reported).
-_MAX_DEFUSE = 1000
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+#: ctime is taken from a coarse clock: a change right at the start may be
+#: stamped a tick earlier than time.time_ns() said
+_CLOCK_SLACK_NS = 50_000_000
+#: what inside a nested repository's git directory makes it run or obey code
+_GITDIR_PARTS = ("config", "hooks", "config.worktree", "commondir")
+_MAX_DEFUSE = 1000
+
+Stamp = tuple[tuple[str, int, int, int, int], ...]
 
 
-@dataclass(frozen=True, slots=True)
-class IndexStamp:
-    """``.git/index`` before the run: its metadata and its bytes."""
+@dataclass
+class RepoGuard:
+    """One repository at the top of a writable root."""
 
-    path: str
-    stamp: tuple[int, int, int] | None  # (inode, size, mtime_ns) or None when absent
-    content: bytes = b""
+    root: str
+    stamp: Stamp
+    before: frozenset[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class GuardReport:
     """What the post-run step did: the paths it renamed, and the problems
-    it met (an unreadable index, a refused name) in one line each."""
+    it met, one line each."""
 
     defused: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
 
 
-def read_regular(path: str, limit: int = _MAX_INDEX_BYTES) -> bytes | None:
-    """The bytes of ``path`` if it is a regular file (not a symlink, FIFO or
-    device) of at most ``limit`` bytes; None otherwise. Never blocks on a
-    FIFO, never follows a link."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-            return None
-        chunks, total = [], 0
-        while total <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - total))):
-            chunks.append(chunk)
-            total += len(chunk)
-        return b"".join(chunks) if total <= limit else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+@dataclass
+class GitGuard:
+    """The pre-run state of every repository at the top of a writable root."""
 
+    home: str
+    backend: Backend | None
+    cache: Path | None
+    started_ns: int = 0
+    repos: list[RepoGuard] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    defused: list[str] = field(default_factory=list)
 
-def stamp_indexes(roots: tuple[str, ...]) -> list[IndexStamp]:
-    out = []
-    for root in roots:
-        index = os.path.join(root, ".git", "index")
-        try:
-            if not stat.S_ISDIR(os.lstat(os.path.join(root, ".git")).st_mode):
+    def before(self, roots: tuple[str, ...]) -> None:
+        self.started_ns = time.time_ns() - _CLOCK_SLACK_NS
+        cached = _load_cache(self.cache)
+        for root in roots:
+            if not _is_real_dir(os.path.join(root, ".git")):
                 continue
+            stamp = index_stamp(root)
+            entry = cached.get(root)
+            if entry is not None and entry[0] == stamp:
+                self.repos.append(RepoGuard(root, stamp, entry[1]))
+                continue
+            listed = self._list(root, timeout=10.0)
+            if listed is None:
+                stamp = index_stamp(root)  # the index was moved aside
+                listed = frozenset()
+            self.repos.append(RepoGuard(root, stamp, listed))
+
+    def after(self) -> GuardReport:
+        updates: dict[str, tuple[Stamp, frozenset[str]]] = {}
+        for repo in self.repos:
+            try:
+                self._after_one(repo, updates)
+            except Exception as exc:  # hostile input must not crash the post-run step
+                self.problems.append(f"{repo.root}/.git: gitlink check failed: {exc}")
+        if updates:
+            _save_cache(self.cache, updates)
+        return GuardReport(tuple(self.defused), tuple(self.problems))
+
+    def _after_one(self, repo: RepoGuard, updates: dict[str, tuple[Stamp, frozenset[str]]]) -> None:
+        stamp = index_stamp(repo.root)
+        if stamp == repo.stamp:
+            return
+        links = self._list(repo.root, timeout=30.0)
+        if links is None:
+            return  # moved aside: no gitlink is left for git to follow
+        before = repo.before if repo.before is not None else frozenset()
+        candidates = sorted(links)
+        if len(candidates) > _MAX_DEFUSE:
+            self.problems.append(f"{repo.root}/.git/index: {len(candidates)} gitlinks; the "
+                                 f"first {_MAX_DEFUSE} were checked")
+        for link in candidates[:_MAX_DEFUSE]:
+            if not safe_link_name(link):
+                self.problems.append(f"{repo.root}/.git/index: refused gitlink name {link!r}")
+                continue
+            if link not in before or _nested_changed(repo.root, link, self.started_ns):
+                self.defused += _defuse(repo.root, link, self.problems)
+        updates[repo.root] = (index_stamp(repo.root), links)
+
+    def _list(self, root: str, timeout: float) -> frozenset[str] | None:
+        """git's view of the gitlinks; None after moving an index git could
+        not read in time aside (fail closed). An index that is no regular
+        file (a FIFO, a device, through a symlink too) would only make git
+        wait: it is moved aside at once."""
+        try:
+            kind = os.stat(os.path.join(root, ".git", "index")).st_mode
         except OSError:
-            continue
-        stamp = _stamp(index)
-        content = b""
-        if stamp is not None and stamp[1] <= _MAX_INDEX_BYTES:
-            content = read_regular(index) or b""
-        out.append(IndexStamp(index, stamp, content))
-    return out
-
-
-def _stamp(path: str) -> tuple[int, int, int] | None:
-    try:
-        st = os.lstat(path)
-    except OSError:
+            kind = stat.S_IFREG  # absent, or a dangling link: git reads no entries
+        if not stat.S_ISREG(kind):
+            self._aside(root, "the index is not a regular file")
+            return None
+        found = enumerate_gitlinks(root, home=self.home, backend=self.backend, timeout=timeout)
+        if found.links is not None:
+            if found.problem:
+                self.problems.append(f"{root}/.git/index: {found.problem}")
+            return found.links
+        self._aside(root, found.problem)
         return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def _aside(self, root: str, why: str) -> None:
+        moved = _move_index_aside(root)
+        self.problems.append(
+            f"{root}/.git/index: {why}; "
+            + (f"moved aside to {moved} (after checking the repository, move it back)"
+               if moved else "and it could not be moved aside")
+        )
 
 
-def gitlinks(data: bytes, *, hash_size: int = 20) -> list[str]:
-    """Paths of the gitlink (submodule) entries of a git index (its bytes),
-    versions 2-4. Raises ValueError for data that is not a readable index."""
+def index_stamp(root: str) -> Stamp:
+    """Inode, size, mtime and ctime of every index file of ``root/.git``
+    (``index``, ``index.*``, ``sharedindex.*``), without following links."""
+    gitdir = os.path.join(root, ".git")
     try:
-        return _gitlinks(data, hash_size)
-    except (IndexError, struct.error, UnicodeError) as exc:
-        raise ValueError(f"malformed index: {exc}") from None
-
-
-def _gitlinks(data: bytes, hash_size: int) -> list[str]:
-    if len(data) < 12 or data[:4] != b"DIRC":
-        raise ValueError("not a git index")
-    version, count = struct.unpack(">II", data[4:12])
-    if version not in (2, 3, 4):
-        raise ValueError(f"unsupported index version {version}")
-    pos = 12
-    fixed = 40 + hash_size + 2  # stat data, mode..., object name, flags
-    previous = b""
-    out: list[str] = []
-    for _ in range(count):
-        if pos + fixed > len(data):
-            raise ValueError("truncated index")
-        mode = struct.unpack(">I", data[pos + 24 : pos + 28])[0]
-        flags = struct.unpack(">H", data[pos + fixed - 2 : pos + fixed])[0]
-        start = pos
-        pos += fixed
-        if flags & 0x4000:  # extended flags (version 3+)
-            pos += 2
-        if version == 4:
-            strip, pos = _varint(data, pos)
-            if strip > len(previous):
-                raise ValueError("bad prefix compression")
-            end = data.index(b"\0", pos)
-            name = previous[: len(previous) - strip] + data[pos:end]
-            pos = end + 1
-        else:
-            end = data.index(b"\0", pos)
-            name = data[pos:end]
-            pos = start + ((end - start) // 8 + 1) * 8  # 1-8 NULs pad to 8 bytes
-        previous = name
-        if mode == GITLINK_MODE:
-            out.append(name.decode("utf-8", "surrogateescape"))
-    return out
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    """git's offset varint (index v4 path prefix compression)."""
-    byte = data[pos]
-    pos += 1
-    value = byte & 0x7F
-    while byte & 0x80:
-        byte = data[pos]
-        pos += 1
-        value = ((value + 1) << 7) | (byte & 0x7F)
-    return value, pos
+        names = [n for n in os.listdir(gitdir) if n.startswith(("index", "sharedindex."))]
+    except OSError:
+        return ()
+    out = []
+    for name in sorted(names)[:64]:
+        with contextlib.suppress(OSError):
+            st = os.lstat(os.path.join(gitdir, name))
+            out.append((name, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(out)
 
 
 def safe_link_name(name: str) -> bool:
@@ -184,48 +195,11 @@ def safe_link_name(name: str) -> bool:
     return all(p and p not in (".", "..") and p.lower() != ".git" for p in parts)
 
 
-def quarantine_planted(stamps: list[IndexStamp]) -> GuardReport:
-    """For each index that changed during the run, defuse the nested
-    repositories of the gitlinks the run added. Never raises."""
-    defused: list[str] = []
-    problems: list[str] = []
-    for item in stamps:
-        try:
-            _check_one(item, defused, problems)
-        except Exception as exc:  # hostile input must not crash the post-run step
-            problems.append(f"{item.path}: gitlink check failed: {exc}")
-    return GuardReport(tuple(defused), tuple(problems))
-
-
-def _check_one(item: IndexStamp, defused: list[str], problems: list[str]) -> None:
-    if _stamp(item.path) == item.stamp:
-        return
-    root = os.path.dirname(os.path.dirname(item.path))
-    size = _hash_size(root)
-    data = read_regular(item.path)
-    if data is None:
-        if os.path.lexists(item.path):
-            problems.append(f"{item.path} is not a regular file of at most "
-                            f"{_MAX_INDEX_BYTES} bytes; its gitlinks were not checked")
-        return
+def _is_real_dir(path: str) -> bool:
     try:
-        after = set(gitlinks(data, hash_size=size))
-    except ValueError as exc:
-        problems.append(f"{item.path}: {exc}; git cannot read it either")
-        return
-    try:
-        before = set(gitlinks(item.content, hash_size=size)) if item.content else set()
-    except ValueError:
-        before = set()
-    added = sorted(after - before)
-    if len(added) > _MAX_DEFUSE:
-        problems.append(f"{item.path}: {len(added)} gitlinks added; the first "
-                        f"{_MAX_DEFUSE} were checked")
-    for link in added[:_MAX_DEFUSE]:
-        if not safe_link_name(link):
-            problems.append(f"{item.path}: refused gitlink name {link!r}")
-            continue
-        defused.extend(_defuse(root, link, problems))
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _open_below(root: str, parts: list[str]) -> int | None:
@@ -246,9 +220,72 @@ def _open_below(root: str, parts: list[str]) -> int | None:
     return fd
 
 
+def _ctime(dir_fd: int, name: str) -> int:
+    try:
+        return os.lstat(name, dir_fd=dir_fd).st_ctime_ns
+    except OSError:
+        return 0
+
+
+def _gitdir_of(root: str, link: str, dir_fd: int) -> list[str] | None:
+    """For a ``.git`` file (``gitdir: PATH``): PATH's components relative to
+    ``root``, or None when it leads outside it (then it is not ours to act on:
+    the run could not have written there)."""
+    try:
+        fd = os.open(".git", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        first = os.read(fd, 4096).decode("utf-8", "replace").splitlines()[:1]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if not first or not first[0].startswith("gitdir:"):
+        return None
+    target = os.path.normpath(os.path.join(root, link, first[0][len("gitdir:"):].strip()))
+    rel = os.path.relpath(target, root)
+    if rel.startswith("..") or os.path.isabs(rel):
+        return None
+    return rel.split("/")
+
+
+def _nested_changed(root: str, link: str, since_ns: int) -> bool:
+    """Did the run create or change the nested repository at ``link``?"""
+    fd = _open_below(root, link.split("/"))
+    if fd is None:
+        return False
+    try:
+        if _ctime(fd, ".git") >= since_ns:
+            return True
+        if _is_dir_at(fd, ".git"):
+            gitdir: int | None = os.open(".git", _DIR_FLAGS, dir_fd=fd)
+        else:
+            parts = _gitdir_of(root, link, fd)
+            gitdir = _open_below(root, parts) if parts is not None else None
+        if gitdir is None:
+            return False
+        try:
+            return any(_ctime(gitdir, part) >= since_ns for part in _GITDIR_PARTS)
+        finally:
+            os.close(gitdir)
+    except OSError:
+        return True  # cannot tell: treat as changed (defusing is reversible)
+    finally:
+        os.close(fd)
+
+
+def _is_dir_at(dir_fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(name, dir_fd=dir_fd).st_mode)
+    except OSError:
+        return False
+
+
 def _defuse(root: str, link: str, problems: list[str]) -> list[str]:
     """Rename the nested repository's config and hooks (or its ``.git``
-    file), all inside ``root``, all through descriptors."""
+    file or link), all inside ``root``, all through descriptors."""
     where = os.path.join(root, link)
     fd = _open_below(root, link.split("/"))
     if fd is None:
@@ -259,18 +296,14 @@ def _defuse(root: str, link: str, problems: list[str]) -> list[str]:
             st = os.lstat(".git", dir_fd=fd)
         except FileNotFoundError:
             return []
-        if stat.S_ISREG(st.st_mode):
-            if _rename(fd, ".git", where, problems):
-                out.append(os.path.join(where, ".git"))
-            return out
         if not stat.S_ISDIR(st.st_mode):
-            # a symlinked .git: renaming the link itself is safe and stops git
+            # a .git file or link: renaming it (inside the workspace) stops git
             if _rename(fd, ".git", where, problems):
                 out.append(os.path.join(where, ".git"))
             return out
         gitdir = os.open(".git", _DIR_FLAGS, dir_fd=fd)
         try:
-            for name in ("config", "hooks"):
+            for name in _GITDIR_PARTS:
                 with contextlib.suppress(FileNotFoundError):
                     os.lstat(name, dir_fd=gitdir)
                     if _rename(gitdir, name, os.path.join(where, ".git"), problems):
@@ -292,9 +325,43 @@ def _rename(dir_fd: int, name: str, where: str, problems: list[str]) -> bool:
     return True
 
 
-def _hash_size(root: str) -> int:
-    data = read_regular(os.path.join(root, ".git", "config"), 1 << 20)
-    if data is None:
-        return 20
-    config = data.decode("utf-8", "replace").lower().replace("\t", " ")
-    return 32 if "objectformat = sha256" in config else 20
+def _move_index_aside(root: str) -> str | None:
+    fd = _open_below(root, [".git"])
+    if fd is None:
+        return None
+    try:
+        if _rename(fd, "index", os.path.join(root, ".git"), []):
+            return os.path.join(root, ".git", "index" + SUFFIX)
+        return None
+    finally:
+        os.close(fd)
+
+
+# -- the per-user cache: the gitlinks git saw, keyed by the index stamp ---------
+
+
+def _load_cache(cache: Path | None) -> dict[str, tuple[Stamp, frozenset[str]]]:
+    if cache is None:
+        return {}
+    try:
+        data = json.loads(cache.read_text("utf-8"))
+        return {
+            str(root): (tuple(tuple(s) for s in entry["stamp"]),
+                        frozenset(str(x) for x in entry["links"]))
+            for root, entry in data.items()
+        }
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return {}
+
+
+def _save_cache(cache: Path | None, updates: dict[str, tuple[Stamp, frozenset[str]]]) -> None:
+    if cache is None:
+        return
+    data = {root: {"stamp": list(stamp), "links": sorted(links)}
+            for root, (stamp, links) in {**_load_cache(cache), **updates}.items()}
+    if len(data) > 500:  # keep the most recent ones
+        data = dict(list(data.items())[-500:])
+    tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+    with contextlib.suppress(OSError):
+        tmp.write_text(json.dumps(data), "utf-8")
+        os.replace(tmp, cache)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import shutil
 import stat
@@ -28,10 +27,14 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import SandboxUnavailable
-from .gitguard import IndexStamp, quarantine_planted, stamp_indexes
+from .gitguard import GitGuard
 from .plan import HOME_WRITE_DENY, MANDATORY_WRITE_DENY, FsPlan
+
+if TYPE_CHECKING:
+    from .run import Backend
 
 _STUB_NAMES = frozenset(
     rel.split("/")[i]
@@ -66,15 +69,17 @@ class GuardOutcome:
 class Guards:
     """The pre-run state the post-run step compares against."""
 
-    tripwires: list[str] = field(default_factory=list)
-    indexes: list[IndexStamp] = field(default_factory=list)
+    tripwires: list[str]
+    git: GitGuard
 
     @classmethod
-    def before(cls, plan: FsPlan) -> Guards:
-        return cls(
-            tripwires=[p for p in plan.tripwires if not os.path.lexists(p)],
-            indexes=stamp_indexes(plan.writable),
-        )
+    def before(cls, plan: FsPlan, *, home: str, backend: Backend | None) -> Guards:
+        git = GitGuard(home, backend, runtime_dir() / "gitlinks.json")
+        try:
+            git.before(plan.writable)
+        except Exception as exc:  # reported after the run; never a crash
+            git.problems.append(f"gitlink check before the run failed: {exc}")
+        return cls([p for p in plan.tripwires if not os.path.lexists(p)], git)
 
     def after(self) -> GuardOutcome:
         """Never raises: a guard that fails is a problem line."""
@@ -83,20 +88,25 @@ class Guards:
             outcome.tampered += _check_tripwires(self.tripwires)
         except Exception as exc:
             outcome.problems.append(f"tripwire check failed: {exc}")
-        report = quarantine_planted(self.indexes)
+        report = self.git.after()
         outcome.tampered += report.defused
         outcome.problems += report.problems
         return outcome
 
 
 @contextlib.contextmanager
-def workspace_lock(cwd: str) -> Iterator[Path]:
-    """Shared lock on the workspace for the duration of a run; yields the
-    file where created stubs are recorded. See :func:`_cleanup_stubs`.
-    The runtime directory is hidden inside every sandbox, and the lock is
-    never opened through a symlink."""
-    key = hashlib.sha256(os.path.realpath(cwd).encode()).hexdigest()[:20]
-    lock_path = runtime_dir() / f"{key}.lock"
+def run_lock() -> Iterator[Path]:
+    """Shared lock held by every run of this user for its whole duration;
+    yields the file where created stubs are recorded (see
+    :func:`_cleanup_stubs`). One lock for all runs, not one per workspace:
+    two runs whose writable roots overlap (`--cwd a --allow-write ~` and
+    `--cwd b --allow-write ~`) see each other's stubs as existing protected
+    paths and bind them read-only; removing a stub that another run has
+    mounted detaches that mount in the other run's namespace, and the
+    write-deny with it. So stubs go only when no run at all is active. The
+    runtime directory is hidden inside every sandbox, and the lock is never
+    opened through a symlink."""
+    lock_path = runtime_dir() / "runs.lock"
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_SH)

@@ -17,11 +17,13 @@ import os
 import time
 
 _RACY_NS = 2_000_000_000
+_UNKNOWN: frozenset[str] = frozenset({"\0unknown"})
 #: parent -> ((device, inode, mtime_ns), names); mtime 0 means "list again"
 _CACHE: dict[str, tuple[tuple[int, int, int], frozenset[str]]] = {}
 
 
-Candidates = tuple[tuple[str, frozenset[str]], ...]
+#: (parent, its own parent, its own name, the names wanted in it)
+Candidates = tuple[tuple[str, str, str, frozenset[str]], ...]
 
 
 def group(paths: list[str]) -> Candidates:
@@ -36,37 +38,30 @@ def group(paths: list[str]) -> Candidates:
             by_parent.setdefault(up, set())
             parent = up
     ordered = sorted(by_parent, key=lambda p: (p.count("/"), p))
-    return tuple((parent, frozenset(by_parent[parent])) for parent in ordered)
+    return tuple(
+        (parent, os.path.dirname(parent), os.path.basename(parent), frozenset(by_parent[parent]))
+        for parent in ordered
+    )
 
 
 def existing(candidates: Candidates) -> list[str]:
     """The candidates that exist (a dangling symlink exists)."""
     out: list[str] = []
     seen: dict[str, frozenset[str] | None] = {}
-    for parent, wanted in candidates:
-        names = _names_below(parent, seen)
+    for parent, up, own_name, wanted in candidates:
+        above = seen.get(up, _UNKNOWN) if up != parent else _UNKNOWN
+        if above is not _UNKNOWN and above is not None and own_name not in above:
+            seen[parent] = frozenset()  # `~/.config/x` costs nothing without `~/.config`
+            continue
+        names = seen[parent] = _names(parent)
+        if not wanted:
+            continue
         if names is None:
             hits = [n for n in wanted if os.path.lexists(os.path.join(parent, n))]
         else:
             hits = list(wanted & names)
         out += [os.path.join(parent, n) for n in sorted(hits)]
     return out
-
-
-def _names_below(parent: str, seen: dict[str, frozenset[str] | None]) -> frozenset[str] | None:
-    """:func:`_names`, skipping a directory whose own parent (listed in
-    this call) does not have it: `~/.config/x` costs nothing without
-    `~/.config`."""
-    if parent in seen:
-        return seen[parent]
-    up = os.path.dirname(parent)
-    if up != parent and up in seen:
-        above = seen[up]
-        if above is not None and os.path.basename(parent) not in above:
-            seen[parent] = frozenset()
-            return seen[parent]
-    seen[parent] = _names(parent)
-    return seen[parent]
 
 
 def _names(parent: str) -> frozenset[str] | None:

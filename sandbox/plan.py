@@ -174,12 +174,35 @@ def _homes(home: str) -> list[str]:
     return list(dict.fromkeys(os.path.realpath(h) for h in homes if h))
 
 
+def _account_homes(home: str) -> list[str]:
+    """:func:`_homes` and every account's home in the password database
+    (service accounts keep keys too: ``/var/lib/jenkins/.ssh``), but not
+    ``/`` or a system tree some accounts name as their home."""
+    out = _homes(home)
+    with contextlib.suppress(OSError):
+        for entry in _passwd_homes(os.stat("/etc/passwd").st_mtime_ns):
+            if entry not in _NEVER_WRITABLE and not any(
+                entry == t or entry.startswith(t + "/") for t in _SYSTEM_TREES
+            ):
+                out.append(entry)
+    return list(dict.fromkeys(out))
+
+
+@functools.lru_cache(maxsize=4)
+def _passwd_homes(mtime_ns: int) -> tuple[str, ...]:
+    """Home directories named in the password database (cached while
+    /etc/passwd is unchanged)."""
+    del mtime_ns
+    homes = (os.path.realpath(p.pw_dir) for p in pwd.getpwall() if p.pw_dir.startswith("/"))
+    return tuple(h for h in dict.fromkeys(homes) if os.path.isdir(h))
+
+
 def _sensitive_paths(home: str) -> list[str]:
     """The shared sensitive list, as concrete existing paths. ``/proc`` and
     ``/dev`` entries are left out (the sandbox mounts its own, which only
     show its own processes and devices) and so are ``**`` patterns (they
     cannot be enumerated; the dotenv ones are found by :func:`_dotenv_paths`)."""
-    candidates, patterns = _sensitive_candidates(tuple(_homes(home)))
+    candidates, patterns = _sensitive_candidates(tuple(_account_homes(home)))
     return existing(candidates) + [p for pattern in patterns for p in glob.glob(pattern)]
 
 
@@ -205,13 +228,13 @@ def _dotenv_paths(home: str, keep: list[str], cache: Path | None) -> list[str]:
     """Other directories' ``.env`` files under the home directories, and
     what the bounded walk did not reach (hidden too: fail closed). The
     workspace's own (and a writable root's) stay visible."""
-    found = dotenv_scan.scan(_homes(home), cache, keep=tuple(keep))
-    out = []
-    for path in (*found.found, *found.unscanned):
-        real = os.path.realpath(path)
-        if not any(_inside(real, k) or _inside(path, k) for k in keep):
-            out.append(real)
-    return out
+    homes = _homes(home)
+    found = dotenv_scan.scan(homes, cache, keep=tuple(keep))
+    try:
+        files, dirs = dotenv_scan.hide_list(found, homes, keep)
+    except dotenv_scan.TooMuchToHide as exc:
+        raise PolicyError(f"cannot hide other projects' .env files: {exc}") from None
+    return files + dirs
 
 
 def build_plan(

@@ -44,9 +44,20 @@ _PRIVATE_NETWORKS = tuple(
     ipaddress.ip_network(n)
     for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7")
 )
+#: Never reachable, whatever the policy: reserved (240/4), benchmarking
+#: (198.18/15), and the IPv4 address space of the whole Internet behind
+#: NAT64 and 6to4 is judged by the IPv4 address it embeds.
+_NEVER_NETWORKS = tuple(
+    ipaddress.ip_network(n) for n in ("240.0.0.0/4", "198.18.0.0/15", "0.0.0.0/8")
+)
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _MAX_HEAD = 65536
 _HEAD_TIMEOUT = 30.0
 _CONNECT_TIMEOUT = 15.0
+#: Connections served at once. Beyond it new ones are closed: a command
+#: opening thousands of connections must not use up shellgate's own
+#: descriptors (its post-run guards need some).
+MAX_CONNECTIONS = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,14 +110,54 @@ def _response(status: str, body: str) -> bytes:
 
 
 def _split_host_port(value: str, default_port: int) -> tuple[str, int]:
+    """(host, port); a port that is not 1-5 ASCII digits in 1..65535 is
+    no port (`str.isdigit` takes `²`, which `int` refuses)."""
     if value.startswith("["):  # [v6]:port
         host, _, rest = value[1:].partition("]")
         port = rest[1:] if rest.startswith(":") else ""
     else:
         host, sep, port = value.rpartition(":")
-        if not sep or not port.isdigit():
+        if not sep or not _is_port(port):
             host, port = value, ""
-    return host.lower(), int(port) if port.isdigit() else default_port
+    return host.lower(), int(port) if _is_port(port) else default_port
+
+
+def _is_port(text: str) -> bool:
+    return 0 < len(text) <= 5 and text.isascii() and text.isdigit() and 0 < int(text) < 65536
+
+
+def _embedded_ipv4(
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address,
+) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """The IPv4 address an IPv6 one carries (mapped, NAT64, 6to4, Teredo),
+    or the address itself."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return address.ipv4_mapped
+        if address in _NAT64:
+            return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        if address.sixtofour is not None:
+            return address.sixtofour
+        if address.teredo is not None:
+            return address.teredo[1]
+    return address
+
+
+def classify(
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address,
+    own: set[ipaddress.IPv4Address | ipaddress.IPv6Address],
+) -> str:
+    """``"local"`` (never reachable), ``"private"`` (only with
+    allow_private_addresses) or ``"public"``."""
+    inner = _embedded_ipv4(address)
+    for candidate in {address, inner}:
+        if (candidate.is_loopback or candidate.is_link_local or candidate.is_unspecified
+                or candidate.is_multicast or candidate in own
+                or any(candidate in net for net in _NEVER_NETWORKS)):
+            return "local"
+    if any(c in net for c in {address, inner} for net in _PRIVATE_NETWORKS):
+        return "private"
+    return "public"
 
 
 class DomainProxy:
@@ -138,6 +189,7 @@ class DomainProxy:
         self._server: asyncio.AbstractServer | None = None
         self._error: BaseException | None = None
         self.port: int | None = None
+        self._active = 0
         #: this machine's addresses, looked up once per proxy, not per request
         self._own_addresses = _host_addresses() if block_local_targets else set()
 
@@ -264,6 +316,16 @@ class DomainProxy:
                 self.on_event(event)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._active >= MAX_CONNECTIONS:
+            writer.close()
+            return
+        self._active += 1
+        try:
+            await self._serve(reader, writer)
+        finally:
+            self._active -= 1
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), _HEAD_TIMEOUT)
         except (
@@ -276,7 +338,7 @@ class DomainProxy:
             return
         try:
             await self._dispatch(head, reader, writer)
-        except (ConnectionError, TimeoutError, OSError):
+        except (ConnectionError, TimeoutError, OSError, ValueError, UnicodeError):
             pass
         finally:
             with contextlib.suppress(Exception):
@@ -363,18 +425,9 @@ class DomainProxy:
             private_ok = self.network.allow_private_addresses
             own = self._own_addresses
             for info in infos:
-                address = ipaddress.ip_address(info[4][0])
-                if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-                    address = address.ipv4_mapped
-                local = (
-                    address.is_loopback
-                    or address.is_link_local
-                    or address.is_unspecified
-                    or address.is_multicast
-                    or address in own
-                )
-                private = any(address in net for net in _PRIVATE_NETWORKS)
-                if local or (private and not private_ok):
+                address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
+                kind = classify(address, own)
+                if kind == "local" or (kind == "private" and not private_ok):
                     return "", f"{host} resolves to non-public address {address}"
         return str(infos[0][4][0]), None
 

@@ -24,12 +24,12 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from .errors import SandboxUnavailable
-from .guards import Guards, record_stubs, runtime_dir, workspace_lock
+from .guards import Guards, record_stubs, run_lock, runtime_dir
 from .linux.launch import PROXY_PORT, Launch, Resources, prepare
 from .macos.seatbelt import seatbelt_command
 from .plan import FsPlan, build_plan
 from .policy import SandboxPolicy
-from .supervise import ExecResult, OutputCallback, supervise
+from .supervise import ExecResult, OutputCallback, StartError, supervise
 
 if TYPE_CHECKING:
     from .proxy import ProxyEvent
@@ -169,7 +169,7 @@ def run(
     home = environ.get("HOME") or os.path.expanduser("~")
     res = Resources()
     try:
-        with workspace_lock(cwd) as record:
+        with run_lock() as record:
             try:
                 plan = _plan(chosen, policy, cwd, home, res)
                 if chosen == "bwrap":
@@ -178,7 +178,7 @@ def run(
                                     res, on_proxy_event)
             except OSError as exc:
                 raise SandboxUnavailable(f"cannot prepare the sandbox: {exc}") from None
-            guards = Guards.before(plan)
+            guards = Guards.before(plan, home=home, backend=chosen)
             try:
                 result = supervise(
                     prepared.argv,
@@ -192,9 +192,10 @@ def run(
                     on_start=on_start,
                     after_spawn=prepared.gate,
                 )
-            except OSError as exc:  # Popen itself, or the start gate: nothing ran
-                if chosen == "none" and isinstance(exc, (FileNotFoundError, PermissionError)):
-                    result = _not_executed(argv[0], exc)
+            except StartError as exc:  # Popen itself, or the start gate: nothing ran
+                if chosen == "none" and isinstance(exc.cause, (FileNotFoundError,
+                                                               PermissionError)):
+                    result = _not_executed(argv[0], exc.cause)
                 else:
                     raise SandboxUnavailable(f"cannot start the sandbox: {exc}") from None
             finally:

@@ -137,6 +137,16 @@ def kill_tree(pid: int, grace: float = 0.2) -> None:
     psutil.wait_procs(alive, timeout=grace)
 
 
+class StartError(Exception):
+    """The process could not be started, or its start gate failed with an
+    OSError: nothing ran. (An error raised by ``on_output`` is not this: the
+    command is running by then.)"""
+
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
 @dataclass
 class _Loop:
     """The state one supervision loop keeps."""
@@ -190,20 +200,25 @@ def supervise(
     after_spawn: Callable[[int], None] | None = None,
 ) -> ExecResult:
     """Run ``argv`` to completion under ``limits``; never raises for the
-    command's own failures, only for failing to start it (OSError).
+    command's own failures, only for failing to start it (:class:`StartError`).
     ``stdin``: bytes to write, a descriptor to copy until end-of-file, or
     None for /dev/null. ``after_spawn(pid)`` runs right after the process
     exists; if it raises, the tree is killed and the exception propagates."""
     deadline_s = timeout if timeout is not None else limits.wall_timeout
     start = time.monotonic()
-    proc, feeder = _spawn(argv, env, cwd, pass_fds, stdin)
+    try:
+        proc, feeder = _spawn(argv, env, cwd, pass_fds, stdin)
+    except OSError as exc:
+        raise StartError(exc) from exc
     if after_spawn is not None:
         try:
             after_spawn(proc.pid)
-        except BaseException:
+        except BaseException as exc:
             kill_tree(proc.pid)
             proc.wait()
             _close_pipes(proc, feeder)
+            if isinstance(exc, OSError):
+                raise StartError(exc) from exc
             raise
     if on_start is not None:
         on_start(proc.pid)

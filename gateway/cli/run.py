@@ -9,6 +9,7 @@ executable / not found), as a shell reports it; 128+N when a signal ended it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -104,6 +105,9 @@ class _Output:
         self.out, self.err = out, err
         self.first_stderr = True
         self.held: list[bytes] = []
+        #: a reader that went away (`shellgate run ... | head`): the rest of
+        #: that stream is dropped, the command runs on to its own status
+        self.gone: set[int] = set()
 
     def stream(self, name: str, data: bytes) -> None:
         if name == "stderr" and self.first_stderr:
@@ -112,15 +116,23 @@ class _Output:
                 self.held.append(data)
                 return
         self.release()
-        target = self.out if name == "stdout" else self.err
-        target.write(data)
-        target.flush()
+        self._write(self.out if name == "stdout" else self.err, data)
 
     def release(self) -> None:
         for data in self.held:
-            self.err.write(data)
-            self.err.flush()
+            self._write(self.err, data)
         self.held.clear()
+
+    def _write(self, target: IO[bytes], data: bytes) -> None:
+        if id(target) in self.gone:
+            return
+        try:
+            target.write(data)
+            target.flush()
+        except BrokenPipeError:
+            self.gone.add(id(target))
+            with contextlib.suppress(OSError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), target.fileno())
 
 
 def _report(result: ExecResult) -> int:

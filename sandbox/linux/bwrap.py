@@ -39,6 +39,8 @@ class BwrapOptions:
     proc_read_only: tuple[str, ...] = ()
     #: /sys directories hidden under an empty tmpfs
     sys_hidden: tuple[str, ...] = ()
+    #: bound back read-only over a hidden /sys (root: an allowlist)
+    sys_visible: tuple[str, ...] = ()
 
 
 def _depth(path: str) -> int:
@@ -96,6 +98,8 @@ def bwrap_args(plan: FsPlan, opts: BwrapOptions) -> list[str]:
         op(5, path, "--ro-bind", "/dev/null", path)
     for path in opts.sys_hidden:
         op(5, path, "--tmpfs", path)
+    for path in opts.sys_visible:
+        op(6, path, "--ro-bind", path, path)
     if opts.hide_run:
         op(0, "/run", "--tmpfs", "/run")
     for _, _, items in sorted(ops, key=lambda o: (o[0], o[1])):

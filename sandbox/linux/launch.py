@@ -53,6 +53,9 @@ _START_TIMEOUT = 30.0
 #: errnos a shell reports as 126 (found, not executable); anything else is 127
 _NOT_EXECUTABLE = frozenset({errno.EACCES, errno.ENOEXEC, errno.EISDIR, errno.EPERM})
 _STRERROR = {os.strerror(code): code for code in errno.errorcode}
+#: bubblewrap refuses more than 9,000 arguments, --args included; the
+#: command's own words come on top
+_MAX_BWRAP_ARGS = 8000
 
 
 @functools.cache
@@ -70,10 +73,18 @@ def proc_read_only(as_root: bool) -> tuple[str, ...]:
 
 
 def sys_hidden(as_root: bool) -> tuple[str, ...]:
-    """The /sys directories (that exist here) hidden in the sandbox."""
-    data = _kernel_interfaces()["sys"]
-    paths = data["hidden"] + (data["hidden_as_root"] if as_root else [])
-    return tuple(p for p in paths if os.path.isdir(p))
+    """The /sys directories (that exist here) hidden in the sandbox; as
+    root, ``("/sys",)``: all of it (see :func:`sys_visible`)."""
+    if as_root:
+        return ("/sys",)
+    return tuple(p for p in _kernel_interfaces()["sys"]["hidden"] if os.path.isdir(p))
+
+
+def sys_visible(as_root: bool) -> tuple[str, ...]:
+    """What is bound back, read-only, over a hidden /sys (root only)."""
+    if not as_root:
+        return ()
+    return tuple(p for p in _kernel_interfaces()["sys"]["visible_as_root"] if os.path.isdir(p))
 
 
 @dataclass
@@ -248,8 +259,14 @@ def prepare(
         block_fd=block_r,
         proc_read_only=proc_read_only(as_root),
         sys_hidden=sys_hidden(as_root),
+        sys_visible=sys_visible(as_root),
     )
-    args_fd = res.memfd("shellgate-bwrap-args", encode_args(bwrap_args(plan, opts)))
+    args = bwrap_args(plan, opts)
+    if len(args) > _MAX_BWRAP_ARGS:
+        raise SandboxUnavailable(
+            f"the sandbox would take {len(args)} bubblewrap arguments (at most "
+            f"{_MAX_BWRAP_ARGS}): too many protected or hidden paths in this plan")
+    args_fd = res.memfd("shellgate-bwrap-args", encode_args(args))
     pass_fds.append(args_fd)
     status = _Status(status_r)
 

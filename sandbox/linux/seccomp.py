@@ -62,6 +62,7 @@ BLOCKED_SYSCALLS: dict[str, str] = {
     "move_mount": "the new mount API",
     "open_tree": "the new mount API",
     "mount_setattr": "the new mount API",
+    "open_tree_attr": "the new mount API",
     "swapon": "system configuration",
     "swapoff": "system configuration",
     "reboot": "system configuration",
@@ -103,6 +104,16 @@ S_ISUID, S_ISGID = 0o4000, 0o2000
 O_CREAT, O_TMPFILE_BIT = 0o100, 0o20000000
 
 AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
+SOCK_DGRAM, SOCK_RAW, SOCK_TYPE_MASK = 2, 3, 0xF
+# Syscalls numbered alike on every architecture since Linux 5.1 (424 and
+# up): used when the installed libseccomp is older than the syscall, so a
+# rule for a syscall the kernel has can never silently vanish.
+UNIFIED_NUMBERS: dict[str, int] = {
+    "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+    "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
+    "fspick": 433, "clone3": 435, "openat2": 437, "mount_setattr": 442,
+    "fchmodat2": 452, "open_tree_attr": 467,
+}
 # Families nobody in a coding sandbox needs; vsock reaches the hypervisor.
 _ALWAYS_BLOCKED_FAMILIES = {17: "AF_PACKET", 40: "AF_VSOCK", 31: "AF_BLUETOOTH", 15: "AF_KEY"}
 
@@ -227,7 +238,28 @@ def filter_rules(spec: SeccompSpec) -> tuple[Rule, ...]:
         Rule("socket", errno.EPERM, f"{name} sockets", (ArgCmp(0, "eq", family),))
         for family, name in families.items()
     ]
+    if not spec.allow_unix:
+        rules += _socketpair_rules()
     return tuple(rules)
+
+
+def _socketpair_rules() -> list[Rule]:
+    """No unix *datagram* socket pair.
+
+    Attack (from a review): `socketpair(AF_UNIX, SOCK_DGRAM)` hands out an
+    unbound datagram socket, and `sendto()` or `connect()` on it reaches any
+    datagram socket path the sandbox can see — a host service's socket —
+    although `socket(AF_UNIX)` is refused. A stream or seqpacket pair is
+    already connected (`connect` fails with EISCONN, `sendto` ignores the
+    address), and asyncio, libuv and multiprocessing need those, so they
+    stay. SOCK_RAW is a datagram socket for AF_UNIX.
+    """
+    why = "an unbound unix datagram socket can send to any visible socket path"
+    return [
+        Rule("socketpair", errno.EPERM, why,
+             (ArgCmp(0, "eq", AF_UNIX), _masked(1, SOCK_TYPE_MASK, kind)))
+        for kind in (SOCK_DGRAM, SOCK_RAW)
+    ]
 
 
 def _module() -> Any:
@@ -267,10 +299,13 @@ def native_arch() -> str:
 
 def syscall_number(name: str) -> int | None:
     """The native number of ``name``, or None when this architecture has
-    no such syscall (``open`` on aarch64)."""
+    no such syscall (``open`` on aarch64). A syscall of the unified table
+    has its number even when libseccomp is too old to know it."""
     sc = _module()
     number = int(sc.resolve_syscall(sc.Arch.NATIVE, name))
-    return number if number >= 0 else None
+    if number >= 0:
+        return number
+    return UNIFIED_NUMBERS.get(name)
 
 
 def build_filter(spec: SeccompSpec) -> Any:
@@ -285,7 +320,8 @@ def build_filter(spec: SeccompSpec) -> Any:
         f.set_attr(sc.Attr.CTL_OPTIMIZE, 2)  # a few compares per syscall instead of ~70
     ops = {"eq": sc.EQ, "masked_eq": sc.MASKED_EQ}
     for rule in filter_rules(spec):
-        if syscall_number(rule.syscall) is None:
+        number = syscall_number(rule.syscall)
+        if number is None:
             continue  # not on this architecture: it cannot be called either
         args = [
             sc.Arg(a.index, ops[a.op], a.mask, a.value)
@@ -294,7 +330,7 @@ def build_filter(spec: SeccompSpec) -> Any:
             for a in rule.args
         ]
         try:
-            f.add_rule(sc.ERRNO(rule.errno), rule.syscall, *args)
+            f.add_rule(sc.ERRNO(rule.errno), number, *args)
         except (ValueError, RuntimeError, OSError) as exc:
             raise SandboxUnavailable(
                 f"the seccomp filter cannot be built as designed: libseccomp refused "

@@ -150,3 +150,19 @@ def test_doctor_reports_every_probe_and_exits_zero_when_the_sandbox_works() -> N
     assert {"bubblewrap", "user namespaces", "seccomp", "ripgrep"} <= names
     assert report["sandbox_works"] is True and proc.returncode == 0
     assert "sandbox works here" in sg("doctor").stdout.decode()
+
+
+@pytest.mark.sandbox
+def test_a_reader_that_goes_away_does_not_turn_the_run_into_a_sandbox_failure(
+    tmp_path: Path,
+) -> None:
+    """`shellgate run -- make | head`: head leaves, the command has run and
+    goes on to its own status; it is not reported as "sandbox unavailable"."""
+    script = "echo ran > ran.txt; yes | head -c 20000000; exit 3"
+    pipeline = (f"{SHELLGATE} run --cwd {tmp_path} -- sh -c '{script}' | head -c 5 >/dev/null; "
+                "echo ${PIPESTATUS[0]}")
+    proc = subprocess.run(["bash", "-c", pipeline], capture_output=True, timeout=60,
+                          check=False, stdin=subprocess.DEVNULL)
+    assert (tmp_path / "ran.txt").exists()
+    assert proc.stdout.decode().strip() == "3", proc.stderr
+    assert b"sandbox unavailable" not in proc.stderr

@@ -41,7 +41,7 @@ def _rel(home: Path, paths: tuple[str, ...]) -> set[str]:
 def test_dotenv_files_are_found_and_tool_trees_skipped(home: Path) -> None:
     found = scan([str(home)], None)
     assert _rel(home, found.found) == {
-        "src/api/.env", "src/api/.env.production", "work/client/svc/deep/.env"}
+        "src/api/.env", "src/api/.env.production", "work/client/svc/deep/.env", "notes/.envrc"}
     assert found.unscanned == ()
 
 
@@ -119,3 +119,92 @@ def test_a_plan_hides_other_projects_env_files_but_not_the_workspaces(home: Path
     assert str(home / "work" / "client" / "svc" / "deep" / ".env") in plan.hidden_files
     assert str(workspace / ".env") not in plan.hidden_files
     assert str(workspace) in plan.writable
+
+
+def test_go_projects_are_walked_but_the_module_cache_is_not(tmp_path: Path) -> None:
+    for rel in ("go/src/github.com/me/app/.env", "go/pkg/mod/x@v1/.env", "dist/.env"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    assert _rel(tmp_path, scan([str(tmp_path)], None).found) == {
+        "go/src/github.com/me/app/.env", "dist/.env"}
+
+
+# -- what gets hidden -----------------------------------------------------------------
+
+
+def _hide(home: Path, found: list[Path], keep: tuple[Path, ...] = (),
+          unscanned: tuple[Path, ...] = ()) -> tuple[set[str], set[str]]:
+    result = dotenv_scan.DotenvScan(tuple(str(p) for p in found),
+                                    tuple(str(p) for p in unscanned))
+    files, dirs = dotenv_scan.hide_list(result, [str(home)], [str(k) for k in keep])
+    return {os.path.relpath(f, home) for f in files}, {os.path.relpath(d, home) for d in dirs}
+
+
+def test_a_symlinked_env_name_never_hides_what_it_points_at_unless_that_is_a_dotenv(
+    tmp_path: Path,
+) -> None:
+    """Attack: `ln -s /usr .env.planted` (or to the Python binary under the
+    home) in one workspace would have hidden it from every later run."""
+    (tmp_path / "other").mkdir()
+    real_env = tmp_path / "other" / ".env"
+    real_env.write_text("x")
+    tool = tmp_path / "tools" / "python3"
+    tool.parent.mkdir()
+    tool.write_text("binary")
+    links = {".env.to-usr": "/usr", ".env.to-tool": str(tool), ".env.to-env": str(real_env)}
+    for name, target in links.items():
+        (tmp_path / name).symlink_to(target)
+    files, dirs = _hide(tmp_path, [tmp_path / name for name in links])
+    assert (files, dirs) == ({"other/.env"}, set())
+
+
+def test_many_env_files_in_one_directory_cost_one_mount(tmp_path: Path) -> None:
+    crowd = tmp_path / "attacker"
+    crowd.mkdir()
+    paths = []
+    for i in range(dotenv_scan.PER_DIR_LIMIT * 3):
+        (crowd / f".env.{i}").write_text("x")
+        paths.append(crowd / f".env.{i}")
+    assert _hide(tmp_path, paths) == (set(), {"attacker"})
+
+
+def test_paths_spread_wide_are_folded_under_the_mount_budget(tmp_path: Path) -> None:
+    paths = []
+    for i in range(dotenv_scan.TOTAL_LIMIT + 50):
+        d = tmp_path / "spread" / f"p{i}"
+        d.mkdir(parents=True)
+        (d / ".env").write_text("x")
+        paths.append(d / ".env")
+    files, dirs = _hide(tmp_path, paths)
+    assert len(files) + len(dirs) <= dotenv_scan.TOTAL_LIMIT
+    assert dirs == {"spread"}
+
+
+def test_nothing_above_the_workspace_is_ever_hidden(tmp_path: Path) -> None:
+    workspace = tmp_path / "src" / "mine"
+    workspace.mkdir(parents=True)
+    files, dirs = _hide(tmp_path, [workspace / ".env"], keep=(workspace,),
+                        unscanned=(tmp_path / "src", tmp_path / "other"))
+    assert (files, dirs) == (set(), {"other"})
+
+
+def test_a_dot_envs_directory_is_hidden_whole(tmp_path: Path) -> None:
+    envs = tmp_path / "django" / ".envs" / ".production"
+    envs.mkdir(parents=True)
+    (envs / ".django").write_text("SECRET_KEY=x")
+    found = scan([str(tmp_path)], None)
+    assert _hide(tmp_path, [Path(p) for p in found.found]) == (set(), {"django/.envs"})
+
+
+def test_a_directory_that_cannot_be_listed_is_hidden_whole(tmp_path: Path) -> None:
+    locked = tmp_path / "shared"
+    locked.mkdir()
+    locked.chmod(0o311)  # enter, not list (for its owner too)
+    try:
+        if os.access(locked, os.R_OK):
+            pytest.skip("this user lists any directory (root); test_escapes_secrets.py checks "
+                        "the same as nobody in the unprivileged leg")
+        found = scan([str(tmp_path)], None)
+        assert found.unlistable == (str(locked),)
+    finally:
+        locked.chmod(0o755)

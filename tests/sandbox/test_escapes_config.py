@@ -5,19 +5,24 @@ Judged from the host, with a control proving each attack ran (see escape_kit).
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 from escape_kit import (
+    SHELLGATE,
     consume_control,
     host_git,
     require,
     sh,
+    shellgate_run,
     snapshot,
 )
 
 pytestmark = [pytest.mark.sandbox]
-
 
 
 # -- 5. agent and editor configuration ----------------------------------------
@@ -66,3 +71,34 @@ def test_a_run_leaves_no_stub_behind(workspace: Path, kind: str) -> None:
     seen = consume_control(workspace, proc)
     require(".mcp.json" in seen.split(), "the stubs were in place during the run", proc)
     assert snapshot(workspace) == before
+
+
+def test_a_parallel_runs_cleanup_never_lifts_a_write_deny(tmp_path: Path) -> None:
+    """Attack (from a review): two runs whose writable paths overlap. Run A
+    created an empty stub for a missing protected path; run B, started
+    later, bound A's stub read-only as an existing protected path. When A
+    ended it removed its stub — which detached B's read-only mount — and B
+    wrote the protected file. Stubs now go only when no run is active."""
+    home = tmp_path / "home"
+    (home / "a").mkdir(parents=True)
+    (home / "b").mkdir()
+    env = {**os.environ, "HOME": str(home)}
+    first = subprocess.Popen(
+        [SHELLGATE, "run", "--cwd", str(home / "a"), "--allow-write", str(home), "--",
+         "sleep", "2"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE)
+    try:
+        time.sleep(0.8)
+        target = shlex.quote(str(home / ".zshrc"))
+        script = (f"echo x > {target} 2>/dev/null || echo refused-before > control.txt; "
+                  f"sleep 3; echo 'echo PWNED' > {target} 2>/dev/null || echo refused-after "
+                  ">> control.txt")
+        second = shellgate_run(home / "b", "sh", "-c", script,
+                               options=("--allow-write", str(home)), env=env, input=b"")
+    finally:
+        first.communicate(timeout=30)
+    seen = consume_control(home / "b", second).split()
+    require(seen[:1] == ["refused-before"], "the protected file was refused at first", second)
+    assert seen == ["refused-before", "refused-after"]
+    zshrc = home / ".zshrc"
+    assert not zshrc.exists() or "PWNED" not in zshrc.read_text()

@@ -251,3 +251,42 @@ def test_an_index_that_does_not_parse_is_reported_and_cleaned_up(git_ws: Path) -
     (git_ws / "saved-index").unlink()
     after = snapshot(git_ws)
     assert {k for k in after if k != ".git/index"} == {k for k in before if k != ".git/index"}
+
+
+_SUBREPO = (
+    "mkdir sub && cd sub && git init -q && "
+    "git -c user.name=x -c user.email=x@x commit -q --allow-empty -m x && "
+    "git config core.fsmonitor 'touch {marker}; false' && cd .."
+)
+
+PLANTING_TRICKS = {
+    "a split index (the gitlink in .git/sharedindex.*)":
+        "git update-index --split-index && "
+        "git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub && "
+        "git -c splitIndex.maxPercentChange=0 update-index --split-index",
+    "an index behind a symlink":
+        "git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub && "
+        "mv .git/index .git/index.real && ln -s index.real .git/index",
+    "index version 4":
+        "git update-index --index-version 4 && "
+        "git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub",
+}
+
+
+@pytest.mark.parametrize("trick", list(PLANTING_TRICKS))
+def test_a_gitlink_planted_in_an_index_git_reads_its_own_way_is_still_defused(
+    git_ws: Path, tmp_path: Path, trick: str
+) -> None:
+    """Attack (from a review): put the gitlink where only git looks — a
+    split index, an index behind a symlink — so a guard with its own index
+    parser sees nothing, while the user's `git status` runs the planted
+    fsmonitor."""
+    marker = tmp_path / "PLANTED-CODE-RAN"
+    script = (_SUBREPO.format(marker=marker)
+              + f" && {PLANTING_TRICKS[trick]} && echo ran > control.txt")
+    proc = sh(git_ws, script)
+    consume_control(git_ws, proc)
+    require("160000" in host_git(git_ws, "ls-files", "--stage").stdout.decode(),
+            "git on the host sees the planted gitlink", proc)
+    host_git(git_ws, "status")
+    assert not marker.exists(), "the host's `git status` ran the planted fsmonitor"

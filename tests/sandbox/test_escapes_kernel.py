@@ -282,3 +282,22 @@ def test_a_command_cannot_switch_off_aslr_or_nx(workspace: Path) -> None:
     query, now = consume_control(workspace, proc).split()
     require(query == "0", "personality can be queried", proc)
     assert int(now, 16) == 0
+
+
+def test_as_root_sys_shows_only_the_cpu_topology(workspace: Path) -> None:
+    """Attack (from a review, as root): `cat /sys/class/zram-control/hot_add`
+    creates a block device on the host; root reads every root-only sysfs
+    attribute, and no list of those with side effects is complete. As root
+    /sys is an allowlist: the CPU topology. As a user it is the host's /sys,
+    read-only, without the cgroup tree."""
+    before = sorted(os.listdir("/dev"))
+    script = ("cat /sys/class/zram-control/hot_add 2>/dev/null; ls /sys > control.txt; "
+              "ls /sys/devices/system/cpu | grep -c '^cpu[0-9]' >> control.txt")
+    proc = sh(workspace, script)
+    seen = consume_control(workspace, proc).split()
+    require(seen[-1] != "0", "the CPU topology is visible inside", proc)
+    if os.geteuid() == 0:
+        assert seen[:-1] == ["devices"]
+    else:
+        assert "devices" in seen and "class" in seen
+    assert sorted(os.listdir("/dev")) == before

@@ -323,3 +323,33 @@ def _sandbox_chain(pid: int) -> dict[str, dict[str, str]]:
             return chain
         pid = int(fields["PPid"])
     return chain
+
+
+def test_a_unix_datagram_pair_cannot_reach_a_host_socket(
+    workspace: Path, outside: Path
+) -> None:
+    """Attack (from a review): socket(AF_UNIX) is refused, but
+    socketpair(AF_UNIX, SOCK_DGRAM) hands out an unbound datagram socket
+    whose sendto() reaches any datagram socket path the sandbox can see."""
+    path = outside / "service.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as server:
+        server.bind(str(path))
+        server.setblocking(False)
+        code = (
+            "import socket, sys\n"
+            "a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+            "a.sendall(b'x'); assert b.recv(1) == b'x'\n"
+            "print('stream pairs work')\n"
+            "for kind in (socket.SOCK_DGRAM, socket.SOCK_RAW):\n"
+            "    try:\n"
+            "        s, _ = socket.socketpair(socket.AF_UNIX, kind)\n"
+            "        s.sendto(b'escaped', sys.argv[1])\n"
+            "    except OSError as exc:\n"
+            "        print('refused', exc.errno)\n"
+        )
+        proc = sh(workspace, f"{PY} -c {shlex.quote(code)} {shlex.quote(str(path))} > control.txt")
+        seen = consume_control(workspace, proc)
+        require("stream pairs work" in seen, "socketpair streams work (asyncio needs them)", proc)
+        time.sleep(0.1)
+        with pytest.raises(BlockingIOError):
+            server.recvfrom(64)

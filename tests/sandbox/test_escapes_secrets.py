@@ -220,3 +220,26 @@ def test_every_sensitive_path_that_exists_here_is_hidden(
     args = " ".join(shlex.quote(p) for p in paths)
     proc = sh(workspace, f"{PY} -c {shlex.quote(_PROBE_READ)} {args} > control.txt")
     assert json.loads(consume_control(workspace, proc)) == []
+
+
+def test_an_env_file_in_a_directory_that_cannot_be_listed_is_hidden(
+    workspace: Path, token: str
+) -> None:
+    """Attack (as a user): a directory of mode 0311 cannot be listed, so the
+    walk cannot see the `.env` in it, but a path guessed right opens. Such
+    a directory is hidden whole. (As root the walk lists it and hides the
+    file itself.)"""
+    shared = user_home() / f"shellgate-test-{token}"
+    locked = shared / "locked"
+    (locked / "proj").mkdir(parents=True)
+    secret = f"TOKEN={uuid.uuid4().hex}"
+    (locked / "proj" / ".env").write_text(secret + "\n")
+    locked.chmod(0o311)  # enter, not list (for its owner too)
+    try:
+        target = shlex.quote(str(locked / "proj" / ".env"))
+        proc = sh(workspace, f"cat {target}; cat README.md > control.txt")
+        consume_control(workspace, proc)
+        assert_secret_absent(workspace, proc, secret)
+    finally:
+        locked.chmod(0o755)
+        shutil.rmtree(shared, ignore_errors=True)

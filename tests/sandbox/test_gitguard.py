@@ -1,8 +1,11 @@
-"""The gitlink guard: parsing real git indexes and defusing a nested
-repository registered during a run (real git, no sandbox needed)."""
+"""The gitlink guard around a run: real repositories, real git (asked
+inside a real sandbox), each planted gitlink judged by what the host's git
+would then do. The "run" is whatever the test does between ``before()``
+and ``after()``."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import struct
 import subprocess
@@ -11,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.gitguard import SUFFIX, gitlinks, quarantine_planted, safe_link_name, stamp_indexes
+from sandbox.gitguard import SUFFIX, GitGuard, safe_link_name
+
+pytestmark = [pytest.mark.sandbox]
 
 
 def git(repo: Path, *args: str) -> str:
@@ -26,116 +31,236 @@ def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     root.mkdir()
     git(root, "init", "-q")
-    for name in ("a.txt", "dir/b.txt", "dir/deeper/c.txt"):
+    for name in ("a.txt", "dir/b.txt"):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(name)
     git(root, "add", ".")
     return root
 
 
-def plant(root: Path, name: str) -> Path:
-    nested = root / name
-    nested.mkdir(parents=True)
-    git(nested, "init", "-q")
-    git(nested, "commit", "-q", "--allow-empty", "-m", "x")
-    head = git(nested, "rev-parse", "HEAD")
+def nested(root: Path, name: str, marker: Path | None = None) -> str:
+    """A nested repository at ``name`` (optionally with an fsmonitor that
+    touches ``marker``); returns its HEAD."""
+    path = root / name
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q")
+    git(path, "commit", "-q", "--allow-empty", "-m", "x")
+    if marker is not None:
+        git(path, "config", "core.fsmonitor", f"touch {marker}; false")
+    return git(path, "rev-parse", "HEAD")
+
+
+def register(root: Path, name: str, head: str) -> None:
     git(root, "update-index", "--add", "--cacheinfo", f"160000,{head},{name}")
-    return nested
 
 
-@pytest.mark.parametrize("version", ["2", "3", "4"])
-def test_gitlinks_are_read_from_every_index_version(repo: Path, version: str) -> None:
-    plant(repo, "sub")
-    plant(repo, "dir/deeper/mod")
-    git(repo, "update-index", "--index-version", version)
-    assert sorted(gitlinks((repo / ".git" / "index").read_bytes())) == ["dir/deeper/mod", "sub"]
+def guard(tmp_path: Path, root: Path) -> GitGuard:
+    g = GitGuard(str(tmp_path), "bwrap", tmp_path / "gitlinks.json")
+    g.before((str(root),))
+    return g
 
 
-@pytest.mark.parametrize("data", [b"", b"DIRC", b"NOTDIRC" + b"\0" * 20,
-                                  b"DIRC\0\0\0\x09\0\0\0\x01"])
-def test_something_that_is_not_an_index_is_refused(data: bytes) -> None:
-    with pytest.raises(ValueError):
-        gitlinks(data)
+def host_status(root: Path) -> None:
+    subprocess.run(["git", "-C", str(root), "status"], capture_output=True, timeout=20,
+                   check=False)
 
 
-def test_a_gitlink_added_during_the_run_has_its_repository_defused(repo: Path) -> None:
-    stamps = stamp_indexes((str(repo),))
-    nested = plant(repo, "sub")
-    defused = quarantine_planted(stamps).defused
-    assert set(defused) == {str(nested / ".git" / "config"), str(nested / ".git" / "hooks")}
-    assert (nested / ".git" / f"config{SUFFIX}").exists()
-    assert not (nested / ".git" / "config").exists()
-
-
-def test_gitlinks_that_were_there_before_the_run_are_left_alone(repo: Path) -> None:
-    old = plant(repo, "old")
-    stamps = stamp_indexes((str(repo),))
-    git(repo, "add", "a.txt")  # the index changes, the old gitlink stays
-    (repo / "new.txt").write_text("x")
-    git(repo, "add", "new.txt")
-    assert quarantine_planted(stamps).defused == ()
-    assert (old / ".git" / "config").exists()
-
-
-def test_rewriting_the_index_without_new_gitlinks_defuses_nothing(repo: Path) -> None:
-    plant(repo, "sub")
-    stamps = stamp_indexes((str(repo),))
-    (repo / ".git" / "index").write_bytes((repo / ".git" / "index").read_bytes())
-    # rewritten with identical bytes: the stamp differs, the gitlink set does not
-    assert quarantine_planted(stamps).defused == ()
-
-
-# -- hostile indexes: the guard never acts outside the workspace, never hangs ---------
-
-
-@pytest.fixture
-def victim(tmp_path: Path) -> Path:
-    """Another repository, outside the workspace."""
-    root = tmp_path / "victim"
-    root.mkdir()
-    git(root, "init", "-q")
-    return root
-
-
-def _write_index(repo: Path, names: list[str]) -> None:
-    entries = b""
-    for name in names:
-        raw = name.encode()
-        entry = (struct.pack(">10I", 0, 0, 0, 0, 0, 0, 0o160000, 0, 0, 0) + b"\x22" * 20
-                 + struct.pack(">H", len(raw)) + raw)
-        entries += entry + b"\0" * (8 - len(entry) % 8)
-    body = b"DIRC" + struct.pack(">II", 2, len(names)) + entries
-    (repo / ".git" / "index").write_bytes(body + b"\0" * 20)
-
-
-@pytest.mark.parametrize("kind", ["absolute", "dot-dot", "symlink", "through a symlink",
-                                  "dot-git component"])
-def test_a_gitlink_leading_outside_the_workspace_is_never_followed(
-    repo: Path, victim: Path, kind: str
+def test_a_gitlink_added_during_the_run_has_its_repository_defused(
+    repo: Path, tmp_path: Path
 ) -> None:
-    (repo / "link").symlink_to(victim)
-    (repo / "up").symlink_to(victim.parent)
-    name = {
-        "absolute": str(victim),
-        "dot-dot": os.path.relpath(victim, repo),
-        "symlink": "link",
-        "through a symlink": f"up/{victim.name}",
-        "dot-git component": ".git/modules/x",
-    }[kind]
-    stamps = stamp_indexes((str(repo),))
-    _write_index(repo, [name])
-    report = quarantine_planted(stamps)
+    marker = tmp_path / "RAN"
+    g = guard(tmp_path, repo)
+    register(repo, "sub", nested(repo, "sub", marker))
+    report = g.after()
+    assert str(repo / "sub" / ".git" / "config") in report.defused
+    host_status(repo)
+    assert not marker.exists()
+
+
+def test_gitlinks_that_were_there_before_the_run_are_left_alone(
+    repo: Path, tmp_path: Path
+) -> None:
+    head = nested(repo, "old")
+    register(repo, "old", head)
+    old = time.time_ns()
+    for path in (repo / "old" / ".git", repo / "old" / ".git" / "config"):
+        os.utime(path, ns=(old - 10**10, old - 10**10))
+    time.sleep(0.1)  # the ctime of the nested repository is before the run
+    g = guard(tmp_path, repo)
+    (repo / "new.txt").write_text("x")
+    git(repo, "add", "new.txt")  # the index changes, the old gitlink stays
+    assert g.after().defused == ()
+    assert (repo / "old" / ".git" / "config").exists()
+
+
+def test_a_gitlink_kept_in_a_split_index_is_found(repo: Path, tmp_path: Path) -> None:
+    """Attack (from a review): with a split index the gitlink lives in
+    `.git/sharedindex.*`, which a parser of `.git/index` alone never saw."""
+    marker = tmp_path / "RAN"
+    g = guard(tmp_path, repo)
+    head = nested(repo, "sub", marker)
+    git(repo, "update-index", "--split-index")
+    register(repo, "sub", head)
+    git(repo, "-c", "splitIndex.maxPercentChange=0", "update-index", "--split-index")
+    assert list(repo.joinpath(".git").glob("sharedindex.*"))
+    g.after()
+    host_status(repo)
+    assert not marker.exists()
+
+
+def _index_hiding_a_gitlink(sub_head: str) -> bytes:
+    """A two-entry index git reads as `a` + gitlink `sub`, while a parser
+    that ends a name at its first NUL (rather than at the length in its
+    flags) reads `a` + a plain file `z` hidden inside the first name."""
+    blob = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+
+    def entry(mode: int, sha: str, name: bytes, length: int) -> bytes:
+        return (struct.pack(">10I", 0, 0, 0, 0, 0, 0, mode, 0, 0, 0) + bytes.fromhex(sha)
+                + struct.pack(">H", length) + name)
+
+    decoy = entry(0o100644, blob, b"z\0", 1)
+    decoy += b"\0" * (64 - len(decoy))
+    region = bytearray(101)
+    region[0:1] = b"a"
+    region[2:2 + len(decoy)] = decoy
+    first = entry(0o100644, blob, b"", 100) + bytes(region)
+    first += b"\0" * (((62 + 100) // 8 + 1) * 8 - len(first))
+    second = entry(0o160000, sub_head, b"sub", 3)
+    second += b"\0" * (((62 + 3) // 8 + 1) * 8 - len(second))
+    body = b"DIRC" + struct.pack(">II", 2, 2) + first + second
+    return body + hashlib.sha1(body).digest()
+
+
+def test_an_index_read_one_way_by_git_and_another_by_a_naive_parser(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Attack (from a review): the guard's own parser and git disagreed on
+    where an entry ends; git itself now reads the index."""
+    marker = tmp_path / "RAN"
+    g = guard(tmp_path, repo)
+    head = nested(repo, "sub", marker)
+    (repo / ".git" / "index").write_bytes(_index_hiding_a_gitlink(head))
+    assert "sub" in git(repo, "ls-files", "--stage")
+    g.after()
+    host_status(repo)
+    assert not marker.exists()
+
+
+def test_an_index_behind_a_symlink_is_read_as_git_reads_it(repo: Path, tmp_path: Path) -> None:
+    """Attack (from a review): `.git/index` replaced by a symlink to the real
+    index; git follows it, a guard refusing links only warned."""
+    marker = tmp_path / "RAN"
+    g = guard(tmp_path, repo)
+    register(repo, "sub", nested(repo, "sub", marker))
+    (repo / ".git" / "index").rename(repo / ".git" / "index.real")
+    (repo / ".git" / "index").symlink_to("index.real")
+    g.after()
+    host_status(repo)
+    assert not marker.exists()
+
+
+def test_a_repository_planted_earlier_and_registered_now_is_defused(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Two steps: one run plants the nested repository (no gitlink: left
+    alone), a later run only adds the gitlink."""
+    marker = tmp_path / "RAN"
+    head = nested(repo, "sub", marker)
+    then = time.time_ns() - 10**10
+    for path in (repo / "sub" / ".git", repo / "sub" / ".git" / "config"):
+        os.utime(path, ns=(then, then))
+    time.sleep(0.1)
+    g = guard(tmp_path, repo)
+    register(repo, "sub", head)
+    g.after()
+    host_status(repo)
+    assert not marker.exists()
+
+
+def test_an_existing_submodule_whose_config_the_run_changes_is_defused(
+    repo: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "RAN"
+    register(repo, "sub", nested(repo, "sub"))
+    time.sleep(0.1)
+    g = guard(tmp_path, repo)
+    git(repo / "sub", "config", "core.fsmonitor", f"touch {marker}; false")
+    git(repo, "add", "a.txt")
+    (repo / "a.txt").write_text("changed")
+    git(repo, "add", "a.txt")
+    g.after()
+    host_status(repo)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("trap", ["fifo", "symlink to /dev/zero", "symlink to a fifo"])
+def test_an_index_that_is_no_regular_file_is_moved_aside_at_once(
+    repo: Path, tmp_path: Path, trap: str
+) -> None:
+    """A FIFO in place of the index: git waits on it for ever. Fail closed,
+    without waiting: moved aside, so the user's git sees no gitlink until
+    they look."""
+    g = guard(tmp_path, repo)
+    index = repo / ".git" / "index"
+    index.unlink()
+    if trap == "fifo":
+        os.mkfifo(index)
+    elif trap == "symlink to a fifo":
+        os.mkfifo(repo / ".git" / "pipe")
+        index.symlink_to("pipe")
+    else:
+        index.symlink_to("/dev/zero")
+    started = time.monotonic()
+    report = g.after()
+    assert time.monotonic() - started < 5
+    assert not os.path.lexists(index)
+    assert os.path.lexists(repo / ".git" / f"index{SUFFIX}")
+    assert any("moved aside" in p for p in report.problems)
+
+
+@pytest.mark.parametrize("trap", ["garbage"])
+def test_an_index_git_refuses_is_reported_and_left(
+    repo: Path, tmp_path: Path, trap: str
+) -> None:
+    """The user's git refuses such an index too: nothing can recurse."""
+    g = guard(tmp_path, repo)
+    index = repo / ".git" / "index"
+    if trap == "garbage":
+        index.write_bytes(b"DIRC\0\0\0\x02\xff\xff\xff\xff" + b"x" * 100)
+    else:
+        index.unlink()
+        index.symlink_to("/dev/zero")
+    report = g.after()
     assert report.defused == ()
-    assert (victim / ".git" / "config").exists() and (victim / ".git" / "hooks").exists()
+    assert any("git refuses to read the index" in p for p in report.problems)
 
 
-def test_a_name_the_guard_refuses_is_reported(repo: Path, victim: Path) -> None:
-    stamps = stamp_indexes((str(repo),))
-    _write_index(repo, [str(victim)])
-    assert any("refused gitlink name" in p for p in quarantine_planted(stamps).problems)
+def test_an_unchanged_index_costs_no_git_run_the_second_time(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gitlinks git saw are cached by the index's stamp: a run that
+    leaves the index alone (most runs) asks git nothing."""
+    g = guard(tmp_path, repo)
+    git(repo, "add", "a.txt")
+    (repo / "a.txt").write_text("x")
+    git(repo, "add", "a.txt")
+    g.after()  # the cache now holds this index
+    calls: list[str] = []
+    from sandbox import gitguard
+
+    real = gitguard.enumerate_gitlinks
+    monkeypatch.setattr(gitguard, "enumerate_gitlinks",
+                        lambda root, **kw: (calls.append(root), real(root, **kw))[1])
+    again = guard(tmp_path, repo)
+    again.after()
+    assert calls == []
 
 
-@pytest.mark.parametrize("name", ["/abs", "../up", "a/../b", "a//b", "./a", "a/.git/b", "", "a\0b"])
+# -- names -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["/abs", "../up", "a/../b", "a//b", "./a", "a/.git/b", "",
+                                  "a\0b", ".GIT/x"])
 def test_names_git_itself_would_refuse_are_unsafe(name: str) -> None:
     assert not safe_link_name(name)
 
@@ -143,38 +268,3 @@ def test_names_git_itself_would_refuse_are_unsafe(name: str) -> None:
 @pytest.mark.parametrize("name", ["sub", "a/b/c", "lib/mod-1.2", "a/.github/x"])
 def test_ordinary_submodule_paths_are_safe(name: str) -> None:
     assert safe_link_name(name)
-
-
-@pytest.mark.parametrize("trap", ["fifo", "symlink to /dev/zero", "directory"])
-def test_an_index_that_is_not_a_regular_file_is_read_without_blocking(
-    repo: Path, trap: str
-) -> None:
-    index = repo / ".git" / "index"
-    index.unlink()
-    if trap == "fifo":
-        os.mkfifo(index)
-    elif trap == "directory":
-        index.mkdir()
-    else:
-        index.symlink_to("/dev/zero")
-    started = time.monotonic()
-    stamps = stamp_indexes((str(repo),))
-    assert stamps[0].content == b""
-    if trap == "fifo":  # changed after the run: the post-run step looks again
-        os.utime(index)
-    quarantine_planted(stamps)
-    assert time.monotonic() - started < 2
-
-
-@pytest.mark.parametrize("data", [
-    b"DIRC\0\0\0\x02\xff\xff\xff\xff" + b"x" * 100,   # a huge count
-    b"DIRC\0\0\0\x04\0\0\0\x01" + b"\0" * 62 + b"\xff",  # v4 prefix past the start
-    b"DIRC\0\0\0\x02\0\0\0\x01" + b"\0" * 50,             # truncated entry
-    b"DIRC\0\0\0\x02\0\0\0\x01" + b"\0" * 60 + b"\x00\x05abcde",  # no NUL after the name
-])
-def test_a_crafted_index_is_a_problem_line_not_a_crash(repo: Path, data: bytes) -> None:
-    stamps = stamp_indexes((str(repo),))
-    (repo / ".git" / "index").write_bytes(data)
-    report = quarantine_planted(stamps)
-    assert report.defused == ()
-    assert len(report.problems) == 1 and ".git/index" in report.problems[0]

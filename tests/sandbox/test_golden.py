@@ -39,7 +39,7 @@ CASES = {
     "bwrap-as-root.args": lambda: "\n".join(
         bwrap_args(PLAN, BwrapOptions(
             seccomp_fd=7, status_fd=8, block_fd=9, proc_read_only=("/proc",),
-            sys_hidden=("/sys/fs/cgroup", "/sys/firmware")))) + "\n",
+            sys_hidden=("/sys",), sys_visible=("/sys/devices/system/cpu",)))) + "\n",
     "bwrap-read-only.args": lambda: "\n".join(
         bwrap_args(READ_ONLY_PLAN, BwrapOptions(seccomp_fd=5, hide_run=False))) + "\n",
     "seatbelt-workspace-write.sbpl": lambda: sbpl_profile(PLAN),

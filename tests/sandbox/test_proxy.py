@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import http.server
+import ipaddress
 import socket
 import threading
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from sandbox import DomainProxy, NetworkPolicy
+from sandbox.proxy import _split_host_port, classify
 
 
 class _Hello(http.server.BaseHTTPRequestHandler):
@@ -194,3 +196,32 @@ def test_private_addresses_can_be_allowed_but_never_loopback_or_metadata() -> No
     assert outcomes["169.254.169.254"][1] is not None
     strict = DomainProxy(NetworkPolicy(allowed_domains=("10.1.2.3",)), None)
     assert "non-public" in (asyncio.run(strict._resolve("10.1.2.3", 443))[1] or "")
+
+
+@pytest.mark.parametrize(
+    ("address", "kind"),
+    [
+        ("127.0.0.1", "local"), ("::1", "local"), ("169.254.169.254", "local"),
+        ("0.0.0.0", "local"), ("0.1.2.3", "local"), ("240.0.0.1", "local"),
+        ("198.18.0.1", "local"), ("224.0.0.1", "local"),
+        ("64:ff9b::7f00:1", "local"),          # NAT64 of 127.0.0.1
+        ("2002:7f00:1::", "local"),            # 6to4 of 127.0.0.1
+        ("::ffff:127.0.0.1", "local"),         # IPv4-mapped
+        ("10.1.2.3", "private"), ("192.168.1.1", "private"), ("100.64.0.1", "private"),
+        ("fd00::1", "private"), ("64:ff9b::a01:203", "private"),  # NAT64 of 10.1.2.3
+        ("2002:c0a8:101::", "private"),        # 6to4 of 192.168.1.1
+        ("8.8.8.8", "public"), ("2606:4700::1111", "public"),
+    ],
+)
+def test_addresses_are_classified_by_what_they_reach(address: str, kind: str) -> None:
+    """An IPv6 address that carries an IPv4 one (NAT64, 6to4, Teredo,
+    mapped) is judged by the IPv4 address: `64:ff9b::7f00:1` is loopback."""
+    assert classify(ipaddress.ip_address(address), set()) == kind
+
+
+@pytest.mark.parametrize("target", ["pypi.org:\u00b2", "pypi.org:99999", "pypi.org:-1",
+                                    "pypi.org:0443x", "[::1]:\u0663"])
+def test_a_port_that_is_not_ascii_digits_in_range_is_no_port(target: str) -> None:
+    """`str.isdigit` accepts `²` and `٣`, which `int` then refuses: the
+    request line `CONNECT pypi.org:² HTTP/1.1` raised out of the handler."""
+    assert _split_host_port(target, 443)[1] == 443

@@ -57,6 +57,17 @@ def _step(argv: list[str], what: str, timeout: float = 600) -> None:
         pytest.fail(f"the unprivileged leg could not {what}: {detail}")
 
 
+def _source_copy() -> Path:
+    """The project's source, copied (pip builds in the tree it installs)."""
+    dest = Path(tempfile.mkdtemp(prefix="src-", dir=BASE))
+    skip = shutil.ignore_patterns("__pycache__", "*.egg-info", "build", ".*")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, dest / name)
+    for package in ("analyzers", "sandbox", "gateway", "profiles"):
+        shutil.copytree(ROOT / package, dest / package, ignore=skip)
+    return dest
+
+
 def _venv() -> Path:
     """The readable venv with the project's dependencies (kept between runs
     while pyproject.toml is the same), the project reinstalled each time."""
@@ -67,11 +78,18 @@ def _venv() -> Path:
         shutil.rmtree(BASE, ignore_errors=True)
         BASE.mkdir(mode=0o755, parents=True)
         _step([_python(), "-m", "venv", str(venv)], "create a virtualenv")
+        source = _source_copy()
         _step([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-               str(ROOT), *TEST_DEPS], "install the project's dependencies")
+               str(source), *TEST_DEPS], "install the project's dependencies")
+        shutil.rmtree(source, ignore_errors=True)
         (venv / ".ready").touch()
-    _step([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
-           "--force-reinstall", "--no-build-isolation", str(ROOT)], "install the project")
+    source = _source_copy()
+    try:
+        _step([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+               "--no-deps", "--force-reinstall", "--no-build-isolation", str(source)],
+              "install the project")
+    finally:
+        shutil.rmtree(source, ignore_errors=True)
     return venv
 
 

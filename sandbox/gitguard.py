@@ -95,10 +95,12 @@ class GitGuard:
 
     def before(self, roots: tuple[str, ...]) -> None:
         self.started_ns = time.time_ns() - _CLOCK_SLACK_NS
-        cached = _load_cache(self.cache)
+        cached: dict[str, tuple[Stamp, frozenset[str]]] | None = None
         for root in roots:
             if not _is_real_dir(os.path.join(root, ".git")):
                 continue
+            if cached is None:
+                cached = _load_cache(self.cache)
             stamp = index_stamp(root)
             entry = cached.get(root)
             if entry is not None and entry[0] == stamp:

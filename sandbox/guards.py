@@ -45,12 +45,16 @@ _STUB_NAMES = frozenset(
 
 def runtime_dir() -> Path:
     """A private per-user directory for sandbox scratch state (0700, owned by
-    us, not a symlink: another user must not be able to pre-create it)."""
+    us, not a symlink: another user must not be able to pre-create it).
+    Checked on every call (it can be removed), created when missing."""
     base = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir())
     path = base / f"shellgate-{os.getuid()}"
-    with contextlib.suppress(FileExistsError):
-        path.mkdir(mode=0o700)
-    st = path.lstat()
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode=0o700)
+        st = path.lstat()
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
         raise SandboxUnavailable(f"{path} is not a private directory owned by this user")
     return path

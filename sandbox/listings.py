@@ -32,10 +32,14 @@ def group(paths: list[str]) -> Candidates:
     the search early): done once per set of candidates, not per run."""
     by_parent: dict[str, set[str]] = {}
     for path in paths:
-        parent = os.path.dirname(path)
-        by_parent.setdefault(parent, set()).add(os.path.basename(path))
-        while (up := os.path.dirname(parent)) != parent:
-            by_parent.setdefault(up, set())
+        parent, _, name = path.rpartition("/")
+        parent = parent or "/"
+        if parent in by_parent:
+            by_parent[parent].add(name)
+            continue
+        by_parent[parent] = {name}
+        while (up := os.path.dirname(parent)) != parent and up not in by_parent:
+            by_parent[up] = set()
             parent = up
     ordered = sorted(by_parent, key=lambda p: (p.count("/"), p))
     return tuple(

@@ -216,7 +216,7 @@ def _sensitive_candidates(homes: tuple[str, ...]) -> tuple[Candidates, tuple[str
         if "**" in entry or entry.startswith(("/proc/", "/dev/")):
             continue
         if entry == "~" or entry.startswith("~/"):
-            patterns = [os.path.normpath(h + entry[1:]) for h in homes]
+            patterns = [h.rstrip("/") + entry[1:] for h in homes]  # entries are normalized
         else:
             patterns = [entry]
         for pattern in patterns:

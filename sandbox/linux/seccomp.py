@@ -262,6 +262,7 @@ def _socketpair_rules() -> list[Rule]:
     ]
 
 
+@functools.cache
 def _module() -> Any:
     try:
         import seccomp  # noqa: PLC0415

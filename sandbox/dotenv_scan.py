@@ -8,11 +8,12 @@ tools and caches rather than projects (``node_modules``, ``.git``, ``.cache``,
 virtualenvs …).
 
 The walk is cached between runs (in the private runtime directory, and in
-memory) and kept true by directory mtimes: adding, removing or renaming a
-file changes its directory's mtime, so each run re-lists only the
-directories that changed. A directory whose mtime is too close to the moment
-it was listed is listed again next time (a change in the same clock tick
-would not move the mtime: git's "racily clean" problem).
+memory) and kept true by directory ctimes: adding, removing or renaming a
+file changes its directory's ctime (and, unlike the mtime, nothing can set
+it back), so each run re-lists only the directories that changed. A
+directory whose ctime is too close to the moment it was listed is listed
+again next time (a change in the same clock tick would not move it: git's
+"racily clean" problem).
 
 Bounded and failing closed: a walk gets a time budget; whatever it has not
 reached when the budget runs out is *hidden* for this run (reported in
@@ -47,8 +48,10 @@ DOTENV_DIRS = frozenset({".envs"})
 MAX_DEPTH = 8
 #: a fresh walk may take this long before the rest is hidden instead
 BUDGET_S = 0.3
+#: re-checking the known directories (one lstat each) may take this long
+REVALIDATE_BUDGET_S = 1.0
 _RACY_NS = 2_000_000_000
-_VERSION = 2
+_VERSION = 3
 
 
 def is_dotenv(name: str) -> bool:
@@ -59,10 +62,11 @@ def is_dotenv(name: str) -> bool:
 @dataclass
 class _State:
     homes: list[str]
-    #: directory -> its mtime when listed (0: list again next time)
+    #: directory -> its ctime when listed (0: list again next time)
     dirs: dict[str, int] = field(default_factory=dict)
     depth: dict[str, int] = field(default_factory=dict)
-    found: set[str] = field(default_factory=set)
+    #: directory -> the dotenv names found in it (files, and `.envs` dirs)
+    found: dict[str, set[str]] = field(default_factory=dict)
     #: (directory, depth) still to walk
     pending: list[tuple[str, int]] = field(default_factory=list)
     unlistable: set[str] = field(default_factory=set)
@@ -71,8 +75,8 @@ class _State:
         return json.dumps({
             "version": _VERSION, "homes": self.homes,
             "dirs": [[d, m, self.depth.get(d, 0)] for d, m in self.dirs.items()],
-            "found": sorted(self.found), "pending": self.pending,
-            "unlistable": sorted(self.unlistable),
+            "found": {d: sorted(names) for d, names in self.found.items() if names},
+            "pending": self.pending, "unlistable": sorted(self.unlistable),
         })
 
     @classmethod
@@ -85,10 +89,10 @@ class _State:
             for d, m, depth in data["dirs"]:
                 state.dirs[str(d)] = int(m)
                 state.depth[str(d)] = int(depth)
-            state.found = {str(f) for f in data["found"]}
+            state.found = {str(d): {str(n) for n in names} for d, names in data["found"].items()}
             state.pending = [(str(d), int(depth)) for d, depth in data["pending"]]
             state.unlistable = {str(d) for d in data["unlistable"]}
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, AttributeError):
             return None
         return state
 
@@ -99,11 +103,11 @@ _MEMORY: dict[tuple[str, ...], _State] = {}
 @dataclass(frozen=True, slots=True)
 class DotenvScan:
     """``found``: dotenv files; ``unscanned``: directories the budget did not
-    reach (hide them: the scan fails closed)."""
+    reach or re-check (hide them: the scan fails closed)."""
 
     found: tuple[str, ...]
     unscanned: tuple[str, ...]
-    #: directories this user may enter but not list (mode 0711): what is in
+    #: directories this user may enter but not list (mode 0311): what is in
     #: them cannot be known, so they are hidden whole
     unlistable: tuple[str, ...] = ()
 
@@ -122,13 +126,14 @@ def scan(
     state = _MEMORY.get(key) or _load(cache, homes) or _State(homes)
     if not state.dirs and not state.pending:
         state.pending = [(h, 0) for h in homes if os.path.isdir(h)]
-    deadline = time.monotonic() + budget
-    changed = _revalidate(state)
-    changed |= _walk(state, deadline, keep)
+    start = time.monotonic()
+    changed, unchecked = _revalidate(state, start + REVALIDATE_BUDGET_S)
+    changed |= _walk(state, start + budget, keep)
     _MEMORY[key] = state
     if changed and cache is not None:
         _save(cache, state)
-    return DotenvScan(tuple(sorted(state.found)), tuple(d for d, _ in state.pending),
+    found = sorted(os.path.join(d, n) for d, names in state.found.items() for n in names)
+    return DotenvScan(tuple(found), tuple(d for d, _ in state.pending) + tuple(unchecked),
                       tuple(sorted(state.unlistable)))
 
 
@@ -147,26 +152,34 @@ def _save(cache: Path, state: _State) -> None:
         os.replace(tmp, cache)
 
 
-def _revalidate(state: _State) -> bool:
-    """Re-list every known directory whose mtime moved (or was racy);
-    forget the ones that are gone."""
-    stale = []
-    for path, mtime in state.dirs.items():
+def _revalidate(state: _State, deadline: float) -> tuple[bool, list[str]]:
+    """Re-list every known directory whose ctime moved (or was racy);
+    forget the ones that are gone. The ctime, not the mtime: `touch -d`,
+    `cp -a`, `rsync -a` and `tar x` set an mtime back after adding a file,
+    and a ctime cannot be set back (from a review: a `.env` added and the
+    mtime restored stayed readable). Directories not re-checked by the
+    deadline are returned: hidden whole for this run."""
+    stale: list[str] = []
+    unchecked: list[str] = []
+    for i, (path, stamp) in enumerate(state.dirs.items()):
+        if i % 256 == 0 and time.monotonic() > deadline:
+            unchecked = list(state.dirs)[i:]
+            break
         try:
             st = os.lstat(path)
         except OSError:
             stale.append(path)
             continue
-        if not stat.S_ISDIR(st.st_mode) or st.st_mtime_ns != mtime or mtime == 0:
+        if not stat.S_ISDIR(st.st_mode) or st.st_ctime_ns != stamp or stamp == 0:
             stale.append(path)
     for path in stale:
-        state.found = {f for f in state.found if os.path.dirname(f) != path}
+        state.found.pop(path, None)
         state.unlistable.discard(path)
         depth = state.depth.pop(path, 0)
         del state.dirs[path]
         if os.path.isdir(path) and not os.path.islink(path):
             state.pending.append((path, depth))
-    return bool(stale)
+    return bool(stale), unchecked
 
 
 def _walk(state: _State, deadline: float, keep: tuple[str, ...]) -> bool:
@@ -194,7 +207,7 @@ def _contains_any(directory: str, paths: tuple[str, ...]) -> bool:
 
 def _list(state: _State, path: str, depth: int) -> None:
     try:
-        before = os.lstat(path).st_mtime_ns
+        before = os.lstat(path).st_ctime_ns
     except OSError:
         return
     try:
@@ -208,19 +221,24 @@ def _list(state: _State, path: str, depth: int) -> None:
     state.dirs[path] = 0 if now - before < _RACY_NS else before
     state.depth[path] = depth
     home = next((h for h in state.homes if path == h or path.startswith(h + "/")), "")
+    names: set[str] = set()
     for entry in entries:
         try:
             if entry.is_dir(follow_symlinks=False):
                 if entry.name in DOTENV_DIRS:
-                    state.found.add(entry.path)
+                    names.add(entry.name)
                 elif (depth < MAX_DEPTH and entry.name not in SKIP_DIRS
                         and os.path.relpath(entry.path, home) not in SKIP_PATHS
                         and entry.path not in state.dirs):
                     state.pending.append((entry.path, depth + 1))
             elif is_dotenv(entry.name):
-                state.found.add(entry.path)
+                names.add(entry.name)
         except OSError:
             continue
+    if names:
+        state.found[path] = names
+    else:
+        state.found.pop(path, None)
 
 
 # -- from what was found to what is hidden ------------------------------------------
@@ -283,6 +301,12 @@ def _foldable(directory: str, homes: list[str], keep: list[str]) -> bool:
 def _fold(
     files: set[str], dirs: set[str], homes: list[str], keep: list[str]
 ) -> tuple[list[str], list[str]]:
+    """Fold paths into directories until they fit the mount budget: first
+    any directory with more than PER_DIR_LIMIT hidden entries, then, while
+    too many remain, the directory that holds the most of them (so 300
+    planted `aN/.env` fold into their one parent, and a lone
+    `~/tools/share/x/.env.example` elsewhere does not drag `~/tools` in:
+    from a review)."""
     by_parent: dict[str, list[str]] = {}
     for path in files:
         by_parent.setdefault(os.path.dirname(path), []).append(path)
@@ -292,19 +316,24 @@ def _fold(
             dirs.add(parent)
     while len(files) + len(dirs) > TOTAL_LIMIT:
         paths = files | dirs
-        deepest = max(p.count("/") for p in paths)
-        moved = False
-        for path in [p for p in paths if p.count("/") == deepest]:
+        counts: dict[str, int] = {}
+        for path in paths:
             parent = os.path.dirname(path)
-            if _foldable(parent, homes, keep):
-                files.discard(path)
-                dirs.discard(path)
-                dirs.add(parent)
-                moved = True
-        if not moved:
+            while parent not in ("", "/"):
+                counts[parent] = counts.get(parent, 0) + 1
+                parent = os.path.dirname(parent)
+        best = max(
+            (d for d, n in counts.items() if n > 1 and _foldable(d, homes, keep)),
+            key=lambda d: (counts[d], d.count("/")),
+            default=None,
+        )
+        if best is None:
             raise TooMuchToHide(
                 f"{len(paths)} .env files and unscanned directories under the home "
-                f"directories cannot be hidden within {TOTAL_LIMIT} mounts")
+                f"directories cannot be hidden within {TOTAL_LIMIT} mounts (most of them "
+                f"directly in a home directory or above the workspace: remove them)")
+        files = {f for f in files if not _under(f, best)}
+        dirs = {d for d in dirs if not _under(d, best)} | {best}
     dirs = {d for d in dirs if not any(d != o and _under(d, o) for o in dirs)}
     files = {f for f in files if not any(_under(f, d) for d in dirs)}
     return sorted(files), sorted(dirs)

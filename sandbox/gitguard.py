@@ -11,12 +11,14 @@ caught around the run:
   that index come from a per-user cache keyed by the stamp, or, when the
   index changed outside shellgate since, from git itself
   (:mod:`sandbox.gitlinks`);
-* after, if the stamp changed: git lists the gitlinks again. A gitlink that
-  is new, or whose nested repository (``.git``, its ``config``, ``hooks``,
-  ``config.worktree``, ``commondir``, or the gitdir a ``.git`` file names)
-  changed during the run (ctime at or after the start: a ctime cannot be
-  set back), has that repository's config and hooks renamed with the
-  ``.quarantined-by-shellgate`` suffix — reversible, and reported.
+* after: if the stamp changed, git lists the gitlinks again. Every
+  gitlink — changed index or not — that is new, or whose nested repository
+  (``.git``, its ``config``, ``hooks``, ``config.worktree``, ``commondir``,
+  or the gitdir a ``.git`` file or link names) changed during the run (ctime
+  at or after the start: a ctime cannot be set back), or that cannot be
+  verified (a gitdir outside the workspace), has that repository's config
+  and hooks renamed with the ``.quarantined-by-shellgate`` suffix (never
+  over an earlier quarantine) — reversible, and reported.
 
 Reproducer (held by this module)::
 
@@ -28,8 +30,10 @@ Reproducer (held by this module)::
 
 The index is hostile input, and this step must never be turned against the
 host: it acts only through directory descriptors below the workspace (a
-gitlink named ``/abs``, ``../x`` or through a symlink is refused); when git
-cannot list the index in time (a FIFO, a link to ``/dev/zero``), the index
+gitlink named ``/abs`` or ``../x`` is refused and reported; one through a
+symlink is left, as git will not enter it either); when the index is not a
+regular file (a symlink, a FIFO) or git gives no list for it (a timeout, a
+refusal — the sandboxed git has no capabilities, the user's may), the index
 itself is renamed aside — fail closed — so the user's git sees no gitlinks
 until the user puts it back; nothing here raises.
 """
@@ -58,7 +62,6 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CLOCK_SLACK_NS = 50_000_000
 #: what inside a nested repository's git directory makes it run or obey code
 _GITDIR_PARTS = ("config", "hooks", "config.worktree", "commondir")
-_MAX_DEFUSE = 1000
 
 Stamp = tuple[tuple[str, int, int, int, int], ...]
 
@@ -124,44 +127,52 @@ class GitGuard:
         return GuardReport(tuple(self.defused), tuple(self.problems))
 
     def _after_one(self, repo: RepoGuard, updates: dict[str, tuple[Stamp, frozenset[str]]]) -> None:
+        """Every gitlink is checked, whether the index changed or not: a run
+        can plant the repository behind a gitlink registered earlier (two
+        runs), or change an existing submodule's config through its gitdir
+        in `.git/modules`, without touching the index at all."""
         stamp = index_stamp(repo.root)
-        if stamp == repo.stamp:
-            return
-        links = self._list(repo.root, timeout=30.0)
-        if links is None:
-            return  # moved aside: no gitlink is left for git to follow
+        changed = stamp != repo.stamp
         before = repo.before if repo.before is not None else frozenset()
-        candidates = sorted(links)
-        if len(candidates) > _MAX_DEFUSE:
-            self.problems.append(f"{repo.root}/.git/index: {len(candidates)} gitlinks; the "
-                                 f"first {_MAX_DEFUSE} were checked")
-        for link in candidates[:_MAX_DEFUSE]:
+        if changed:
+            listed = self._list(repo.root, timeout=30.0)
+            if listed is None:
+                return  # moved aside: no gitlink is left for git to follow
+            links = listed
+        else:
+            links = before
+        for link in sorted(links):
             if not safe_link_name(link):
                 self.problems.append(f"{repo.root}/.git/index: refused gitlink name {link!r}")
                 continue
             if link not in before or _nested_changed(repo.root, link, self.started_ns):
                 self.defused += _defuse(repo.root, link, self.problems)
-        updates[repo.root] = (index_stamp(repo.root), links)
+        if changed:
+            updates[repo.root] = (index_stamp(repo.root), links)
 
     def _list(self, root: str, timeout: float) -> frozenset[str] | None:
-        """git's view of the gitlinks; None after moving an index git could
-        not read in time aside (fail closed). An index that is no regular
-        file (a FIFO, a device, through a symlink too) would only make git
-        wait: it is moved aside at once."""
+        """git's view of the gitlinks; None after moving an index aside that
+        git could not be trusted to read as the user's git will (fail
+        closed): one that is no regular file (a symlink — the sandboxed git
+        may not see what it points to — a FIFO, a device), or any answer of
+        git but a list (a timeout, an index it refuses: the sandboxed git
+        has no capabilities, the user's may read more)."""
+        gitdir = os.path.join(root, ".git")
         try:
-            kind = os.stat(os.path.join(root, ".git", "index")).st_mode
-        except OSError:
-            kind = stat.S_IFREG  # absent, or a dangling link: git reads no entries
-        if not stat.S_ISREG(kind):
-            self._aside(root, "the index is not a regular file")
+            index = os.lstat(os.path.join(gitdir, "index"))
+        except FileNotFoundError:
+            return frozenset()  # no index: git sees no gitlink
+        except OSError as exc:
+            self._aside(root, f"the index cannot be examined ({exc.strerror})")
+            return None
+        if not stat.S_ISREG(index.st_mode) or _irregular_shared_index(gitdir):
+            self._aside(root, "the index (or a split index part) is not a regular file")
             return None
         found = enumerate_gitlinks(root, home=self.home, backend=self.backend, timeout=timeout)
-        if found.links is not None:
-            if found.problem:
-                self.problems.append(f"{root}/.git/index: {found.problem}")
-            return found.links
-        self._aside(root, found.problem)
-        return None
+        if found.links is None or found.problem:
+            self._aside(root, found.problem or "git gave no answer")
+            return None
+        return found.links
 
     def _aside(self, root: str, why: str) -> None:
         moved = _move_index_aside(root)
@@ -170,6 +181,20 @@ class GitGuard:
             + (f"moved aside to {moved} (after checking the repository, move it back)"
                if moved else "and it could not be moved aside")
         )
+
+
+def _irregular_shared_index(gitdir: str) -> bool:
+    try:
+        names = [n for n in os.listdir(gitdir) if n.startswith("sharedindex.")]
+    except OSError:
+        return True
+    for name in names:
+        try:
+            if not stat.S_ISREG(os.lstat(os.path.join(gitdir, name)).st_mode):
+                return True
+        except OSError:
+            return True
+    return False
 
 
 def index_stamp(root: str) -> Stamp:
@@ -230,59 +255,62 @@ def _ctime(dir_fd: int, name: str) -> int:
 
 
 def _gitdir_of(root: str, link: str, dir_fd: int) -> list[str] | None:
-    """For a ``.git`` file (``gitdir: PATH``): PATH's components relative to
-    ``root``, or None when it leads outside it (then it is not ours to act on:
-    the run could not have written there)."""
+    """Where the nested ``.git`` (a ``gitdir:`` file, or a symlink) leads:
+    the path's components relative to ``root``, or None when it leads
+    outside ``root`` or cannot be read."""
     try:
-        fd = os.open(".git", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                     dir_fd=dir_fd)
+        st = os.lstat(".git", dir_fd=dir_fd)
+        if stat.S_ISLNK(st.st_mode):
+            target = os.readlink(".git", dir_fd=dir_fd)
+        else:
+            fd = os.open(".git", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                         dir_fd=dir_fd)
+            try:
+                first = os.read(fd, 4096).decode("utf-8", "replace").splitlines()[:1]
+            finally:
+                os.close(fd)
+            if not first or not first[0].startswith("gitdir:"):
+                return None
+            target = first[0][len("gitdir:"):].strip()
     except OSError:
         return None
-    try:
-        first = os.read(fd, 4096).decode("utf-8", "replace").splitlines()[:1]
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if not first or not first[0].startswith("gitdir:"):
-        return None
-    target = os.path.normpath(os.path.join(root, link, first[0][len("gitdir:"):].strip()))
-    rel = os.path.relpath(target, root)
-    if rel.startswith("..") or os.path.isabs(rel):
+    resolved = os.path.normpath(os.path.join(root, link, target))
+    rel = os.path.relpath(resolved, root)
+    if rel == ".." or rel.startswith("../") or os.path.isabs(rel):
         return None
     return rel.split("/")
 
 
 def _nested_changed(root: str, link: str, since_ns: int) -> bool:
-    """Did the run create or change the nested repository at ``link``?"""
+    """Did the run create or change the nested repository at ``link``?
+    Whatever cannot be verified counts as changed (defusing is reversible):
+    a gitdir outside the workspace or reached through a symlink, an
+    unreadable `.git` file."""
     fd = _open_below(root, link.split("/"))
     if fd is None:
-        return False
+        return False  # missing, or reached through a symlink: git will not enter it
     try:
-        if _ctime(fd, ".git") >= since_ns:
+        try:
+            st = os.lstat(".git", dir_fd=fd)
+        except FileNotFoundError:
+            return False  # no repository there: git cannot enter it
+        if st.st_ctime_ns >= since_ns:
             return True
-        if _is_dir_at(fd, ".git"):
+        if stat.S_ISDIR(st.st_mode):
             gitdir: int | None = os.open(".git", _DIR_FLAGS, dir_fd=fd)
         else:
             parts = _gitdir_of(root, link, fd)
             gitdir = _open_below(root, parts) if parts is not None else None
         if gitdir is None:
-            return False
+            return True
         try:
             return any(_ctime(gitdir, part) >= since_ns for part in _GITDIR_PARTS)
         finally:
             os.close(gitdir)
     except OSError:
-        return True  # cannot tell: treat as changed (defusing is reversible)
+        return True
     finally:
         os.close(fd)
-
-
-def _is_dir_at(dir_fd: int, name: str) -> bool:
-    try:
-        return stat.S_ISDIR(os.lstat(name, dir_fd=dir_fd).st_mode)
-    except OSError:
-        return False
 
 
 def _defuse(root: str, link: str, problems: list[str]) -> list[str]:
@@ -300,7 +328,7 @@ def _defuse(root: str, link: str, problems: list[str]) -> list[str]:
             return []
         if not stat.S_ISDIR(st.st_mode):
             # a .git file or link: renaming it (inside the workspace) stops git
-            if _rename(fd, ".git", where, problems):
+            if _rename(fd, ".git", where, problems) is not None:
                 out.append(os.path.join(where, ".git"))
             return out
         gitdir = os.open(".git", _DIR_FLAGS, dir_fd=fd)
@@ -308,7 +336,7 @@ def _defuse(root: str, link: str, problems: list[str]) -> list[str]:
             for name in _GITDIR_PARTS:
                 with contextlib.suppress(FileNotFoundError):
                     os.lstat(name, dir_fd=gitdir)
-                    if _rename(gitdir, name, os.path.join(where, ".git"), problems):
+                    if _rename(gitdir, name, os.path.join(where, ".git"), problems) is not None:
                         out.append(os.path.join(where, ".git", name))
         finally:
             os.close(gitdir)
@@ -317,14 +345,28 @@ def _defuse(root: str, link: str, problems: list[str]) -> list[str]:
     return out
 
 
-def _rename(dir_fd: int, name: str, where: str, problems: list[str]) -> bool:
-    try:
-        os.rename(name, name + SUFFIX, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except OSError as exc:
-        if exc.errno != errno.ENOENT:
-            problems.append(f"cannot quarantine {os.path.join(where, name)}: {exc.strerror}")
-        return False
-    return True
+def _rename(dir_fd: int, name: str, where: str, problems: list[str]) -> str | None:
+    """Rename ``name`` to a free ``name.quarantined-by-shellgate[.N]`` (an
+    earlier quarantine is never overwritten, nor does an existing one make
+    this one fail); the new name, or None."""
+    for n in range(100):
+        target = name + SUFFIX + (f".{n}" if n else "")
+        try:
+            os.lstat(target, dir_fd=dir_fd)
+            continue  # taken
+        except FileNotFoundError:
+            pass
+        except OSError:
+            continue
+        try:
+            os.rename(name, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno != errno.ENOENT:
+                problems.append(f"cannot quarantine {os.path.join(where, name)}: {exc.strerror}")
+            return None
+        return target
+    problems.append(f"cannot quarantine {os.path.join(where, name)}: too many quarantined copies")
+    return None
 
 
 def _move_index_aside(root: str) -> str | None:
@@ -332,9 +374,8 @@ def _move_index_aside(root: str) -> str | None:
     if fd is None:
         return None
     try:
-        if _rename(fd, "index", os.path.join(root, ".git"), []):
-            return os.path.join(root, ".git", "index" + SUFFIX)
-        return None
+        moved = _rename(fd, "index", os.path.join(root, ".git"), [])
+        return os.path.join(root, ".git", moved) if moved is not None else None
     finally:
         os.close(fd)
 

@@ -43,21 +43,41 @@ _STUB_NAMES = frozenset(
 ) | {"commondir"}
 
 
+_FALLBACK: list[Path] = []
+
+
 def runtime_dir() -> Path:
     """A private per-user directory for sandbox scratch state (0700, owned by
     us, not a symlink: another user must not be able to pre-create it).
-    Checked on every call (it can be removed), created when missing."""
+    Checked on every call (it can be removed), created when missing. If
+    another user holds the usual name (`/tmp/shellgate-UID` made first, to
+    stop every run of this user), a fresh private directory serves this
+    process instead: caches do not persist, runs still work."""
     base = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir())
     path = base / f"shellgate-{os.getuid()}"
+    if _private(path):
+        return path
+    if not _FALLBACK or not _private(_FALLBACK[0]):
+        try:
+            _FALLBACK[:] = [Path(tempfile.mkdtemp(prefix=f"shellgate-{os.getuid()}-"))]
+        except OSError as exc:
+            raise SandboxUnavailable(f"no private runtime directory: {exc}") from None
+    return _FALLBACK[0]
+
+
+def _private(path: Path) -> bool:
     try:
         st = path.lstat()
     except FileNotFoundError:
-        with contextlib.suppress(FileExistsError):
+        with contextlib.suppress(FileExistsError, OSError):
             path.mkdir(mode=0o700)
-        st = path.lstat()
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        raise SandboxUnavailable(f"{path} is not a private directory owned by this user")
-    return path
+        try:
+            st = path.lstat()
+        except OSError:
+            return False
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
 @dataclass
@@ -98,29 +118,74 @@ class Guards:
         return outcome
 
 
+#: One lock for every shellgate run on the machine, whatever the user, the
+#: $TMPDIR or the $XDG_RUNTIME_DIR: runs of different users, or of one user
+#: with different environments, can share a workspace too.
+RUN_LOCK = "/tmp/.shellgate-runs.lock"  # noqa: S108 - shared on purpose; see _open_run_lock
+
+
 @contextlib.contextmanager
 def run_lock() -> Iterator[Path]:
-    """Shared lock held by every run of this user for its whole duration;
-    yields the file where created stubs are recorded (see
-    :func:`_cleanup_stubs`). One lock for all runs, not one per workspace:
-    two runs whose writable roots overlap (`--cwd a --allow-write ~` and
-    `--cwd b --allow-write ~`) see each other's stubs as existing protected
-    paths and bind them read-only; removing a stub that another run has
-    mounted detaches that mount in the other run's namespace, and the
-    write-deny with it. So stubs go only when no run at all is active. The
-    runtime directory is hidden inside every sandbox, and the lock is never
-    opened through a symlink."""
-    lock_path = runtime_dir() / "runs.lock"
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    """A shared lock held by every run for its whole duration; yields the
+    file where this user's created stubs are recorded (see
+    :func:`_cleanup_stubs`).
+
+    Why one machine-wide lock: two runs whose writable roots overlap
+    (`--cwd a --allow-write ~` and `--cwd b --allow-write ~`) see each
+    other's stubs as existing protected paths and bind them read-only;
+    removing a stub that another run has mounted detaches that mount in the
+    other run's namespace, and the write-deny with it (from a review: the
+    second run then wrote `~/.zshrc`). A lock per workspace, or per
+    runtime directory, missed that. So stubs are removed only when no run at
+    all is active. If the lock cannot be opened (another user made it
+    unreadable), runs go on and stubs are left in place: clutter, never a
+    lifted write-deny."""
+    record = runtime_dir() / "stubs"
+    fd = _open_run_lock()
+    if fd is None:
+        yield record
+        return
     try:
         fcntl.flock(fd, fcntl.LOCK_SH)
         try:
-            yield lock_path.with_suffix(".stubs")
+            yield record
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
-            _cleanup_stubs(fd, lock_path.with_suffix(".stubs"))
+            _cleanup_stubs(fd, record)
     finally:
         os.close(fd)
+
+
+def _open_run_lock() -> int | None:
+    """The lock file, opened read-only (flock needs no more). Another user
+    may have made the name first: a symlink is refused (O_NOFOLLOW), a FIFO
+    never blocks the open (O_NONBLOCK) and is refused, as is anything but a
+    regular file; nothing is ever written to it."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    fd = -1
+    for extra in (0, os.O_CREAT | os.O_EXCL, 0):
+        # Opening another user's file with O_CREAT in sticky /tmp fails under
+        # fs.protected_regular: open it plainly, create it only if missing.
+        try:
+            fd = os.open(RUN_LOCK, flags | extra, 0o644)
+            break
+        except (FileNotFoundError, FileExistsError):
+            continue
+        except OSError:
+            return None
+    if fd < 0:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            return None
+        if st.st_uid == os.getuid():
+            os.fchmod(fd, 0o644)  # readable, so every user can take the shared lock
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def record_stubs(plan: FsPlan, record: Path) -> None:
@@ -146,7 +211,8 @@ def _cleanup_stubs(fd: int, record: Path) -> None:
             paths = record.read_text("utf-8").splitlines()
         except (FileNotFoundError, UnicodeDecodeError):
             return
-        for path in dict.fromkeys(paths):
+        # deepest first: a stub directory may hold another run's nested stubs
+        for path in sorted(dict.fromkeys(paths), key=lambda p: -p.count("/")):
             if not _is_stub_name(path):
                 continue  # only ever a mandatory-deny name; never an arbitrary path
             with contextlib.suppress(OSError):

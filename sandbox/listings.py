@@ -4,9 +4,10 @@ The sensitive list has about 150 entries, applied to every home directory:
 some 600 candidate paths per run, nearly all absent. One ``lstat`` each
 costs more than the whole rest of the plan, so the candidates are grouped
 by parent directory, each parent is listed once, and the listing is kept in
-memory while the parent's identity and mtime stay the same (adding,
-removing or renaming an entry changes the mtime). A parent changed too
-recently to trust its mtime (a change in the same clock tick would not move
+memory while the parent's identity and ctime stay the same (adding,
+removing or renaming an entry changes it; unlike the mtime, which `touch
+-d` or `cp -a` set back, nothing can set it back). A parent changed too
+recently to trust its ctime (a change in the same clock tick would not move
 it) is listed again next time; a parent that can be searched but not read
 (mode 0711) falls back to one ``lstat`` per candidate.
 """
@@ -18,7 +19,7 @@ import time
 
 _RACY_NS = 2_000_000_000
 _UNKNOWN: frozenset[str] = frozenset({"\0unknown"})
-#: parent -> ((device, inode, mtime_ns), names); mtime 0 means "list again"
+#: parent -> ((device, inode, ctime_ns), names); ctime 0 means "list again"
 _CACHE: dict[str, tuple[tuple[int, int, int], frozenset[str]]] = {}
 
 
@@ -75,7 +76,7 @@ def _names(parent: str) -> frozenset[str] | None:
         st = os.stat(parent)
     except OSError:
         return frozenset()
-    key = (st.st_dev, st.st_ino, st.st_mtime_ns)
+    key = (st.st_dev, st.st_ino, st.st_ctime_ns)
     cached = _CACHE.get(parent)
     if cached is not None and cached[0] == key and key[2] != 0:
         return cached[1]
@@ -83,6 +84,6 @@ def _names(parent: str) -> frozenset[str] | None:
         names = frozenset(os.listdir(parent))
     except OSError:
         return None
-    racy = time.time_ns() - st.st_mtime_ns < _RACY_NS
-    _CACHE[parent] = ((st.st_dev, st.st_ino, 0 if racy else st.st_mtime_ns), names)
+    racy = time.time_ns() - st.st_ctime_ns < _RACY_NS
+    _CACHE[parent] = ((st.st_dev, st.st_ino, 0 if racy else st.st_ctime_ns), names)
     return names

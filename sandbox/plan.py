@@ -224,6 +224,34 @@ def _sensitive_candidates(homes: tuple[str, ...]) -> tuple[Candidates, tuple[str
     return group(plain), tuple(globbed)
 
 
+def _mountable(paths: list[str], homes: list[str], keep: list[str]) -> list[str]:
+    """Where to mount over each sensitive path: the path itself, or, when
+    a symlink leads elsewhere, its target — only if hiding that target
+    cannot be turned against the user. Attack (from a review): in a writable
+    `~/.gradle`, `ln -s /usr gradle.properties` made every later run hide
+    /usr (exit 127 for everything). A link under a home directory (where a
+    command may have planted it in some run) has its target hidden only
+    when that is strictly below a home too (a dotfile manager's
+    `~/.aws -> ~/dotfiles/aws`); a link elsewhere (a system entry, which no
+    run can write) is followed unless it leads to `/` or a system tree. A
+    target never holds the workspace or a writable root."""
+    out = []
+    for path in paths:
+        real = os.path.realpath(path)
+        if real == path:
+            out.append(path)
+            continue
+        if any(_inside(k, real) for k in keep):
+            continue
+        in_home = any(_inside(path, h) for h in homes)
+        if in_home:
+            if any(real != h and _inside(real, h) for h in homes):
+                out.append(real)
+        elif real not in _NEVER_WRITABLE:
+            out.append(real)
+    return out
+
+
 def _dotenv_paths(home: str, keep: list[str], cache: Path | None) -> list[str]:
     """Other directories' ``.env`` files under the home directories, and
     what the bounded walk did not reach (hidden too: fail closed). The
@@ -265,7 +293,7 @@ def build_plan(
                 "directory; choose a project directory as the workspace"
             )
 
-    hidden = [os.path.realpath(p) for p in _sensitive_paths(home)]
+    hidden = _mountable(_sensitive_paths(home), _account_homes(home), [*roots, cwd])
     hidden += _dotenv_paths(home, [*roots, cwd], dotenv_cache)
     hidden += [expand(p, home, cwd) for p in fs.deny_read]
     hidden += [os.path.realpath(p) for p in hide]

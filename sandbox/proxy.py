@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import ipaddress
 import os
+import re
 import socket
 import threading
 from collections.abc import Callable
@@ -50,7 +51,16 @@ _PRIVATE_NETWORKS = tuple(
 _NEVER_NETWORKS = tuple(
     ipaddress.ip_network(n) for n in ("240.0.0.0/4", "198.18.0.0/15", "0.0.0.0/8")
 )
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+#: A host name as it may be checked and then resolved: ASCII letters, digits,
+#: hyphens and dots (an IDN in its xn-- form), or an IP literal. Anything
+#: else is refused before the decision: getaddrinfo applies IDNA nameprep,
+#: which drops a soft hyphen, so `f\xadiles.example.org` passed a deny rule
+#: for `files.example.org` and then reached it (from a review).
+_HOST_RE = re.compile(r"^(?:[a-z0-9](?:[a-z0-9-]{0,62})(?:\.[a-z0-9-]{1,63})*\.?|[0-9a-f:.]+)$")
+_MAX_HOST = 253
+#: decisions kept in memory for the caller (older ones are only reported)
+_MAX_EVENTS = 1000
 _MAX_HEAD = 65536
 _HEAD_TIMEOUT = 30.0
 _CONNECT_TIMEOUT = 15.0
@@ -134,7 +144,7 @@ def _embedded_ipv4(
     if isinstance(address, ipaddress.IPv6Address):
         if address.ipv4_mapped is not None:
             return address.ipv4_mapped
-        if address in _NAT64:
+        if any(address in net for net in _NAT64):
             return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
         if address.sixtofour is not None:
             return address.sixtofour
@@ -309,8 +319,10 @@ class DomainProxy:
 
     # -- requests ----------------------------------------------------------
     def _record(self, host: str, port: int, allowed: bool, reason: str) -> None:
-        event = ProxyEvent(host, port, allowed, reason)
+        event = ProxyEvent(host[:_MAX_HOST + 1], port, allowed, reason)
         self.events.append(event)
+        if len(self.events) > _MAX_EVENTS:  # bounded memory, however many requests
+            del self.events[: len(self.events) - _MAX_EVENTS]
         if self.on_event is not None:
             with contextlib.suppress(Exception):
                 self.on_event(event)
@@ -369,6 +381,12 @@ class DomainProxy:
                     "400 Bad Request", "shellgate proxy: use CONNECT or an absolute http:// URL\n"
                 )
             )
+            return
+        if len(host) > _MAX_HOST or not _HOST_RE.match(host):
+            self._record(host, port, False, "not a plain ASCII host name")
+            writer.write(_response(
+                "400 Bad Request",
+                "shellgate proxy: host names must be ASCII (an IDN in its xn-- form)\n"))
             return
         allowed, reason = self.network.decide(host)
         connect_to = host

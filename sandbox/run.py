@@ -192,6 +192,10 @@ def run(
                     on_start=on_start,
                     after_spawn=prepared.gate,
                 )
+                if prepared.launch is not None:
+                    # before the post-run steps: their own renames and the
+                    # stub cleanup must not trip the mount watch
+                    result = prepared.launch.interpret(result)
             except StartError as exc:  # Popen itself, or the start gate: nothing ran
                 if chosen == "none" and isinstance(exc.cause, (FileNotFoundError,
                                                                PermissionError)):
@@ -199,14 +203,17 @@ def run(
                 else:
                     raise SandboxUnavailable(f"cannot start the sandbox: {exc}") from None
             finally:
+                if prepared.launch is not None:
+                    prepared.launch.watch.stop()
                 outcome = guards.after()
-        if prepared.launch is not None:
-            result = prepared.launch.interpret(result)
     finally:
         res.close()
     if outcome.tampered:
         _warn("sandbox.tampered", paths=outcome.tampered)
     if outcome.tampered or outcome.problems:
         result = dataclasses.replace(
-            result, tampered=tuple(outcome.tampered), problems=tuple(outcome.problems))
+            result,
+            tampered=(*result.tampered, *outcome.tampered),
+            problems=(*result.problems, *outcome.problems),
+        )
     return result

@@ -13,7 +13,7 @@ import contextlib
 import json
 import os
 import sys
-from typing import IO
+from typing import IO, TextIO
 
 from sandbox import (
     ExecResult,
@@ -50,7 +50,7 @@ def main(args: argparse.Namespace) -> int:
     # stdin: a terminal is not handed over; a pipe or file is copied into the
     # command's own pipe by the sandbox (never the descriptor itself).
     stdin = None if sys.stdin is None or sys.stdin.isatty() else sys.stdin.fileno()
-    out = _Output(sys.stdout.buffer, sys.stderr.buffer)
+    out = _Output(_binary(sys.stdout), _binary(sys.stderr))
     try:
         result = run(argv, policy, cwd=cwd, timeout=args.timeout, on_output=out.stream,
                      stdin=stdin)
@@ -67,6 +67,15 @@ def main(args: argparse.Namespace) -> int:
     if result.exec_error is None:
         out.release()
     return _report(result)
+
+
+def _binary(stream: TextIO | None) -> IO[bytes]:
+    """The byte stream under a text stream; /dev/null when the descriptor
+    was closed (`shellgate run … >&-` leaves sys.stdout None)."""
+    if stream is None:
+        return open(os.devnull, "wb")
+    buffer: IO[bytes] = stream.buffer
+    return buffer
 
 
 def _policy(args: argparse.Namespace) -> SandboxPolicy:
@@ -95,33 +104,36 @@ def _policy(args: argparse.Namespace) -> SandboxPolicy:
 
 
 class _Output:
-    """Streams the command's output as it comes. The first stderr chunk is
-    held back if it starts with ``bwrap: ``: when the sandbox itself failed,
-    bubblewrap's line is replaced by shellgate's one-line report; when the
-    command ran (decided from bubblewrap's status, never from this text), it
-    is released as soon as anything else arrives, or at the end."""
+    """Streams the command's output as it comes. Stderr that so far is one
+    line starting with ``bwrap: `` is held back (bubblewrap writes its line
+    in pieces): when the sandbox itself failed, it is replaced by
+    shellgate's one-line report; when the command ran — decided from
+    bubblewrap's status, never from this text — it is released as soon as
+    anything else arrives, or at the end."""
 
     def __init__(self, out: IO[bytes], err: IO[bytes]) -> None:
         self.out, self.err = out, err
-        self.first_stderr = True
-        self.held: list[bytes] = []
+        self.holding = True
+        self.held = b""
         #: a reader that went away (`shellgate run ... | head`): the rest of
         #: that stream is dropped, the command runs on to its own status
         self.gone: set[int] = set()
 
     def stream(self, name: str, data: bytes) -> None:
-        if name == "stderr" and self.first_stderr:
-            self.first_stderr = False
-            if data.startswith(b"bwrap: "):
-                self.held.append(data)
+        if name == "stderr" and self.holding:
+            candidate = self.held + data
+            one_line = b"\n" not in candidate[:-1]
+            if one_line and (candidate.startswith(b"bwrap: ") or b"bwrap: ".startswith(candidate)):
+                self.held = candidate
                 return
         self.release()
         self._write(self.out if name == "stdout" else self.err, data)
 
     def release(self) -> None:
-        for data in self.held:
-            self._write(self.err, data)
-        self.held.clear()
+        self.holding = False
+        if self.held:
+            self._write(self.err, self.held)
+            self.held = b""
 
     def _write(self, target: IO[bytes], data: bytes) -> None:
         if id(target) in self.gone:
@@ -129,9 +141,11 @@ class _Output:
         try:
             target.write(data)
             target.flush()
-        except BrokenPipeError:
+        except (OSError, ValueError):
+            # EPIPE, ENOSPC (`> /dev/full`), a closed stream: the output is
+            # lost, the command still runs to its own status
             self.gone.add(id(target))
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, ValueError):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), target.fileno())
 
 

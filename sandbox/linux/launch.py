@@ -41,6 +41,7 @@ from ..policy import SandboxPolicy
 from ..supervise import ExecResult, apply_rlimits, rlimits
 from .bwrap import BwrapOptions, bwrap_args, bwrap_command, encode_args
 from .seccomp import SeccompSpec, export_bpf
+from .watch import MountWatch
 
 if TYPE_CHECKING:
     from ..proxy import DomainProxy, LaunchChannel, ProxyEvent
@@ -95,8 +96,11 @@ class Resources:
     dirs: list[str] = field(default_factory=list)
     proxy: DomainProxy | None = None
     socks: list[socket.socket] = field(default_factory=list)
+    watches: list[MountWatch] = field(default_factory=list)
 
     def close(self) -> None:
+        for watch in self.watches:
+            watch.stop()
         if self.proxy is not None:
             self.proxy.stop()
         for sock in self.socks:
@@ -135,11 +139,17 @@ class Launch:
     gate: Callable[[int], None]
     status: _Status
     argv0: str
+    watch: MountWatch
     channel: LaunchChannel | None = None
 
     def interpret(self, result: ExecResult) -> ExecResult:
         """The command's result, an exec failure (126/127), or — when the
         command never started — :class:`SandboxUnavailable`."""
+        self.watch.stop()
+        if self.watch.problem:
+            result = dataclasses.replace(result, problems=(*result.problems, self.watch.problem))
+        if self.watch.tripped:
+            return dataclasses.replace(result, killed_reason=self.watch.tripped)
         if result.timed_out or result.killed_reason:
             return result
         statuses = self.status.read_rest()
@@ -269,6 +279,9 @@ def prepare(
     args_fd = res.memfd("shellgate-bwrap-args", encode_args(args))
     pass_fds.append(args_fd)
     status = _Status(status_r)
+    watch = MountWatch([*plan.hidden_files, *plan.hidden_dirs, *plan.protected,
+                        *(path for path, _ in plan.stubs), *plan.pinned])
+    res.watches.append(watch)
 
     def gate(pid: int) -> None:
         """bwrap has created the sandbox and waits on the block fd: set the
@@ -285,10 +298,11 @@ def prepare(
             return  # bwrap failed before the sandbox existed; interpret() says why
         if rlimits(policy.limits):
             apply_rlimits(child, policy.limits)
+        watch.start(child)
         os.write(block_w, b"1")
 
     return Launch(bwrap_command(bwrap, args_fd, command), pass_fds, gate, status,
-                  argv[0], channel)
+                  argv[0], watch, channel)
 
 
 def _network(

@@ -123,7 +123,14 @@ Op = Literal["eq", "masked_eq"]
 @dataclass(frozen=True, slots=True)
 class ArgCmp:
     """One comparison on a syscall argument: ``arg == value`` or
-    ``arg & mask == value``."""
+    ``arg & mask == value``.
+
+    seccomp sees each argument as a 64-bit register, while the kernel reads
+    an ``int`` argument from its low 32 bits only. Attack (from a review):
+    ``syscall(SYS_socket, (1 << 32) | AF_UNIX, SOCK_STREAM, 0)`` passed an
+    ``arg0 == AF_UNIX`` rule and made a unix socket. So every comparison of
+    an ``int`` argument is a masked one on the low 32 bits (:func:`_eq32`).
+    """
 
     index: int
     op: Op
@@ -161,6 +168,11 @@ class SeccompSpec:
 
 def _masked(index: int, mask: int, value: int) -> ArgCmp:
     return ArgCmp(index, "masked_eq", value, mask)
+
+
+def _eq32(index: int, value: int) -> ArgCmp:
+    """``arg == value`` for an ``int`` argument: its upper 32 bits ignored."""
+    return _masked(index, 0xFFFFFFFF, value)
 
 
 def _personality_rules() -> list[Rule]:
@@ -223,7 +235,7 @@ def filter_rules(spec: SeccompSpec) -> tuple[Rule, ...]:
     ]
     rules += [
         Rule("ioctl", errno.EPERM, "pushing keystrokes into the terminal",
-             (_masked(1, 0xFFFFFFFF, request),))
+             (_eq32(1, request),))
         for request in (TIOCSTI, TIOCLINUX)
     ]
     rules += _personality_rules()
@@ -235,7 +247,7 @@ def filter_rules(spec: SeccompSpec) -> tuple[Rule, ...]:
         families[AF_INET] = "AF_INET"
         families[AF_INET6] = "AF_INET6"
     rules += [
-        Rule("socket", errno.EPERM, f"{name} sockets", (ArgCmp(0, "eq", family),))
+        Rule("socket", errno.EPERM, f"{name} sockets", (_eq32(0, family),))
         for family, name in families.items()
     ]
     if not spec.allow_unix:
@@ -257,7 +269,7 @@ def _socketpair_rules() -> list[Rule]:
     why = "an unbound unix datagram socket can send to any visible socket path"
     return [
         Rule("socketpair", errno.EPERM, why,
-             (ArgCmp(0, "eq", AF_UNIX), _masked(1, SOCK_TYPE_MASK, kind)))
+             (_eq32(0, AF_UNIX), _masked(1, SOCK_TYPE_MASK, kind)))
         for kind in (SOCK_DGRAM, SOCK_RAW)
     ]
 

@@ -166,3 +166,47 @@ def test_a_reader_that_goes_away_does_not_turn_the_run_into_a_sandbox_failure(
     assert (tmp_path / "ran.txt").exists()
     assert proc.stdout.decode().strip() == "3", proc.stderr
     assert b"sandbox unavailable" not in proc.stderr
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("redirect", ["> /dev/full", ">&-"])
+def test_an_unwritable_stdout_loses_output_not_the_commands_status(
+    tmp_path: Path, redirect: str
+) -> None:
+    """Found in a review: `> /dev/full` (ENOSPC) killed the command and
+    exited 125; a closed stdout raised a traceback."""
+    proc = subprocess.run(
+        ["bash", "-c", f"{SHELLGATE} run --cwd {tmp_path} -- sh -c 'echo hi; exit 3' {redirect}"],
+        capture_output=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 3, proc.stderr
+    assert b"Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("pieces", [[b"bwrap: ", b"execvp x", b": Permission denied\n"],
+                                    [b"bw", b"rap: Can't mount\n"], [b"bwrap: whole line\n"]])
+def test_bubblewraps_line_is_held_however_it_is_split(pieces: list[bytes]) -> None:
+    """bubblewrap writes its message in pieces (prefix, message, errno): a
+    run that never started must not show it before shellgate's own line."""
+    import io
+
+    from gateway.cli.run import _Output
+
+    out, err = io.BytesIO(), io.BytesIO()
+    stream = _Output(out, err)
+    for piece in pieces:
+        stream.stream("stderr", piece)
+    assert err.getvalue() == b""
+    stream.stream("stdout", b"the command ran after all\n")
+    assert err.getvalue() == b"".join(pieces)
+
+
+def test_a_second_stderr_line_releases_what_was_held() -> None:
+    import io
+
+    from gateway.cli.run import _Output
+
+    out, err = io.BytesIO(), io.BytesIO()
+    stream = _Output(out, err)
+    stream.stream("stderr", b"bwrap: looks like bubblewrap\n")
+    stream.stream("stderr", b"but the command goes on\n")
+    assert err.getvalue() == b"bwrap: looks like bubblewrap\nbut the command goes on\n"

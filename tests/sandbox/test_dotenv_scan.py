@@ -70,6 +70,21 @@ def test_a_file_removed_later_leaves_the_result(home: Path, tmp_path: Path) -> N
     assert str(home / "src" / "api" / ".env") not in scan([str(home)], cache).found
 
 
+def test_a_file_added_with_the_mtime_set_back_is_still_found(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attack (from a review): add a `.env`, then restore the directory's
+    mtime (`touch -d`, `cp -a`, `rsync -a`, `tar x` do it). The cache is
+    kept by ctimes, which cannot be set back."""
+    monkeypatch.setattr(dotenv_scan, "_RACY_NS", 0)
+    scan([str(home)], None)
+    web = home / "src" / "web"
+    mtime = web.stat().st_mtime_ns
+    (web / ".env").write_text("x")
+    os.utime(web, ns=(mtime, mtime))
+    assert str(web / ".env") in scan([str(home)], None).found
+
+
 def test_a_directory_changed_in_the_same_clock_tick_is_listed_again(home: Path) -> None:
     """Racily clean: a directory listed less than the racy window after its
     last change is not trusted, even if its mtime looks the same."""
@@ -84,9 +99,7 @@ def test_a_directory_changed_in_the_same_clock_tick_is_listed_again(home: Path) 
 def test_an_unchanged_home_is_not_walked_again(home: Path, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     cache = tmp_path / "cache.json"
-    old = time.time_ns() - 10 * 10**9
-    for d, _, _ in os.walk(home):
-        os.utime(d, ns=(old, old))
+    monkeypatch.setattr(dotenv_scan, "_RACY_NS", 0)  # trust listings made just now
     scan([str(home)], cache)
     listed: list[str] = []
     real = dotenv_scan._list
@@ -208,3 +221,45 @@ def test_a_directory_that_cannot_be_listed_is_hidden_whole(tmp_path: Path) -> No
         assert found.unlistable == (str(locked),)
     finally:
         locked.chmod(0o755)
+
+
+def test_a_crowd_of_planted_directories_folds_into_its_parent_not_into_the_users_tools(
+    tmp_path: Path,
+) -> None:
+    """Attack (from a review): 300 planted `aN/.env` under one project, and a
+    lone `.env.example` in `~/tools`: folding level by level hid `~/tools`
+    too (the user's commands exited 127)."""
+    paths = []
+    for i in range(300):
+        d = tmp_path / "proj" / f"a{i}"
+        d.mkdir(parents=True)
+        (d / ".env").write_text("x")
+        paths.append(d / ".env")
+    lone = tmp_path / "tools" / "share" / "x" / ".env.example"
+    lone.parent.mkdir(parents=True)
+    lone.write_text("x")
+    files, dirs = _hide(tmp_path, [*paths, lone])
+    assert (files, dirs) == ({"tools/share/x/.env.example"}, {"proj"})
+
+
+@pytest.mark.slow
+def test_revalidating_many_changed_directories_takes_linear_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attack (from a review): 20,000 directories each holding a `.env`, all
+    touched: re-checking was quadratic (80 s for the next run of any
+    workspace). It must stay within its budget, whatever is planted."""
+    monkeypatch.setattr(dotenv_scan, "_RACY_NS", 0)
+    crowd = tmp_path / "crowd"
+    crowd.mkdir()
+    for i in range(5000):
+        d = crowd / f"d{i}"
+        d.mkdir()
+        (d / ".env").write_text("x")
+    scan([str(tmp_path)], None, budget=30)
+    for d in crowd.iterdir():
+        (d / "new").touch()
+    started = time.monotonic()
+    found = scan([str(tmp_path)], None)
+    assert time.monotonic() - started < dotenv_scan.REVALIDATE_BUDGET_S + dotenv_scan.BUDGET_S + 1
+    assert len(found.found) + len(found.unscanned) >= 5000

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from escape_kit import (
+    SHELLGATE,
     consume_control,
     hook_script,
     host_git,
@@ -239,18 +240,19 @@ def test_an_index_turned_into_a_trap_hangs_neither_this_run_nor_the_next(
 def test_an_index_that_does_not_parse_is_reported_and_cleaned_up(git_ws: Path) -> None:
     """Attack: a crafted index that made the post-run parser crash: exit 125
     after the command had run, and stubs left in the workspace. Now it is a
-    warning, the command's own status, and nothing left behind."""
+    warning, the command's own status, the index moved aside (git gave no
+    list of it: fail closed), and nothing else left behind."""
     before = snapshot(git_ws)
-    script = ("cp .git/index saved-index && printf 'DIRC\\000\\000\\000\\002\\377\\377\\377\\377x'"
-              " > .git/index && echo ran > control.txt; exit 3")
+    script = ("printf 'DIRC\\000\\000\\000\\002\\377\\377\\377\\377x' > .git/index "
+              "&& echo ran > control.txt; exit 3")
     proc = sh(git_ws, script)
     consume_control(git_ws, proc)
     assert proc.returncode == 3, output(proc)
     assert "shellgate: warning:" in proc.stderr.decode()
-    (git_ws / ".git" / "index").write_bytes((git_ws / "saved-index").read_bytes())
-    (git_ws / "saved-index").unlink()
+    assert (git_ws / ".git" / f"index{SUFFIX}").exists()
     after = snapshot(git_ws)
-    assert {k for k in after if k != ".git/index"} == {k for k in before if k != ".git/index"}
+    index_names = {".git/index", f".git/index{SUFFIX}"}
+    assert set(after) - index_names == set(before) - index_names
 
 
 _SUBREPO = (
@@ -286,7 +288,34 @@ def test_a_gitlink_planted_in_an_index_git_reads_its_own_way_is_still_defused(
               + f" && {PLANTING_TRICKS[trick]} && echo ran > control.txt")
     proc = sh(git_ws, script)
     consume_control(git_ws, proc)
-    require("160000" in host_git(git_ws, "ls-files", "--stage").stdout.decode(),
-            "git on the host sees the planted gitlink", proc)
+    moved_aside = (git_ws / ".git" / f"index{SUFFIX}").exists()
+    require(moved_aside or "160000" in host_git(git_ws, "ls-files", "--stage").stdout.decode(),
+            "the gitlink is in the index the host's git reads, or that index was moved "
+            "aside (fail closed)", proc)
     host_git(git_ws, "status")
     assert not marker.exists(), "the host's `git status` ran the planted fsmonitor"
+
+
+def test_a_host_rename_over_a_protected_file_stops_the_run(git_ws: Path, tmp_path: Path) -> None:
+    """Attack (from a review): the command retries a write to `.git/config`
+    until the user's own `git config …` on the host (lockfile + rename)
+    detaches the read-only mount over it; then the write lands. The run is
+    stopped the moment the host replaces the file."""
+    marker = tmp_path / "PLANTED-CODE-RAN"
+    script = (f"echo ran > control.txt; for i in $(seq 100); do "
+              f"git config core.fsmonitor 'touch {marker}' 2>/dev/null && echo WROTE && break; "
+              "sleep 0.05; done")
+    with subprocess.Popen([SHELLGATE, "run", "--cwd", str(git_ws), "--", "sh", "-c", script],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as proc:
+        deadline = time.monotonic() + 15
+        while not (git_ws / "control.txt").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        require((git_ws / "control.txt").exists(), "the command started")
+        assert host_git(git_ws, "config", "user.name", "changed on the host").returncode == 0
+        out, err = proc.communicate(timeout=30)
+    assert b"WROTE" not in out
+    assert b"replaced on the host" in err
+    assert "fsmonitor" not in (git_ws / ".git" / "config").read_text()
+    run_planted_git(git_ws)
+    assert not marker.exists()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import platform
 import shlex
 import socket
 import subprocess
@@ -353,3 +354,51 @@ def test_a_unix_datagram_pair_cannot_reach_a_host_socket(
         time.sleep(0.1)
         with pytest.raises(BlockingIOError):
             server.recvfrom(64)
+
+
+_RAW_SOCKET = r"""
+import ctypes, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+L = ctypes.c_long
+nr = {"x86_64": (41, 53), "aarch64": (198, 199)}[sys.argv[2]]
+fd = libc.syscall(L(nr[0]), L((1 << 32) | socket.AF_UNIX), L(socket.SOCK_STREAM), L(0))
+if fd >= 0:
+    try:
+        socket.socket(fileno=fd).connect(sys.argv[1])
+    except OSError:
+        pass
+pair = (ctypes.c_int * 2)()
+if libc.syscall(L(nr[1]), L((1 << 32) | socket.AF_UNIX), L(socket.SOCK_DGRAM), L(0), pair) == 0:
+    try:
+        socket.socket(fileno=pair[0]).sendto(b"escaped", sys.argv[1] + ".dgram")
+    except OSError:
+        pass
+print("fd", fd)
+"""
+
+
+def test_garbage_in_the_upper_half_of_a_socket_argument_does_not_dodge_the_filter(
+    workspace: Path, outside: Path
+) -> None:
+    """Attack (from a review): the family is an int, of which the kernel
+    reads the low 32 bits; a filter comparing all 64 let
+    `socket((1 << 32) | AF_UNIX, …)` through to a host socket."""
+    machine = platform.machine()
+    if machine not in ("x86_64", "aarch64"):
+        pytest.skip(f"no syscall numbers for {machine}")
+    stream = outside / "service.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener, \
+            socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as dgram:
+        listener.bind(str(stream))
+        listener.listen(4)
+        listener.setblocking(False)
+        dgram.bind(str(stream) + ".dgram")
+        dgram.setblocking(False)
+        args = f"{shlex.quote(str(stream))} {machine}"
+        proc = sh(workspace, f"{PY} -c {shlex.quote(_RAW_SOCKET)} {args} > control.txt")
+        require(consume_control(workspace, proc).startswith("fd"), "the raw syscalls ran", proc)
+        time.sleep(0.1)
+        assert accepted(listener) == 0
+        with pytest.raises(BlockingIOError):
+            dgram.recvfrom(64)

@@ -12,6 +12,8 @@ import json
 import os
 import shlex
 import shutil
+import subprocess
+import time
 import tomllib
 import uuid
 from pathlib import Path
@@ -19,6 +21,7 @@ from pathlib import Path
 import pytest
 from escape_kit import (
     PY,
+    SHELLGATE,
     assert_secret_absent,
     consume_control,
     require,
@@ -243,3 +246,32 @@ def test_an_env_file_in_a_directory_that_cannot_be_listed_is_hidden(
     finally:
         locked.chmod(0o755)
         shutil.rmtree(shared, ignore_errors=True)
+
+
+def test_a_hidden_file_rotated_on_the_host_stays_unread(workspace: Path, token: str) -> None:
+    """Attack (from a review): while the command retries `cat`, the host
+    rewrites the hidden file the way editors and `sed -i` do (a new file
+    renamed into place), which detaches the mount that hid it."""
+    project = user_home() / f"shellgate-test-{token}" / "service"
+    project.mkdir(parents=True)
+    secret_file = project / ".env"
+    secret_file.write_text("SECRET=v1\n")
+    rotated = f"SECRET={uuid.uuid4().hex}"
+    try:
+        script = (f"echo ran > control.txt; for i in $(seq 100); do "
+                  f"cat {shlex.quote(str(secret_file))} 2>/dev/null; sleep 0.05; done")
+        with subprocess.Popen([SHELLGATE, "run", "--cwd", str(workspace), "--", "sh", "-c",
+                               script], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) as proc:
+            deadline = time.monotonic() + 15
+            while not (workspace / "control.txt").exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            require((workspace / "control.txt").exists(), "the command started")
+            tmp = project / ".env.new"
+            tmp.write_text(rotated + "\n")
+            tmp.rename(secret_file)
+            out, err = proc.communicate(timeout=30)
+        assert rotated.encode() not in out
+        assert b"replaced on the host" in err
+    finally:
+        shutil.rmtree(project.parent, ignore_errors=True)

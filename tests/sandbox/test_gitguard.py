@@ -268,3 +268,128 @@ def test_names_git_itself_would_refuse_are_unsafe(name: str) -> None:
 @pytest.mark.parametrize("name", ["sub", "a/b/c", "lib/mod-1.2", "a/.github/x"])
 def test_ordinary_submodule_paths_are_safe(name: str) -> None:
     assert safe_link_name(name)
+
+
+# -- second review: what the guard must check even when the index is unchanged -----------
+
+
+def _settle() -> None:
+    """Let what was set up so far be older than the coming run's start (the
+    guard allows 50 ms of clock slack)."""
+    time.sleep(0.1)
+
+
+def submodule(repo: Path, name: str) -> Path:
+    """A submodule the way git lays it out: `name/.git` is a file naming
+    `.git/modules/name`."""
+    gitdir = repo / ".git" / "modules" / name
+    gitdir.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", f"--separate-git-dir={gitdir}", str(repo / name)],
+                   check=True, capture_output=True)
+    git(repo / name, "commit", "-q", "--allow-empty", "-m", "x")
+    register(repo, name, git(repo / name, "rev-parse", "HEAD"))
+    return gitdir
+
+
+def test_a_repository_planted_behind_a_gitlink_registered_in_an_earlier_run(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Attack (from a review): run 1 registers a gitlink with no repository
+    behind it (nothing to defuse); run 2 plants the repository and leaves
+    the index alone."""
+    marker = tmp_path / "RAN"
+    first = guard(tmp_path, repo)
+    register(repo, "sub", "1" * 40)
+    first.after()
+    _settle()
+    second = guard(tmp_path, repo)
+    nested(repo, "sub", marker)
+    second.after()
+    host_status(repo)
+    assert not marker.exists()
+
+
+def test_an_existing_submodules_gitdir_changed_without_touching_the_index(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Attack (from a review): `git -C sub config core.fsmonitor …` writes
+    `.git/modules/sub/config`; the index is not touched."""
+    marker = tmp_path / "RAN"
+    gitdir = submodule(repo, "sub")
+    _settle()
+    g = guard(tmp_path, repo)
+    git(repo / "sub", "config", "core.fsmonitor", f"touch {marker}; false")
+    report = g.after()
+    assert report.defused
+    host_status(repo)
+    assert not marker.exists()
+    assert not (repo / "sub" / ".git").exists()  # the `.git` file was renamed
+    assert (gitdir / "config").exists()
+
+
+def test_a_gitdir_reached_through_a_symlink_counts_as_changed(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Attack (from a review): move `.git/modules/sub` and leave a symlink;
+    the guard could not open it without following the link and called it
+    unchanged."""
+    marker = tmp_path / "RAN"
+    gitdir = submodule(repo, "sub")
+    _settle()
+    g = guard(tmp_path, repo)
+    evil = repo / ".git" / "evil"
+    evil.mkdir()
+    gitdir.rename(evil / "sub")
+    gitdir.symlink_to(Path("..") / "evil" / "sub")
+    git(repo / "sub", "config", "core.fsmonitor", f"touch {marker}; false")
+    (repo / "new.txt").write_text("x")
+    git(repo, "add", "new.txt")
+    g.after()
+    host_status(repo)
+    assert not marker.exists()
+
+
+def test_every_gitlink_is_checked_however_many_there_are(repo: Path, tmp_path: Path) -> None:
+    """Attack (from a review): 1,001 decoy gitlinks before the real one; only
+    the first 1,000 were checked."""
+    marker = tmp_path / "RAN"
+    g = guard(tmp_path, repo)
+    decoys = "".join(f"160000 {'1' * 40}\ta{i:04d}\n" for i in range(1001))
+    subprocess.run(["git", "-C", str(repo), "update-index", "--index-info"], input=decoys,
+                   text=True, check=True)
+    register(repo, "zzz", nested(repo, "zzz", marker))
+    g.after()
+    host_status(repo)
+    assert not marker.exists()
+
+
+def test_an_index_the_sandboxed_git_cannot_read_is_moved_aside(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Attack (from a review, as root): `chmod 000 .git/index`. The
+    sandboxed git has no capabilities and cannot read it; the user's root
+    git can. No list from git means fail closed."""
+    marker = tmp_path / "RAN"
+    g = guard(tmp_path, repo)
+    register(repo, "sub", nested(repo, "sub", marker))
+    (repo / ".git" / "index").chmod(0)
+    report = g.after()
+    host_status(repo)
+    assert not marker.exists()
+    assert any("moved aside" in p for p in report.problems)
+
+
+def test_a_second_quarantine_never_overwrites_or_fails_on_the_first(
+    repo: Path, tmp_path: Path
+) -> None:
+    first = guard(tmp_path, repo)
+    register(repo, "sub", nested(repo, "sub"))
+    first.after()
+    (repo / "sub" / ".git" / "hooks").mkdir()
+    (repo / "sub" / ".git" / "hooks" / "pre-commit").write_text("evil")
+    (repo / "sub" / ".git" / "config").write_text("[core]\n")
+    second = guard(tmp_path, repo)
+    (repo / "sub" / ".git" / "config").write_text("[core]\n\tfsmonitor = evil\n")
+    second.after()
+    names = sorted(p.name for p in (repo / "sub" / ".git").iterdir() if SUFFIX in p.name)
+    assert names == [f"config{SUFFIX}", f"config{SUFFIX}.1", f"hooks{SUFFIX}", f"hooks{SUFFIX}.1"]

@@ -141,3 +141,26 @@ def test_the_root_or_a_system_directory_is_never_made_writable(
         plan_for(ws, home, allow_write=(root,))
     with pytest.raises(PolicyError, match="refusing to make"):
         build_plan(load_profile(), root, home=str(home), private_tmp=None)
+
+
+@pytest.mark.parametrize(
+    ("target", "hidden"),
+    [("/usr", False), ("/", False), ("{home}", False), ("{home}/work", False),
+     ("{home}/dotfiles/gradle.properties", True)],
+)
+def test_a_sensitive_name_that_is_a_symlink_hides_its_target_only_when_that_is_safe(
+    tmp_path: Path, target: str, hidden: bool
+) -> None:
+    """Attack (from a review): `ln -s /usr ~/.gradle/gradle.properties` in a
+    writable ~/.gradle made every later run hide /usr."""
+    home = tmp_path / "home"
+    (home / ".gradle").mkdir(parents=True)
+    (home / "dotfiles").mkdir()
+    (home / "dotfiles" / "gradle.properties").write_text("token")
+    work = home / "work"
+    work.mkdir()
+    (home / ".gradle" / "gradle.properties").symlink_to(target.format(home=home))
+    plan = build_plan(load_profile(), str(work), home=str(home), private_tmp=None)
+    real = os.path.realpath(target.format(home=home))
+    assert (real in plan.hidden_dirs + plan.hidden_files) is hidden
+    assert str(work) in plan.writable

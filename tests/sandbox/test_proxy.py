@@ -225,3 +225,25 @@ def test_a_port_that_is_not_ascii_digits_in_range_is_no_port(target: str) -> Non
     """`str.isdigit` accepts `²` and `٣`, which `int` then refuses: the
     request line `CONNECT pypi.org:² HTTP/1.1` raised out of the handler."""
     assert _split_host_port(target, 443)[1] == 443
+
+
+@pytest.mark.parametrize("host", ["f\u00adiles.example.org", "fi\u200bles.example.org",
+                                  "files.example.org\u3002", "ex ample.org", "a" * 300 + ".org"])
+def test_a_host_that_is_not_plain_ascii_is_refused_before_any_decision(host: str) -> None:
+    """Attack (from a review): `f\\xadiles.pythonhosted.org` is not the
+    denied `files.pythonhosted.org` to a string match, but getaddrinfo's
+    IDNA drops the soft hyphen and connects there."""
+    network = NetworkPolicy(allowed_domains=("*.example.org",),
+                            denied_domains=("files.example.org",))
+    with DomainProxy(network, None) as proxy:
+        assert proxy.port is not None
+        reply = _request(proxy.port, f"CONNECT {host}:443 HTTP/1.1\r\n\r\n".encode())
+    assert reply.startswith(b"HTTP/1.1 400"), reply[:80]
+
+
+def test_the_proxy_keeps_a_bounded_number_of_events() -> None:
+    with _proxy(("example.org",)) as proxy:
+        assert proxy.port is not None
+        for i in range(1100):
+            proxy._record(f"h{i}.invalid", 443, False, "test")
+    assert len(proxy.events) == 1000 and proxy.events[-1].host == "h1099.invalid"

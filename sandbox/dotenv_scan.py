@@ -27,6 +27,7 @@ import json
 import os
 import stat
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,8 +68,10 @@ class _State:
     depth: dict[str, int] = field(default_factory=dict)
     #: directory -> the dotenv names found in it (files, and `.envs` dirs)
     found: dict[str, set[str]] = field(default_factory=dict)
-    #: (directory, depth) still to walk
-    pending: list[tuple[str, int]] = field(default_factory=list)
+    #: (directory, depth) still to walk, shallowest first: when the budget
+    #: runs out, what is left (and hidden) is the depths of the largest
+    #: trees, not a sibling that happened to come last
+    pending: deque[tuple[str, int]] = field(default_factory=deque)
     unlistable: set[str] = field(default_factory=set)
 
     def to_json(self) -> str:
@@ -76,7 +79,7 @@ class _State:
             "version": _VERSION, "homes": self.homes,
             "dirs": [[d, m, self.depth.get(d, 0)] for d, m in self.dirs.items()],
             "found": {d: sorted(names) for d, names in self.found.items() if names},
-            "pending": self.pending, "unlistable": sorted(self.unlistable),
+            "pending": list(self.pending), "unlistable": sorted(self.unlistable),
         })
 
     @classmethod
@@ -90,7 +93,7 @@ class _State:
                 state.dirs[str(d)] = int(m)
                 state.depth[str(d)] = int(depth)
             state.found = {str(d): {str(n) for n in names} for d, names in data["found"].items()}
-            state.pending = [(str(d), int(depth)) for d, depth in data["pending"]]
+            state.pending = deque((str(d), int(depth)) for d, depth in data["pending"])
             state.unlistable = {str(d) for d in data["unlistable"]}
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
@@ -125,7 +128,7 @@ def scan(
     key = tuple(homes)
     state = _MEMORY.get(key) or _load(cache, homes) or _State(homes)
     if not state.dirs and not state.pending:
-        state.pending = [(h, 0) for h in homes if os.path.isdir(h)]
+        state.pending = deque((h, 0) for h in homes if os.path.isdir(h))
     start = time.monotonic()
     changed, unchecked = _revalidate(state, start + REVALIDATE_BUDGET_S)
     changed |= _walk(state, start + budget, keep)
@@ -187,7 +190,7 @@ def _walk(state: _State, deadline: float, keep: tuple[str, ...]) -> bool:
     past it, only the ancestors of ``keep`` (a short chain)."""
     walked = False
     while state.pending and time.monotonic() < deadline:
-        path, depth = state.pending.pop()
+        path, depth = state.pending.popleft()
         walked = True
         _list(state, path, depth)
     while True:

@@ -1,24 +1,31 @@
-"""Around a run: defuse nested repositories planted as gitlinks.
+"""Around a run: defuse nested repositories planted behind gitlinks.
 
 A command can create ``sub/.git`` with its own ``core.fsmonitor`` and
 register ``sub`` as a gitlink in the (writable) index; the user's next
-``git status`` on the host recurses into it and runs the planted program.
-Mounts cannot tell such a repository from a legitimate submodule, so it is
-caught around the run:
+``git status`` on the host recurses into it — and into the gitlinks of
+*its* index, and so on — and runs the planted program. Mounts cannot tell
+such a repository from a legitimate submodule, so it is caught around the
+run, over the whole tree of repositories git would recurse into:
 
-* before: the index's files are stamped (``.git/index``, ``index*``,
-  ``sharedindex.*``: inode, size, mtime, ctime); the gitlinks git sees in
-  that index come from a per-user cache keyed by the stamp, or, when the
-  index changed outside shellgate since, from git itself
-  (:mod:`sandbox.gitlinks`);
-* after: if the stamp changed, git lists the gitlinks again. Every
-  gitlink — changed index or not — that is new, or whose nested repository
-  (``.git``, its ``config``, ``hooks``, ``config.worktree``, ``commondir``,
-  or the gitdir a ``.git`` file or link names) changed during the run (ctime
-  at or after the start: a ctime cannot be set back), or that cannot be
-  verified (a gitdir outside the workspace), has that repository's config
-  and hooks renamed with the ``.quarantined-by-shellgate`` suffix (never
-  over an earlier quarantine) — reversible, and reported.
+* before: for each repository at the top of a writable root, and below it
+  each repository behind a gitlink (up to :data:`MAX_DEPTH` levels,
+  :data:`MAX_REPOS` in all), the index files are stamped (``index``,
+  ``index.*``, ``sharedindex.*``: inode, size, mtime, ctime) and the
+  gitlinks git sees there are taken from a per-user cache keyed by the
+  stamp or, when the index changed outside shellgate since, from git
+  itself (:mod:`sandbox.gitlinks`);
+* after: the same tree again. Where a stamp changed, git lists the gitlinks
+  anew. A gitlink that is new, or whose repository changed during the run
+  (its ``.git``, or its git directory's config, hooks, config.worktree or
+  commondir got a ctime at or after the start: a ctime cannot be set back),
+  or that cannot be verified (a gitdir outside the workspace, beyond the
+  depth or count limit), has that repository's ``.git`` renamed with the
+  ``.quarantined-by-shellgate`` suffix (never over an earlier quarantine):
+  git then sees a plain directory, with no config, hooks or gitlinks below
+  — reversible, and reported. Every gitlink is checked after every run,
+  changed index or not: a run can plant the repository behind a gitlink
+  registered in an earlier run, or change a submodule's config in
+  ``.git/modules`` without touching any index.
 
 Reproducer (held by this module)::
 
@@ -29,50 +36,62 @@ Reproducer (held by this module)::
     git status   # on the host: no /tmp/PWNED
 
 The index is hostile input, and this step must never be turned against the
-host: it acts only through directory descriptors below the workspace (a
-gitlink named ``/abs`` or ``../x`` is refused and reported; one through a
-symlink is left, as git will not enter it either); when the index is not a
-regular file (a symlink, a FIFO) or git gives no list for it (a timeout, a
-refusal — the sandboxed git has no capabilities, the user's may), the index
-itself is renamed aside — fail closed — so the user's git sees no gitlinks
-until the user puts it back; nothing here raises.
+host: it acts only through directory descriptors below the workspace
+(:mod:`sandbox.gitpaths`; a gitlink named ``/abs`` or ``../x`` is refused
+and reported, one through a symlink is left, as git will not enter it
+either); when an index is not a regular file (a symlink, a FIFO) or git
+gives no list for it (a timeout, a refusal — the sandboxed git has no
+capabilities, the user's may), that index is renamed aside — fail closed —
+so the user's git sees no gitlinks there until the user puts it back;
+nothing here raises.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
-import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .gitlinks import enumerate_gitlinks
+from .gitpaths import (
+    SUFFIX,
+    Stamp,
+    defuse,
+    index_stamp,
+    irregular_index,
+    is_real_dir,
+    move_index_aside,
+    nested_changed,
+    nested_gitdir,
+    safe_link_name,
+)
 
 if TYPE_CHECKING:
     from .run import Backend
 
-SUFFIX = ".quarantined-by-shellgate"
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+__all__ = ["SUFFIX", "GitGuard", "GuardReport", "safe_link_name"]
+
 #: ctime is taken from a coarse clock: a change right at the start may be
 #: stamped a tick earlier than time.time_ns() said
 _CLOCK_SLACK_NS = 50_000_000
-#: what inside a nested repository's git directory makes it run or obey code
-_GITDIR_PARTS = ("config", "hooks", "config.worktree", "commondir")
+#: how deep below the top repository nested ones are followed, and how many
+MAX_DEPTH = 4
+MAX_REPOS = 64
 
-Stamp = tuple[tuple[str, int, int, int, int], ...]
 
+@dataclass(frozen=True, slots=True)
+class Repo:
+    """One repository of the tree: its work tree, its git directory, the
+    stamp of its index and the gitlinks git saw in it."""
 
-@dataclass
-class RepoGuard:
-    """One repository at the top of a writable root."""
-
-    root: str
+    worktree: str
+    gitdir: str
     stamp: Stamp
-    before: frozenset[str] | None = None
+    links: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,298 +105,118 @@ class GuardReport:
 
 @dataclass
 class GitGuard:
-    """The pre-run state of every repository at the top of a writable root."""
+    """The tree of repositories in the writable roots, before the run."""
 
     home: str
     backend: Backend | None
     cache: Path | None
     started_ns: int = 0
-    repos: list[RepoGuard] = field(default_factory=list)
+    tops: list[str] = field(default_factory=list)
+    before_map: dict[str, Repo] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     defused: list[str] = field(default_factory=list)
+    _cached: dict[str, tuple[Stamp, frozenset[str]]] | None = None
+    _updates: dict[str, tuple[Stamp, frozenset[str]]] = field(default_factory=dict)
 
     def before(self, roots: tuple[str, ...]) -> None:
         self.started_ns = time.time_ns() - _CLOCK_SLACK_NS
-        cached: dict[str, tuple[Stamp, frozenset[str]]] | None = None
-        for root in roots:
-            if not _is_real_dir(os.path.join(root, ".git")):
-                continue
-            if cached is None:
-                cached = _load_cache(self.cache)
-            stamp = index_stamp(root)
-            entry = cached.get(root)
-            if entry is not None and entry[0] == stamp:
-                self.repos.append(RepoGuard(root, stamp, entry[1]))
-                continue
-            listed = self._list(root, timeout=10.0)
-            if listed is None:
-                stamp = index_stamp(root)  # the index was moved aside
-                listed = frozenset()
-            self.repos.append(RepoGuard(root, stamp, listed))
+        self.tops = [r for r in roots if is_real_dir(os.path.join(r, ".git"))]
+        for top in self.tops:
+            self._visit(top, top, os.path.join(top, ".git"), 0)
 
     def after(self) -> GuardReport:
-        updates: dict[str, tuple[Stamp, frozenset[str]]] = {}
-        for repo in self.repos:
+        for top in self.tops:
             try:
-                self._after_one(repo, updates)
+                self._check(top, top, os.path.join(top, ".git"), 0)
             except Exception as exc:  # hostile input must not crash the post-run step
-                self.problems.append(f"{repo.root}/.git: gitlink check failed: {exc}")
-        if updates:
-            _save_cache(self.cache, updates)
+                self.problems.append(f"{top}/.git: gitlink check failed: {exc}")
+        if self._updates:
+            _save_cache(self.cache, self._updates)
         return GuardReport(tuple(self.defused), tuple(self.problems))
 
-    def _after_one(self, repo: RepoGuard, updates: dict[str, tuple[Stamp, frozenset[str]]]) -> None:
-        """Every gitlink is checked, whether the index changed or not: a run
-        can plant the repository behind a gitlink registered earlier (two
-        runs), or change an existing submodule's config through its gitdir
-        in `.git/modules`, without touching the index at all."""
-        stamp = index_stamp(repo.root)
-        changed = stamp != repo.stamp
-        before = repo.before if repo.before is not None else frozenset()
-        if changed:
-            listed = self._list(repo.root, timeout=30.0)
+    # -- the walks --------------------------------------------------------------------
+
+    def _visit(self, top: str, worktree: str, gitdir: str, depth: int) -> None:
+        """Record ``worktree`` and, below it, the repositories behind its
+        gitlinks as they are before the run."""
+        if len(self.before_map) >= MAX_REPOS:
+            return
+        if self._cached is None:
+            self._cached = _load_cache(self.cache)
+        stamp = index_stamp(gitdir)
+        entry = self._cached.get(worktree)
+        if entry is not None and entry[0] == stamp:
+            links = entry[1]
+        else:
+            listed = self._list(top, worktree, gitdir, timeout=10.0)
+            links = listed if listed is not None else frozenset()
+            stamp = index_stamp(gitdir)
+            self._updates[worktree] = (stamp, links)
+        self.before_map[worktree] = Repo(worktree, gitdir, stamp, links)
+        if depth >= MAX_DEPTH:
+            return
+        for link in sorted(links):
+            if safe_link_name(link):
+                nested = os.path.join(worktree, link)
+                below = nested_gitdir(top, nested)
+                if below is not None:
+                    self._visit(top, nested, below, depth + 1)
+
+    def _check(self, top: str, worktree: str, gitdir: str, depth: int) -> None:
+        """Defuse what the run planted in ``worktree``'s gitlinks; recurse
+        into the repositories it left alone."""
+        prior = self.before_map.get(worktree)
+        stamp = index_stamp(gitdir)
+        if prior is None or stamp != prior.stamp:
+            listed = self._list(top, worktree, gitdir, timeout=30.0)
             if listed is None:
                 return  # moved aside: no gitlink is left for git to follow
             links = listed
+            self._updates[worktree] = (index_stamp(gitdir), links)
         else:
-            links = before
+            links = prior.links
+        before = prior.links if prior is not None else frozenset()
         for link in sorted(links):
             if not safe_link_name(link):
-                self.problems.append(f"{repo.root}/.git/index: refused gitlink name {link!r}")
+                self.problems.append(f"{gitdir}/index: refused gitlink name {link!r}")
                 continue
-            if link not in before or _nested_changed(repo.root, link, self.started_ns):
-                self.defused += _defuse(repo.root, link, self.problems)
-        if changed:
-            updates[repo.root] = (index_stamp(repo.root), links)
+            nested = os.path.join(worktree, link)
+            below = nested_gitdir(top, nested)
+            known = below is not None and nested in self.before_map
+            if (link not in before or nested_changed(top, nested, self.started_ns)
+                    or (below is not None and (not known or depth + 1 > MAX_DEPTH))):
+                # new, changed, or below what was looked at before the run:
+                # nothing vouches for it
+                self.defused += defuse(top, nested, self.problems)
+            elif below is not None:
+                self._check(top, nested, below, depth + 1)
 
-    def _list(self, root: str, timeout: float) -> frozenset[str] | None:
+    def _list(self, top: str, worktree: str, gitdir: str, timeout: float) -> frozenset[str] | None:
         """git's view of the gitlinks; None after moving an index aside that
         git could not be trusted to read as the user's git will (fail
         closed): one that is no regular file (a symlink — the sandboxed git
         may not see what it points to — a FIFO, a device), or any answer of
         git but a list (a timeout, an index it refuses: the sandboxed git
         has no capabilities, the user's may read more)."""
-        gitdir = os.path.join(root, ".git")
-        try:
-            index = os.lstat(os.path.join(gitdir, "index"))
-        except FileNotFoundError:
+        if not os.path.lexists(os.path.join(gitdir, "index")):
             return frozenset()  # no index: git sees no gitlink
-        except OSError as exc:
-            self._aside(root, f"the index cannot be examined ({exc.strerror})")
+        if irregular_index(gitdir):
+            self._aside(top, gitdir, "the index (or a split index part) is not a regular file")
             return None
-        if not stat.S_ISREG(index.st_mode) or _irregular_shared_index(gitdir):
-            self._aside(root, "the index (or a split index part) is not a regular file")
-            return None
-        found = enumerate_gitlinks(root, home=self.home, backend=self.backend, timeout=timeout)
+        found = enumerate_gitlinks(worktree, top=top, home=self.home, backend=self.backend,
+                                   timeout=timeout)
         if found.links is None or found.problem:
-            self._aside(root, found.problem or "git gave no answer")
+            self._aside(top, gitdir, found.problem or "git gave no answer")
             return None
         return found.links
 
-    def _aside(self, root: str, why: str) -> None:
-        moved = _move_index_aside(root)
+    def _aside(self, top: str, gitdir: str, why: str) -> None:
+        moved = move_index_aside(top, gitdir)
         self.problems.append(
-            f"{root}/.git/index: {why}; "
+            f"{gitdir}/index: {why}; "
             + (f"moved aside to {moved} (after checking the repository, move it back)"
                if moved else "and it could not be moved aside")
         )
-
-
-def _irregular_shared_index(gitdir: str) -> bool:
-    try:
-        names = [n for n in os.listdir(gitdir) if n.startswith("sharedindex.")]
-    except OSError:
-        return True
-    for name in names:
-        try:
-            if not stat.S_ISREG(os.lstat(os.path.join(gitdir, name)).st_mode):
-                return True
-        except OSError:
-            return True
-    return False
-
-
-def index_stamp(root: str) -> Stamp:
-    """Inode, size, mtime and ctime of every index file of ``root/.git``
-    (``index``, ``index.*``, ``sharedindex.*``), without following links."""
-    gitdir = os.path.join(root, ".git")
-    try:
-        names = [n for n in os.listdir(gitdir) if n.startswith(("index", "sharedindex."))]
-    except OSError:
-        return ()
-    out = []
-    for name in sorted(names)[:64]:
-        with contextlib.suppress(OSError):
-            st = os.lstat(os.path.join(gitdir, name))
-            out.append((name, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
-    return tuple(out)
-
-
-def safe_link_name(name: str) -> bool:
-    """A gitlink name git itself would accept for a path inside the tree:
-    relative, no empty, ``.``, ``..`` or ``.git`` component, no NUL."""
-    if not name or name.startswith("/") or "\0" in name:
-        return False
-    parts = name.split("/")
-    return all(p and p not in (".", "..") and p.lower() != ".git" for p in parts)
-
-
-def _is_real_dir(path: str) -> bool:
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
-def _open_below(root: str, parts: list[str]) -> int | None:
-    """A directory descriptor for ``root/parts...``, every component opened
-    without following a symlink; None if any is missing or not a real dir."""
-    try:
-        fd = os.open(root, _DIR_FLAGS)
-    except OSError:
-        return None
-    for part in parts:
-        try:
-            nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
-        except OSError:
-            os.close(fd)
-            return None
-        os.close(fd)
-        fd = nxt
-    return fd
-
-
-def _ctime(dir_fd: int, name: str) -> int:
-    try:
-        return os.lstat(name, dir_fd=dir_fd).st_ctime_ns
-    except OSError:
-        return 0
-
-
-def _gitdir_of(root: str, link: str, dir_fd: int) -> list[str] | None:
-    """Where the nested ``.git`` (a ``gitdir:`` file, or a symlink) leads:
-    the path's components relative to ``root``, or None when it leads
-    outside ``root`` or cannot be read."""
-    try:
-        st = os.lstat(".git", dir_fd=dir_fd)
-        if stat.S_ISLNK(st.st_mode):
-            target = os.readlink(".git", dir_fd=dir_fd)
-        else:
-            fd = os.open(".git", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                         dir_fd=dir_fd)
-            try:
-                first = os.read(fd, 4096).decode("utf-8", "replace").splitlines()[:1]
-            finally:
-                os.close(fd)
-            if not first or not first[0].startswith("gitdir:"):
-                return None
-            target = first[0][len("gitdir:"):].strip()
-    except OSError:
-        return None
-    resolved = os.path.normpath(os.path.join(root, link, target))
-    rel = os.path.relpath(resolved, root)
-    if rel == ".." or rel.startswith("../") or os.path.isabs(rel):
-        return None
-    return rel.split("/")
-
-
-def _nested_changed(root: str, link: str, since_ns: int) -> bool:
-    """Did the run create or change the nested repository at ``link``?
-    Whatever cannot be verified counts as changed (defusing is reversible):
-    a gitdir outside the workspace or reached through a symlink, an
-    unreadable `.git` file."""
-    fd = _open_below(root, link.split("/"))
-    if fd is None:
-        return False  # missing, or reached through a symlink: git will not enter it
-    try:
-        try:
-            st = os.lstat(".git", dir_fd=fd)
-        except FileNotFoundError:
-            return False  # no repository there: git cannot enter it
-        if st.st_ctime_ns >= since_ns:
-            return True
-        if stat.S_ISDIR(st.st_mode):
-            gitdir: int | None = os.open(".git", _DIR_FLAGS, dir_fd=fd)
-        else:
-            parts = _gitdir_of(root, link, fd)
-            gitdir = _open_below(root, parts) if parts is not None else None
-        if gitdir is None:
-            return True
-        try:
-            return any(_ctime(gitdir, part) >= since_ns for part in _GITDIR_PARTS)
-        finally:
-            os.close(gitdir)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-
-
-def _defuse(root: str, link: str, problems: list[str]) -> list[str]:
-    """Rename the nested repository's config and hooks (or its ``.git``
-    file or link), all inside ``root``, all through descriptors."""
-    where = os.path.join(root, link)
-    fd = _open_below(root, link.split("/"))
-    if fd is None:
-        return []  # the directory is gone, or reached only through a symlink
-    out: list[str] = []
-    try:
-        try:
-            st = os.lstat(".git", dir_fd=fd)
-        except FileNotFoundError:
-            return []
-        if not stat.S_ISDIR(st.st_mode):
-            # a .git file or link: renaming it (inside the workspace) stops git
-            if _rename(fd, ".git", where, problems) is not None:
-                out.append(os.path.join(where, ".git"))
-            return out
-        gitdir = os.open(".git", _DIR_FLAGS, dir_fd=fd)
-        try:
-            for name in _GITDIR_PARTS:
-                with contextlib.suppress(FileNotFoundError):
-                    os.lstat(name, dir_fd=gitdir)
-                    if _rename(gitdir, name, os.path.join(where, ".git"), problems) is not None:
-                        out.append(os.path.join(where, ".git", name))
-        finally:
-            os.close(gitdir)
-    finally:
-        os.close(fd)
-    return out
-
-
-def _rename(dir_fd: int, name: str, where: str, problems: list[str]) -> str | None:
-    """Rename ``name`` to a free ``name.quarantined-by-shellgate[.N]`` (an
-    earlier quarantine is never overwritten, nor does an existing one make
-    this one fail); the new name, or None."""
-    for n in range(100):
-        target = name + SUFFIX + (f".{n}" if n else "")
-        try:
-            os.lstat(target, dir_fd=dir_fd)
-            continue  # taken
-        except FileNotFoundError:
-            pass
-        except OSError:
-            continue
-        try:
-            os.rename(name, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except OSError as exc:
-            if exc.errno != errno.ENOENT:
-                problems.append(f"cannot quarantine {os.path.join(where, name)}: {exc.strerror}")
-            return None
-        return target
-    problems.append(f"cannot quarantine {os.path.join(where, name)}: too many quarantined copies")
-    return None
-
-
-def _move_index_aside(root: str) -> str | None:
-    fd = _open_below(root, [".git"])
-    if fd is None:
-        return None
-    try:
-        moved = _rename(fd, "index", os.path.join(root, ".git"), [])
-        return os.path.join(root, ".git", moved) if moved is not None else None
-    finally:
-        os.close(fd)
 
 
 # -- the per-user cache: the gitlinks git saw, keyed by the index stamp ---------

@@ -84,9 +84,12 @@ class _StageParser:
 
 
 def enumerate_gitlinks(
-    root: str, *, home: str, backend: Backend | None, timeout: float = 30.0
+    worktree: str, *, top: str, home: str, backend: Backend | None, timeout: float = 30.0
 ) -> Enumeration:
-    """The gitlinks in ``root/.git``'s index, read by the installed git."""
+    """The gitlinks in the index of the repository at ``worktree`` (inside
+    the workspace ``top``), read by the installed git. git runs with ``top``
+    as its directory, so a submodule's gitdir in ``top/.git/modules`` is
+    in sight (a sandbox shows little else under a private /tmp)."""
     git = shutil.which("git")
     if git is None:
         return Enumeration(frozenset(), "")
@@ -96,13 +99,13 @@ def enumerate_gitlinks(
     parser = _StageParser()
     argv = [
         git, "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false",
-        "-c", "safe.directory=*", "--git-dir", os.path.join(root, ".git"),
+        "-c", "safe.directory=*", "--git-dir", os.path.join(worktree, ".git"),
         "ls-files", "--stage", "-z",
     ]
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home}
     feed: Callable[[str, bytes], None] = parser.feed
     try:
-        result = run(argv, _POLICY, cwd=root, env=env, timeout=timeout, on_output=feed,
+        result = run(argv, _POLICY, cwd=top, env=env, timeout=timeout, on_output=feed,
                      backend=backend)
     except SandboxError as exc:
         return Enumeration(None, f"git could not be run in a sandbox to read the index: {exc}")

@@ -24,6 +24,7 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,6 +123,9 @@ class Guards:
 #: $TMPDIR or the $XDG_RUNTIME_DIR: runs of different users, or of one user
 #: with different environments, can share a workspace too.
 RUN_LOCK = "/tmp/.shellgate-runs.lock"  # noqa: S108 - shared on purpose; see _open_run_lock
+#: how long a run waits for the shared lock (another run's cleanup holds it
+#: exclusively for milliseconds; a hostile holder, for ever)
+_LOCK_WAIT_S = 2.0
 
 
 @contextlib.contextmanager
@@ -142,11 +146,13 @@ def run_lock() -> Iterator[Path]:
     lifted write-deny."""
     record = runtime_dir() / "stubs"
     fd = _open_run_lock()
+    if fd is not None and not _shared_lock(fd):
+        os.close(fd)
+        fd = None
     if fd is None:
-        yield record
+        yield record  # no lock: run, and leave stubs in place
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
         try:
             yield record
         finally:
@@ -154,6 +160,24 @@ def run_lock() -> Iterator[Path]:
             _cleanup_stubs(fd, record)
     finally:
         os.close(fd)
+
+
+def _shared_lock(fd: int, timeout: float = _LOCK_WAIT_S) -> bool:
+    """The shared lock within ``timeout``. Any local user may hold the lock
+    exclusively for ever (from a review: every run then hung), so a run
+    waits a little, then goes on without it — and, holding no lock, never
+    removes stubs."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+        except OSError:
+            return False
 
 
 def _open_run_lock() -> int | None:

@@ -163,9 +163,13 @@ def _report(result: ExecResult) -> int:
         if path.endswith("/.git/commondir"):
             print(f"shellgate: the command created protected path {path}; removed",
                   file=sys.stderr)
-        else:
-            print(f"shellgate: the command planted a nested repository; {path} was renamed "
+        elif path.endswith("/.git"):
+            print(f"shellgate: a nested repository was planted or changed; {path} was renamed "
                   "with the suffix .quarantined-by-shellgate", file=sys.stderr)
+        else:
+            print(f"shellgate: {path} was put back as it was before the run; the version "
+                  f"found there is {path}.replaced-during-run (review it: the command may "
+                  "have written to it)", file=sys.stderr)
     for problem in result.problems:
         print(f"shellgate: warning: {problem}", file=sys.stderr)
     if result.signal is not None:

@@ -100,7 +100,7 @@ class Resources:
 
     def close(self) -> None:
         for watch in self.watches:
-            watch.stop()
+            watch.close()
         if self.proxy is not None:
             self.proxy.stop()
         for sock in self.socks:
@@ -146,10 +146,10 @@ class Launch:
         """The command's result, an exec failure (126/127), or — when the
         command never started — :class:`SandboxUnavailable`."""
         self.watch.stop()
-        if self.watch.problem:
-            result = dataclasses.replace(result, problems=(*result.problems, self.watch.problem))
         if self.watch.tripped:
-            return dataclasses.replace(result, killed_reason=self.watch.tripped)
+            restored = self.watch.restore()
+            return dataclasses.replace(result, killed_reason=self.watch.tripped,
+                                       tampered=(*result.tampered, *restored))
         if result.timed_out or result.killed_reason:
             return result
         statuses = self.status.read_rest()
@@ -280,8 +280,12 @@ def prepare(
     pass_fds.append(args_fd)
     status = _Status(status_r)
     watch = MountWatch([*plan.hidden_files, *plan.hidden_dirs, *plan.protected,
-                        *(path for path, _ in plan.stubs), *plan.pinned])
+                        *(path for path, _ in plan.stubs), *plan.pinned], files=plan.protected)
     res.watches.append(watch)
+    try:
+        watch.arm()
+    except OSError as exc:
+        raise SandboxUnavailable(str(exc)) from None
 
     def gate(pid: int) -> None:
         """bwrap has created the sandbox and waits on the block fd: set the

@@ -102,3 +102,21 @@ def test_a_parallel_runs_cleanup_never_lifts_a_write_deny(tmp_path: Path) -> Non
     assert seen == ["refused-before", "refused-after"]
     zshrc = home / ".zshrc"
     assert not zshrc.exists() or "PWNED" not in zshrc.read_text()
+
+
+def test_a_run_lock_held_for_ever_by_someone_else_does_not_stop_runs(workspace: Path) -> None:
+    """Attack (from a review): any local user can open the machine-wide lock
+    and hold it exclusively; every run then hung. A run waits briefly, then
+    goes on without the lock (and leaves its stubs in place)."""
+    import fcntl
+
+    fd = os.open("/tmp/.shellgate-runs.lock", os.O_RDONLY | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        started = time.monotonic()
+        proc = sh(workspace, "echo ran > control.txt", timeout=20)
+        consume_control(workspace, proc)
+        assert proc.returncode == 0
+        assert time.monotonic() - started < 10
+    finally:
+        os.close(fd)

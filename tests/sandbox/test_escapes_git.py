@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from escape_kit import (
+    PY,
     SHELLGATE,
     consume_control,
     hook_script,
@@ -206,7 +207,7 @@ def test_a_planted_gitlink_name_cannot_make_the_guard_touch_another_repository(
     """
     proc = sh(git_ws, script)
     consume_control(git_ws, proc)
-    require((git_ws / "sub" / ".git" / f"config{SUFFIX}").exists(),
+    require((git_ws / "sub" / f".git{SUFFIX}").exists(),
             "the guard read the crafted index (it defused `sub`)", proc)
     assert snapshot(victim / ".git") == before
     assert list(outside.rglob(f"*{SUFFIX}")) == []
@@ -296,26 +297,43 @@ def test_a_gitlink_planted_in_an_index_git_reads_its_own_way_is_still_defused(
     assert not marker.exists(), "the host's `git status` ran the planted fsmonitor"
 
 
-def test_a_host_rename_over_a_protected_file_stops_the_run(git_ws: Path, tmp_path: Path) -> None:
-    """Attack (from a review): the command retries a write to `.git/config`
-    until the user's own `git config …` on the host (lockfile + rename)
-    detaches the read-only mount over it; then the write lands. The run is
-    stopped the moment the host replaces the file."""
+_GRAB = r"""
+import os, sys, time
+open("control.txt", "w").close()
+payload = ("\n[core]\n\tfsmonitor = touch " + sys.argv[1] + "\n").encode()
+end = time.monotonic() + 15
+while time.monotonic() < end:
+    try:
+        fd = os.open(".git/config", os.O_WRONLY | os.O_APPEND)
+    except OSError:
+        continue
+    os.write(fd, payload)
+    print("WROTE", flush=True)
+    break
+"""
+
+
+def test_a_host_rename_over_a_protected_file_stops_the_run_and_undoes_the_write(
+    git_ws: Path, tmp_path: Path
+) -> None:
+    """Attack (from two reviews): the command retries a write to
+    `.git/config` in a tight loop until the user's own `git config …` on the
+    host (lockfile + rename) detaches the read-only mount over it. The run
+    is stopped at once; if the write still landed in the window, the file
+    is put back as it was before the run (the host's version kept beside)."""
     marker = tmp_path / "PLANTED-CODE-RAN"
-    script = (f"echo ran > control.txt; for i in $(seq 100); do "
-              f"git config core.fsmonitor 'touch {marker}' 2>/dev/null && echo WROTE && break; "
-              "sleep 0.05; done")
-    with subprocess.Popen([SHELLGATE, "run", "--cwd", str(git_ws), "--", "sh", "-c", script],
-                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+    with subprocess.Popen([SHELLGATE, "run", "--cwd", str(git_ws), "--", PY, "-c", _GRAB,
+                           str(marker)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE) as proc:
         deadline = time.monotonic() + 15
         while not (git_ws / "control.txt").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
+            time.sleep(0.02)
         require((git_ws / "control.txt").exists(), "the command started")
+        time.sleep(0.3)
         assert host_git(git_ws, "config", "user.name", "changed on the host").returncode == 0
-        out, err = proc.communicate(timeout=30)
-    assert b"WROTE" not in out
+        _out, err = proc.communicate(timeout=30)
     assert b"replaced on the host" in err
     assert "fsmonitor" not in (git_ws / ".git" / "config").read_text()
+    assert "changed on the host" in (git_ws / ".git" / "config.replaced-during-run").read_text()
     run_planted_git(git_ws)
     assert not marker.exists()

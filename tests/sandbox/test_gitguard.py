@@ -72,7 +72,8 @@ def test_a_gitlink_added_during_the_run_has_its_repository_defused(
     g = guard(tmp_path, repo)
     register(repo, "sub", nested(repo, "sub", marker))
     report = g.after()
-    assert str(repo / "sub" / ".git" / "config") in report.defused
+    assert report.defused == (str(repo / "sub" / ".git"),)
+    assert (repo / "sub" / f".git{SUFFIX}" / "config").exists()  # kept, renamed aside
     host_status(repo)
     assert not marker.exists()
 
@@ -385,11 +386,35 @@ def test_a_second_quarantine_never_overwrites_or_fails_on_the_first(
     first = guard(tmp_path, repo)
     register(repo, "sub", nested(repo, "sub"))
     first.after()
-    (repo / "sub" / ".git" / "hooks").mkdir()
-    (repo / "sub" / ".git" / "hooks" / "pre-commit").write_text("evil")
-    (repo / "sub" / ".git" / "config").write_text("[core]\n")
+    nested(repo, "sub")  # planted again, behind the same gitlink
     second = guard(tmp_path, repo)
-    (repo / "sub" / ".git" / "config").write_text("[core]\n\tfsmonitor = evil\n")
+    git(repo / "sub", "config", "core.fsmonitor", "evil")
     second.after()
-    names = sorted(p.name for p in (repo / "sub" / ".git").iterdir() if SUFFIX in p.name)
-    assert names == [f"config{SUFFIX}", f"config{SUFFIX}.1", f"hooks{SUFFIX}", f"hooks{SUFFIX}.1"]
+    names = sorted(p.name for p in (repo / "sub").iterdir() if SUFFIX in p.name)
+    assert names == [f".git{SUFFIX}", f".git{SUFFIX}.1"]
+
+
+def test_a_repository_planted_two_gitlinks_deep_is_defused(repo: Path, tmp_path: Path) -> None:
+    """Attack (from a review): `sub` is an honest submodule; the run plants
+    `sub/inner` and registers it in *sub's* index, rewritten in place. The
+    host's `git status` recurses sub -> sub/inner and runs its fsmonitor."""
+    marker = tmp_path / "RAN"
+    submodule(repo, "sub")
+    (repo / "sub" / "f").write_text("x")
+    git(repo / "sub", "add", "f")
+    _settle()
+    g = guard(tmp_path, repo)
+    head = nested(repo / "sub", "inner", marker)
+    index = Path(git(repo / "sub", "rev-parse", "--absolute-git-dir")) / "index"
+    copy = tmp_path / "idx"
+    copy.write_bytes(index.read_bytes())
+    subprocess.run(["git", "-C", str(repo / "sub"), "update-index", "--add", "--cacheinfo",
+                    f"160000,{head},inner"], env={**os.environ, "GIT_INDEX_FILE": str(copy)},
+                   check=True, capture_output=True)
+    with index.open("r+b") as handle:  # rewritten in place: same inode
+        handle.write(copy.read_bytes())
+    g.after()
+    host_status(repo)
+    subprocess.run(["git", "-C", str(repo), "status", "--recurse-submodules"],
+                   capture_output=True, timeout=20, check=False)
+    assert not marker.exists()

@@ -41,8 +41,8 @@ def test_the_none_backend_defuses_a_planted_gitlink(repo: Path) -> None:
               "--allow-empty -m x && git update-index --add --cacheinfo "
               "160000,$(git -C sub rev-parse HEAD),sub")
     result = _none(repo, script)
-    assert (repo / "sub" / ".git" / f"config{SUFFIX}").exists()
-    assert str(repo / "sub" / ".git" / "config") in result.tampered  # type: ignore[attr-defined]
+    assert (repo / "sub" / f".git{SUFFIX}").exists()
+    assert str(repo / "sub" / ".git") in result.tampered  # type: ignore[attr-defined]
 
 
 def test_the_none_backend_reports_a_missing_command_as_a_shell_would(repo: Path) -> None:

@@ -1,0 +1,237 @@
+"""Reading and renaming inside a workspace's git repositories, safely.
+
+Everything here runs on the host after a sandboxed command has had the
+workspace to itself, so every path may be a trap: a symlink leading out of
+the workspace, a FIFO, a name with `..`. Directories are opened one
+component at a time with ``O_NOFOLLOW`` below the workspace's own
+descriptor; files are read with ``O_NONBLOCK`` and never followed; renames
+happen inside a directory descriptor, never across it. Nothing raises.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+
+SUFFIX = ".quarantined-by-shellgate"
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+#: what inside a nested repository's git directory makes it run or obey code
+GITDIR_PARTS = ("config", "hooks", "config.worktree", "commondir")
+
+#: (name, inode, size, mtime, ctime) of every index file of a git directory
+Stamp = tuple[tuple[str, int, int, int, int], ...]
+
+
+def safe_link_name(name: str) -> bool:
+    """A gitlink name git itself would accept for a path inside the tree:
+    relative, no empty, ``.``, ``..`` or ``.git`` component, no NUL."""
+    if not name or name.startswith("/") or "\0" in name:
+        return False
+    parts = name.split("/")
+    return all(p and p not in (".", "..") and p.lower() != ".git" for p in parts)
+
+
+def is_real_dir(path: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def index_stamp(gitdir: str) -> Stamp:
+    """Inode, size, mtime and ctime of every index file of ``gitdir``
+    (``index``, ``index.*``, ``sharedindex.*``), without following links."""
+    try:
+        names = [n for n in os.listdir(gitdir) if n.startswith(("index", "sharedindex."))]
+    except OSError:
+        return ()
+    out = []
+    for name in sorted(names)[:64]:
+        with contextlib.suppress(OSError):
+            st = os.lstat(os.path.join(gitdir, name))
+            out.append((name, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(out)
+
+
+def irregular_index(gitdir: str) -> bool:
+    """Is ``gitdir/index`` or any ``sharedindex.*`` part something other
+    than a regular file (a symlink, a FIFO, a device)? A missing index is
+    regular enough: git then sees no entries."""
+    try:
+        names = [n for n in os.listdir(gitdir) if n == "index" or n.startswith("sharedindex.")]
+    except OSError:
+        return True
+    for name in names:
+        try:
+            if not stat.S_ISREG(os.lstat(os.path.join(gitdir, name)).st_mode):
+                return True
+        except OSError:
+            return True
+    return False
+
+
+def open_below(root: str, parts: list[str]) -> int | None:
+    """A directory descriptor for ``root/parts...``, every component opened
+    without following a symlink; None if any is missing or not a real dir."""
+    try:
+        fd = os.open(root, _DIR_FLAGS)
+    except OSError:
+        return None
+    for part in parts:
+        try:
+            nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+        except OSError:
+            os.close(fd)
+            return None
+        os.close(fd)
+        fd = nxt
+    return fd
+
+
+def _ctime(dir_fd: int, name: str) -> int:
+    try:
+        return os.lstat(name, dir_fd=dir_fd).st_ctime_ns
+    except OSError:
+        return 0
+
+
+def _gitdir_target(top: str, nested: str, dir_fd: int) -> list[str] | None:
+    """Where ``nested/.git`` (a ``gitdir:`` file, or a symlink) leads: the
+    path's components relative to ``top``, or None when it leads outside
+    ``top`` or cannot be read."""
+    try:
+        st = os.lstat(".git", dir_fd=dir_fd)
+        if stat.S_ISLNK(st.st_mode):
+            target = os.readlink(".git", dir_fd=dir_fd)
+        else:
+            fd = os.open(".git", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                         dir_fd=dir_fd)
+            try:
+                first = os.read(fd, 4096).decode("utf-8", "replace").splitlines()[:1]
+            finally:
+                os.close(fd)
+            if not first or not first[0].startswith("gitdir:"):
+                return None
+            target = first[0][len("gitdir:"):].strip()
+    except OSError:
+        return None
+    rel = os.path.relpath(os.path.normpath(os.path.join(nested, target)), top)
+    if rel == ".." or rel.startswith("../") or os.path.isabs(rel):
+        return None
+    return [] if rel == "." else rel.split("/")
+
+
+def nested_gitdir(top: str, nested: str) -> str | None:
+    """The git directory of the repository at ``nested`` (inside ``top``):
+    its ``.git`` directory, or what its ``.git`` file names when that lies
+    inside ``top`` and is reached without symlinks; None when there is no
+    repository or it cannot be verified."""
+    rel = os.path.relpath(nested, top)
+    fd = open_below(top, [] if rel == "." else rel.split("/"))
+    if fd is None:
+        return None
+    try:
+        try:
+            st = os.lstat(".git", dir_fd=fd)
+        except OSError:
+            return None
+        if stat.S_ISDIR(st.st_mode):
+            return os.path.join(nested, ".git")
+        parts = _gitdir_target(top, nested, fd)
+        if parts is None:
+            return None
+        gitdir_fd = open_below(top, parts)
+        if gitdir_fd is None:
+            return None
+        os.close(gitdir_fd)
+        return os.path.join(top, *parts)
+    finally:
+        os.close(fd)
+
+
+def nested_changed(top: str, nested: str, since_ns: int) -> bool:
+    """Did the run create or change the repository at ``nested``: its
+    ``.git`` entry, or its git directory's config, hooks, config.worktree
+    or commondir? Whatever cannot be verified counts as changed (defusing
+    is reversible): a gitdir outside the workspace or reached through a
+    symlink, an unreadable ``.git`` file."""
+    rel = os.path.relpath(nested, top)
+    fd = open_below(top, rel.split("/"))
+    if fd is None:
+        return False  # missing, or reached through a symlink: git will not enter it
+    try:
+        try:
+            st = os.lstat(".git", dir_fd=fd)
+        except FileNotFoundError:
+            return False  # no repository there: git cannot enter it
+        if st.st_ctime_ns >= since_ns:
+            return True
+        if stat.S_ISDIR(st.st_mode):
+            gitdir: int | None = os.open(".git", _DIR_FLAGS, dir_fd=fd)
+        else:
+            parts = _gitdir_target(top, nested, fd)
+            gitdir = open_below(top, parts) if parts is not None else None
+        if gitdir is None:
+            return True
+        try:
+            return any(_ctime(gitdir, part) >= since_ns for part in GITDIR_PARTS)
+        finally:
+            os.close(gitdir)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def defuse(top: str, nested: str, problems: list[str]) -> list[str]:
+    """Rename the nested repository's ``.git`` (directory, file or link)
+    aside, inside ``top``, through descriptors: git then sees a plain
+    directory — no config, no hooks, and no recursion into gitlinks below."""
+    rel = os.path.relpath(nested, top)
+    fd = open_below(top, rel.split("/"))
+    if fd is None:
+        return []  # the directory is gone, or reached only through a symlink
+    try:
+        if rename_aside(fd, ".git", nested, problems) is not None:
+            return [os.path.join(nested, ".git")]
+        return []
+    finally:
+        os.close(fd)
+
+
+def rename_aside(dir_fd: int, name: str, where: str, problems: list[str]) -> str | None:
+    """Rename ``name`` to a free ``name.quarantined-by-shellgate[.N]`` (an
+    earlier quarantine is never overwritten, nor does an existing one make
+    this one fail); the new name, or None."""
+    for n in range(100):
+        target = name + SUFFIX + (f".{n}" if n else "")
+        try:
+            os.lstat(target, dir_fd=dir_fd)
+            continue  # taken
+        except FileNotFoundError:
+            pass
+        except OSError:
+            continue
+        try:
+            os.rename(name, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno != errno.ENOENT:
+                problems.append(f"cannot quarantine {os.path.join(where, name)}: {exc.strerror}")
+            return None
+        return target
+    problems.append(f"cannot quarantine {os.path.join(where, name)}: too many quarantined copies")
+    return None
+
+
+def move_index_aside(top: str, gitdir: str) -> str | None:
+    rel = os.path.relpath(gitdir, top)
+    fd = open_below(top, rel.split("/"))
+    if fd is None:
+        return None
+    try:
+        moved = rename_aside(fd, "index", gitdir, [])
+        return os.path.join(gitdir, moved) if moved is not None else None
+    finally:
+        os.close(fd)

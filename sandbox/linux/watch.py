@@ -27,9 +27,13 @@ can write the original inode itself, and a restore from it would plant
 what it wrote. A hidden file read in the window stays read: the run is
 stopped and reported.
 
-Set up before the sandbox exists, so a command cannot use up the user's
-inotify instances first; if it cannot be set up, the run does not start
+Armed before the sandbox exists, so a command cannot use up the user's
+inotify instances first; if it cannot be armed, the run does not start
 (fail closed). A queue overflow (events lost) counts as a trip.
+
+One inotify instance serves every run of the process (:class:`_Inotify`):
+closing an instance that held watches waits for an SRCU grace period, 10 to
+15 ms, which a run must not pay; removing a watch is cheap.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ import threading
 from collections.abc import Iterable
 
 _IN_Q_OVERFLOW = 0x00004000
+_IN_IGNORED = 0x00008000
 _IN_MOVED_FROM = 0x00000040
 _IN_MOVED_TO = 0x00000080
 _IN_DELETE = 0x00000200
@@ -55,10 +60,79 @@ _MASK = _IN_MOVED_FROM | _IN_MOVED_TO | _IN_DELETE | _IN_ONLYDIR
 _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len
 #: protected files larger than this are not copied (and so not restored)
 _MAX_COPY = 1 << 20
+_ENOENT, _ENOTDIR = 2, 20
 
 
 class WatchUnavailable(OSError):
     """The watch could not be set up: the run must not start."""
+
+
+class _Inotify:
+    """The process's one inotify instance, its watches counted by use, and
+    the thread that hands each event to the runs that watch it."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.fd = -1
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.refs: dict[int, int] = {}
+        self.dirs: dict[int, str] = {}
+        self.subscribers: set[MountWatch] = set()
+
+    def _ensure(self) -> None:
+        if self.fd >= 0:
+            return
+        fd = self.libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
+        if fd < 0:
+            err = ctypes.get_errno()
+            raise WatchUnavailable(err, "cannot watch the protected paths for replacement on "
+                                   f"the host ({os.strerror(err)}; the user's inotify "
+                                   "instances may be used up)")
+        self.fd = fd
+        threading.Thread(target=self._run, name="shellgate-mount-watch", daemon=True).start()
+
+    def add(self, parent: str) -> int | None:
+        """A watch on ``parent`` (shared with other runs), or None when
+        there is nothing there to replace."""
+        with self.lock:
+            self._ensure()
+            wd = int(self.libc.inotify_add_watch(self.fd, os.fsencode(parent), _MASK))
+            if wd < 0:
+                err = ctypes.get_errno()
+                if err in (_ENOENT, _ENOTDIR):
+                    return None
+                raise WatchUnavailable(err, f"cannot watch {parent} for replacement on the "
+                                       f"host: {os.strerror(err)}")
+            self.refs[wd] = self.refs.get(wd, 0) + 1
+            self.dirs[wd] = parent
+            return wd
+
+    def release(self, wd: int) -> None:
+        with self.lock:
+            self.refs[wd] -= 1
+            if self.refs[wd] == 0:
+                del self.refs[wd]
+                self.dirs.pop(wd, None)
+                self.libc.inotify_rm_watch(self.fd, wd)
+
+    def _run(self) -> None:
+        while True:
+            select.select([self.fd], [], [])
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                continue
+            except OSError:
+                return
+            with self.lock:
+                events = _events(data, self.dirs)
+                subscribers = list(self.subscribers)
+            for parent, name in events:
+                for watch in subscribers:
+                    watch.on_event(parent, name)
+
+
+_INOTIFY = _Inotify()
 
 
 class MountWatch:
@@ -74,11 +148,9 @@ class MountWatch:
                 self.watched.setdefault(parent, set()).add(name)
         self.tripped: str | None = None
         self.tripped_path: str | None = None
-        self._fd = -1
-        self._dirs: dict[int, str] = {}
         self._pid: int | None = None
-        self._stop_r, self._stop_w = os.pipe()
-        self._thread: threading.Thread | None = None
+        self._wds: list[int] = []
+        self._lock = threading.Lock()
         #: protected file -> (its content, its mode) from before the run
         self._originals: dict[str, tuple[bytes, int]] = {}
         for path in files:
@@ -93,61 +165,60 @@ class MountWatch:
                     os.close(fd)
 
     def arm(self) -> None:
-        """Create the watches, before the sandbox exists. Raises
-        :class:`WatchUnavailable` when they cannot be made."""
+        """Watch, before the sandbox exists. Raises :class:`WatchUnavailable`
+        when the watches cannot be made."""
         if not self.watched:
             return
-        libc = ctypes.CDLL(None, use_errno=True)
-        fd = libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
-        if fd < 0:
-            raise WatchUnavailable(
-                ctypes.get_errno(), "cannot watch the protected paths for replacement on "
-                f"the host ({os.strerror(ctypes.get_errno())}; the user's inotify instances "
-                "may be used up)")
-        self._fd = fd
-        for parent in self.watched:
-            wd = libc.inotify_add_watch(fd, os.fsencode(parent), _MASK)
-            if wd >= 0:
-                self._dirs[wd] = parent
-            elif ctypes.get_errno() not in (2, 20):  # ENOENT, ENOTDIR: nothing to replace
-                raise WatchUnavailable(ctypes.get_errno(), f"cannot watch {parent} for "
-                                       f"replacement on the host: "
-                                       f"{os.strerror(ctypes.get_errno())}")
+        with _INOTIFY.lock:
+            _INOTIFY.subscribers.add(self)
+        try:
+            for parent in self.watched:
+                wd = _INOTIFY.add(parent)
+                if wd is not None:
+                    self._wds.append(wd)
+        except WatchUnavailable:
+            self.stop()
+            raise
 
     def start(self, pid: int) -> None:
-        """Act on events (those queued since :meth:`arm` included): ``pid``
-        is killed on a trip."""
-        self._pid = pid
-        if self._fd < 0:
-            return
-        self._thread = threading.Thread(target=self._run, name="shellgate-mount-watch",
-                                        daemon=True)
-        self._thread.start()
+        """From now on a trip kills ``pid``; one that happened since
+        :meth:`arm` kills it at once."""
+        with self._lock:
+            self._pid = pid
+            if self.tripped is not None:
+                _kill(pid)
 
     def stop(self) -> None:
-        """End the watch; safe to call more than once (descriptors are
-        closed once, never a number reused by someone else)."""
-        if self._stop_w < 0:
-            return
-        with contextlib.suppress(OSError):
-            os.write(self._stop_w, b"x")
-        if self._thread is not None:
-            self._thread.join(2)
-        for fd in (self._fd, self._stop_r, self._stop_w):
-            if fd >= 0:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        self._fd = self._stop_r = self._stop_w = -1
+        """End the watch; safe to call more than once."""
+        with _INOTIFY.lock:
+            _INOTIFY.subscribers.discard(self)
+        wds, self._wds = self._wds, []
+        for wd in wds:
+            _INOTIFY.release(wd)
 
     def close(self) -> None:
         self.stop()
         self._originals.clear()
 
+    def on_event(self, parent: str, name: str) -> None:
+        if parent and name not in self.watched.get(parent, ()):
+            return
+        path = os.path.join(parent, name) if parent else ""
+        with self._lock:
+            if self.tripped is None:
+                self.tripped_path = path or None
+                self.tripped = (
+                    f"{path} was replaced on the host during the run, which lifts the "
+                    "sandbox's protection of it; the command was stopped" if path else
+                    "the watch over the protected paths lost events; the command was stopped")
+            if self._pid is not None:
+                _kill(self._pid)
+
     def restore(self) -> list[str]:
-        """After a trip over a protected file: put its original content back
-        (what the command may have written in the window is undone) and keep
-        the version found there as ``PATH.replaced-during-run``; returns the
-        paths restored. The host's own change is in that kept copy."""
+        """After a trip over a protected file: put its content from before
+        the run back and keep the version found there as
+        ``PATH.replaced-during-run`` (the host's change is in it, and perhaps
+        the command's); returns the paths restored."""
         path = self.tripped_path
         if path is None or path not in self._originals:
             return []
@@ -168,35 +239,14 @@ class MountWatch:
             return []
         return [path]
 
-    def _run(self) -> None:
-        while True:
-            readable = select.select([self._fd, self._stop_r], [], [])[0]
-            if self._stop_r in readable:
-                return
-            try:
-                data = os.read(self._fd, 65536)
-            except BlockingIOError:
-                continue
-            except OSError:
-                return
-            for parent, name in _events(data, self._dirs):
-                if parent == "" or name in self.watched.get(parent, ()):
-                    self._trip(os.path.join(parent, name) if parent else "")
-                    return
 
-    def _trip(self, path: str) -> None:
-        if self.tripped is None:
-            self.tripped_path = path or None
-            self.tripped = (
-                f"{path} was replaced on the host during the run, which lifts the "
-                "sandbox's protection of it; the command was stopped" if path else
-                "the watch over the protected paths lost events; the command was stopped")
-        if self._pid is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(self._pid, signal.SIGKILL)
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGKILL)
 
 
 def _events(data: bytes, dirs: dict[int, str]) -> list[tuple[str, str]]:
+    """(directory, name) per event; ("", "") when events were lost."""
     out = []
     offset = 0
     while offset + _EVENT.size <= len(data):
@@ -205,6 +255,8 @@ def _events(data: bytes, dirs: dict[int, str]) -> list[tuple[str, str]]:
         offset += _EVENT.size + length
         if mask & _IN_Q_OVERFLOW:
             out.append(("", ""))  # events were lost: fail closed
+            continue
+        if mask & _IN_IGNORED:
             continue
         name = os.fsdecode(raw.split(b"\0", 1)[0])
         if wd in dirs and name:

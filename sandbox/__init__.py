@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 from .background import BackgroundProcess, start_background
 from .errors import PolicyError, SandboxError, SandboxUnavailable
-from .plan import HOME_WRITE_DENY, MANDATORY_WRITE_DENY, FsPlan, build_plan
+from .hostrun import HostFile, host_files
+from .plan import FsPlan, build_plan
 from .policy import (
     EnvPolicy,
     FilesystemPolicy,
@@ -59,8 +60,6 @@ if TYPE_CHECKING:
 __all__ = [
     "BUILTIN_PROFILES",
     "DEFAULT_PROFILE",
-    "HOME_WRITE_DENY",
-    "MANDATORY_WRITE_DENY",
     "Backend",
     "BackgroundProcess",
     "DomainProxy",
@@ -68,6 +67,7 @@ __all__ = [
     "ExecResult",
     "FilesystemPolicy",
     "FsPlan",
+    "HostFile",
     "Limits",
     "NetworkPolicy",
     "OutputCapture",
@@ -82,6 +82,7 @@ __all__ = [
     "build_plan",
     "default_backend",
     "domain_matches",
+    "host_files",
     "load_profile",
     "parse_settings",
     "run",

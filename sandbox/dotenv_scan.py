@@ -7,29 +7,19 @@ a walk of each home directory, depth-limited, skipping trees that hold
 tools and caches rather than projects (``node_modules``, ``.git``, ``.cache``,
 virtualenvs …).
 
-The walk is cached between runs (in the private runtime directory, and in
-memory) and kept true by directory ctimes: adding, removing or renaming a
-file changes its directory's ctime (and, unlike the mtime, nothing can set
-it back), so each run re-lists only the directories that changed. A
-directory whose ctime is too close to the moment it was listed is listed
-again next time (a change in the same clock tick would not move it: git's
-"racily clean" problem).
-
-Bounded and failing closed: a walk gets a time budget; whatever it has not
-reached when the budget runs out is *hidden* for this run (reported in
-``unscanned``), and the next run carries on where this one stopped.
+The walk (:mod:`sandbox.walk`) is cached between runs and kept true by
+directory ctimes. Bounded and failing closed: whatever it has not reached
+when its budget runs out, or may enter but not list, is *hidden* for this
+run, and the next run carries on where this one stopped.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import stat
-import time
-from collections import deque
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from .walk import WalkResult, WalkSpec, walk
 
 #: Directory names never walked: tool caches and installed dependencies,
 #: which hold other people's published files, not a user's secrets. Names
@@ -51,8 +41,6 @@ MAX_DEPTH = 8
 BUDGET_S = 0.3
 #: re-checking the known directories (one lstat each) may take this long
 REVALIDATE_BUDGET_S = 1.0
-_RACY_NS = 2_000_000_000
-_VERSION = 3
 
 
 def is_dotenv(name: str) -> bool:
@@ -60,59 +48,19 @@ def is_dotenv(name: str) -> bool:
     return name in (".env", ".envrc") or name.startswith(".env.")
 
 
-@dataclass
-class _State:
-    homes: list[str]
-    #: directory -> its ctime when listed (0: list again next time)
-    dirs: dict[str, int] = field(default_factory=dict)
-    depth: dict[str, int] = field(default_factory=dict)
-    #: directory -> the dotenv names found in it (files, and `.envs` dirs)
-    found: dict[str, set[str]] = field(default_factory=dict)
-    #: (directory, depth) still to walk, shallowest first: when the budget
-    #: runs out, what is left (and hidden) is the depths of the largest
-    #: trees, not a sibling that happened to come last
-    pending: deque[tuple[str, int]] = field(default_factory=deque)
-    unlistable: set[str] = field(default_factory=set)
+DOTENV_SPEC = WalkSpec(
+    name="dotenv",
+    match_file=is_dotenv,
+    match_dirs=DOTENV_DIRS,
+    skip_dirs=SKIP_DIRS,
+    skip_paths=SKIP_PATHS,
+    max_depth=MAX_DEPTH,
+    budget_s=BUDGET_S,
+    revalidate_budget_s=REVALIDATE_BUDGET_S,
+)
 
-    def to_json(self) -> str:
-        return json.dumps({
-            "version": _VERSION, "homes": self.homes,
-            "dirs": [[d, m, self.depth.get(d, 0)] for d, m in self.dirs.items()],
-            "found": {d: sorted(names) for d, names in self.found.items() if names},
-            "pending": list(self.pending), "unlistable": sorted(self.unlistable),
-        })
-
-    @classmethod
-    def from_json(cls, text: str, homes: list[str]) -> _State | None:
-        try:
-            data = json.loads(text)
-            if data.get("version") != _VERSION or data.get("homes") != homes:
-                return None
-            state = cls(homes)
-            for d, m, depth in data["dirs"]:
-                state.dirs[str(d)] = int(m)
-                state.depth[str(d)] = int(depth)
-            state.found = {str(d): {str(n) for n in names} for d, names in data["found"].items()}
-            state.pending = deque((str(d), int(depth)) for d, depth in data["pending"])
-            state.unlistable = {str(d) for d in data["unlistable"]}
-        except (ValueError, KeyError, TypeError, AttributeError):
-            return None
-        return state
-
-
-_MEMORY: dict[tuple[str, ...], _State] = {}
-
-
-@dataclass(frozen=True, slots=True)
-class DotenvScan:
-    """``found``: dotenv files; ``unscanned``: directories the budget did not
-    reach or re-check (hide them: the scan fails closed)."""
-
-    found: tuple[str, ...]
-    unscanned: tuple[str, ...]
-    #: directories this user may enter but not list (mode 0311): what is in
-    #: them cannot be known, so they are hidden whole
-    unlistable: tuple[str, ...] = ()
+#: the walk's result under its old name
+DotenvScan = WalkResult
 
 
 def scan(
@@ -121,127 +69,11 @@ def scan(
     *,
     keep: tuple[str, ...] = (),
     budget: float = BUDGET_S,
-) -> DotenvScan:
+) -> WalkResult:
     """The dotenv files under ``homes`` (existing directories only).
     Directories that contain a path of ``keep`` (the workspace, writable
     roots: they cannot be hidden) are listed even past the budget."""
-    key = tuple(homes)
-    state = _MEMORY.get(key) or _load(cache, homes) or _State(homes)
-    if not state.dirs and not state.pending:
-        state.pending = deque((h, 0) for h in homes if os.path.isdir(h))
-    start = time.monotonic()
-    changed, unchecked = _revalidate(state, start + REVALIDATE_BUDGET_S)
-    changed |= _walk(state, start + budget, keep)
-    _MEMORY[key] = state
-    if changed and cache is not None:
-        _save(cache, state)
-    found = sorted(os.path.join(d, n) for d, names in state.found.items() for n in names)
-    return DotenvScan(tuple(found), tuple(d for d, _ in state.pending) + tuple(unchecked),
-                      tuple(sorted(state.unlistable)))
-
-
-def _load(cache: Path | None, homes: list[str]) -> _State | None:
-    if cache is None:
-        return None
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        return _State.from_json(cache.read_text("utf-8"), homes)
-    return None
-
-
-def _save(cache: Path, state: _State) -> None:
-    tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-    with contextlib.suppress(OSError):
-        tmp.write_text(state.to_json(), "utf-8")
-        os.replace(tmp, cache)
-
-
-def _revalidate(state: _State, deadline: float) -> tuple[bool, list[str]]:
-    """Re-list every known directory whose ctime moved (or was racy);
-    forget the ones that are gone. The ctime, not the mtime: `touch -d`,
-    `cp -a`, `rsync -a` and `tar x` set an mtime back after adding a file,
-    and a ctime cannot be set back (from a review: a `.env` added and the
-    mtime restored stayed readable). Directories not re-checked by the
-    deadline are returned: hidden whole for this run."""
-    stale: list[str] = []
-    unchecked: list[str] = []
-    for i, (path, stamp) in enumerate(state.dirs.items()):
-        if i % 256 == 0 and time.monotonic() > deadline:
-            unchecked = list(state.dirs)[i:]
-            break
-        try:
-            st = os.lstat(path)
-        except OSError:
-            stale.append(path)
-            continue
-        if not stat.S_ISDIR(st.st_mode) or st.st_ctime_ns != stamp or stamp == 0:
-            stale.append(path)
-    for path in stale:
-        state.found.pop(path, None)
-        state.unlistable.discard(path)
-        depth = state.depth.pop(path, 0)
-        del state.dirs[path]
-        if os.path.isdir(path) and not os.path.islink(path):
-            state.pending.append((path, depth))
-    return bool(stale), unchecked
-
-
-def _walk(state: _State, deadline: float, keep: tuple[str, ...]) -> bool:
-    """List pending directories until none is left or the deadline passes;
-    past it, only the ancestors of ``keep`` (a short chain)."""
-    walked = False
-    while state.pending and time.monotonic() < deadline:
-        path, depth = state.pending.popleft()
-        walked = True
-        _list(state, path, depth)
-    while True:
-        must = [item for item in state.pending if _contains_any(item[0], keep)]
-        if not must:
-            return walked
-        for item in must:
-            state.pending.remove(item)
-            _list(state, *item)
-            walked = True
-
-
-def _contains_any(directory: str, paths: tuple[str, ...]) -> bool:
-    prefix = directory.rstrip("/") + "/"
-    return any(p == directory or p.startswith(prefix) for p in paths)
-
-
-def _list(state: _State, path: str, depth: int) -> None:
-    try:
-        before = os.lstat(path).st_ctime_ns
-    except OSError:
-        return
-    try:
-        entries = list(os.scandir(path))
-    except PermissionError:
-        entries = []
-        state.unlistable.add(path)  # enterable, not listable: hidden whole
-    except OSError:
-        return
-    now = time.time_ns()
-    state.dirs[path] = 0 if now - before < _RACY_NS else before
-    state.depth[path] = depth
-    home = next((h for h in state.homes if path == h or path.startswith(h + "/")), "")
-    names: set[str] = set()
-    for entry in entries:
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name in DOTENV_DIRS:
-                    names.add(entry.name)
-                elif (depth < MAX_DEPTH and entry.name not in SKIP_DIRS
-                        and os.path.relpath(entry.path, home) not in SKIP_PATHS
-                        and entry.path not in state.dirs):
-                    state.pending.append((entry.path, depth + 1))
-            elif is_dotenv(entry.name):
-                names.add(entry.name)
-        except OSError:
-            continue
-    if names:
-        state.found[path] = names
-    else:
-        state.found.pop(path, None)
+    return walk(DOTENV_SPEC, homes, cache, keep=keep, budget=budget)
 
 
 # -- from what was found to what is hidden ------------------------------------------
@@ -261,7 +93,7 @@ def _under(path: str, root: str) -> bool:
 
 
 def hide_list(
-    found: DotenvScan, homes: list[str], keep: list[str]
+    found: WalkResult, homes: list[str], keep: list[str]
 ) -> tuple[list[str], list[str]]:
     """(files, directories) to hide for ``found``. The workspace and the
     writable roots (``keep``) are never hidden, nor anything above them.

@@ -49,6 +49,7 @@ nothing here raises.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import time
@@ -111,25 +112,38 @@ class GitGuard:
     backend: Backend | None
     cache: Path | None
     started_ns: int = 0
-    tops: list[str] = field(default_factory=list)
+    #: (writable root, work tree) of every repository with its own `.git`
+    tops: list[tuple[str, str]] = field(default_factory=list)
     before_map: dict[str, Repo] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     defused: list[str] = field(default_factory=list)
-    _cached: dict[str, tuple[Stamp, frozenset[str]]] | None = None
     _updates: dict[str, tuple[Stamp, frozenset[str]]] = field(default_factory=dict)
 
-    def before(self, roots: tuple[str, ...]) -> None:
+    @property
+    def seen_worktrees(self) -> set[str]:
+        return set(self.before_map)
+
+    def before(self, roots: tuple[str, ...], worktrees: tuple[str, ...] = ()) -> None:
+        """Stamp the repositories at ``worktrees`` (each inside one of
+        ``roots``; a root with a `.git` of its own counts too)."""
         self.started_ns = time.time_ns() - _CLOCK_SLACK_NS
-        self.tops = [r for r in roots if is_real_dir(os.path.join(r, ".git"))]
-        for top in self.tops:
-            self._visit(top, top, os.path.join(top, ".git"), 0)
+        for worktree in dict.fromkeys([*roots, *worktrees]):
+            root = next((r for r in roots if worktree == r
+                         or worktree.startswith(r.rstrip("/") + "/")), None)
+            if root is not None and is_real_dir(os.path.join(worktree, ".git")):
+                self.tops.append((root, worktree))
+        for root, worktree in self.tops:
+            if worktree not in self.before_map:
+                self._visit(root, worktree, os.path.join(worktree, ".git"), 0)
 
     def after(self) -> GuardReport:
-        for top in self.tops:
+        for root, worktree in self.tops:
+            if not is_real_dir(os.path.join(worktree, ".git")):
+                continue  # defused as a gitlink of another repository
             try:
-                self._check(top, top, os.path.join(top, ".git"), 0)
+                self._check(root, worktree, os.path.join(worktree, ".git"), 0)
             except Exception as exc:  # hostile input must not crash the post-run step
-                self.problems.append(f"{top}/.git: gitlink check failed: {exc}")
+                self.problems.append(f"{worktree}/.git: gitlink check failed: {exc}")
         if self._updates:
             _save_cache(self.cache, self._updates)
         return GuardReport(tuple(self.defused), tuple(self.problems))
@@ -141,10 +155,8 @@ class GitGuard:
         gitlinks as they are before the run."""
         if len(self.before_map) >= MAX_REPOS:
             return
-        if self._cached is None:
-            self._cached = _load_cache(self.cache)
         stamp = index_stamp(gitdir)
-        entry = self._cached.get(worktree)
+        entry = _load_entry(self.cache, worktree)
         if entry is not None and entry[0] == stamp:
             links = entry[1]
         else:
@@ -220,30 +232,37 @@ class GitGuard:
 
 
 # -- the per-user cache: the gitlinks git saw, keyed by the index stamp ---------
+#
+# One small file per work tree (named by a hash of its path) in the private
+# runtime directory: a run reads only the entries of its own repositories.
 
 
-def _load_cache(cache: Path | None) -> dict[str, tuple[Stamp, frozenset[str]]]:
+def _entry_path(cache: Path, worktree: str) -> Path:
+    return cache / (hashlib.sha256(worktree.encode()).hexdigest()[:24] + ".json")
+
+
+def _load_entry(cache: Path | None, worktree: str) -> tuple[Stamp, frozenset[str]] | None:
     if cache is None:
-        return {}
+        return None
     try:
-        data = json.loads(cache.read_text("utf-8"))
-        return {
-            str(root): (tuple(tuple(s) for s in entry["stamp"]),
-                        frozenset(str(x) for x in entry["links"]))
-            for root, entry in data.items()
-        }
+        entry = json.loads(_entry_path(cache, worktree).read_text("utf-8"))
+        if entry["worktree"] != worktree:
+            return None
+        return (tuple(tuple(s) for s in entry["stamp"]),
+                frozenset(str(x) for x in entry["links"]))
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        return {}
+        return None
 
 
 def _save_cache(cache: Path | None, updates: dict[str, tuple[Stamp, frozenset[str]]]) -> None:
     if cache is None:
         return
-    data = {root: {"stamp": list(stamp), "links": sorted(links)}
-            for root, (stamp, links) in {**_load_cache(cache), **updates}.items()}
-    if len(data) > 500:  # keep the most recent ones
-        data = dict(list(data.items())[-500:])
-    tmp = cache.with_suffix(f".{os.getpid()}.tmp")
     with contextlib.suppress(OSError):
-        tmp.write_text(json.dumps(data), "utf-8")
-        os.replace(tmp, cache)
+        cache.mkdir(mode=0o700, exist_ok=True)
+    for worktree, (stamp, links) in updates.items():
+        target = _entry_path(cache, worktree)
+        tmp = target.with_suffix(f".{os.getpid()}.tmp")
+        data = {"worktree": worktree, "stamp": list(stamp), "links": sorted(links)}
+        with contextlib.suppress(OSError):
+            tmp.write_text(json.dumps(data), "utf-8")
+            os.replace(tmp, target)

@@ -190,7 +190,7 @@ def defuse(top: str, nested: str, problems: list[str]) -> list[str]:
     aside, inside ``top``, through descriptors: git then sees a plain
     directory — no config, no hooks, and no recursion into gitlinks below."""
     rel = os.path.relpath(nested, top)
-    fd = open_below(top, rel.split("/"))
+    fd = open_below(top, [] if rel == "." else rel.split("/"))
     if fd is None:
         return []  # the directory is gone, or reached only through a symlink
     try:

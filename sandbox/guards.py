@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import shutil
 import stat
 import tempfile
 import time
@@ -32,16 +31,19 @@ from typing import TYPE_CHECKING
 
 from .errors import SandboxUnavailable
 from .gitguard import GitGuard
-from .plan import HOME_WRITE_DENY, MANDATORY_WRITE_DENY, FsPlan
+from .gitpaths import defuse
+from .hostrun import host_files
+from .plan import FsPlan
+from .repos import find_repos
+from .tripwires import Tripwires
 
 if TYPE_CHECKING:
     from .run import Backend
 
-_STUB_NAMES = frozenset(
-    rel.split("/")[i]
-    for rel, _ in (*MANDATORY_WRITE_DENY, *HOME_WRITE_DENY)
-    for i in range(len(rel.split("/")))
-) | {"commondir"}
+def _stub_names() -> frozenset[str]:
+    """Every name a stub can have: a component of a path in the table, or
+    `.git` (the stub at the top of a writable root that is no repository)."""
+    return frozenset(part for entry in host_files() for part in entry.path.split("/")) | {".git"}
 
 
 _FALLBACK: list[Path] = []
@@ -83,10 +85,11 @@ def _private(path: Path) -> bool:
 
 @dataclass
 class GuardOutcome:
-    """What the post-run guards found: paths the command created at a
-    tripwire (removed), paths renamed by the gitlink guard, problems."""
+    """What the post-run guards found: paths undone (a tripwire put back, a
+    planted repository renamed), changes to review, problems."""
 
     tampered: list[str] = field(default_factory=list)
+    reports: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
 
@@ -94,29 +97,70 @@ class GuardOutcome:
 class Guards:
     """The pre-run state the post-run step compares against."""
 
-    tripwires: list[str]
+    plan: FsPlan
+    wires: Tripwires
     git: GitGuard
 
     @classmethod
     def before(cls, plan: FsPlan, *, home: str, backend: Backend | None) -> Guards:
-        git = GitGuard(home, backend, runtime_dir() / "gitlinks.json")
+        git = GitGuard(home, backend, runtime_dir() / "gitlinks")
         try:
-            git.before(plan.writable)
+            git.before(plan.writable, plan.repos)
         except Exception as exc:  # reported after the run; never a crash
             git.problems.append(f"gitlink check before the run failed: {exc}")
-        return cls([p for p in plan.tripwires if not os.path.lexists(p)], git)
+        wires = Tripwires.before(plan.writable, plan.tripwires, plan.reports, plan.links)
+        return cls(plan, wires, git)
 
     def after(self) -> GuardOutcome:
         """Never raises: a guard that fails is a problem line."""
         outcome = GuardOutcome()
         try:
-            outcome.tampered += _check_tripwires(self.tripwires)
+            found = self.wires.after()
+            outcome.tampered += found.undone
+            outcome.reports += found.reports
+            outcome.problems += found.problems
         except Exception as exc:
             outcome.problems.append(f"tripwire check failed: {exc}")
         report = self.git.after()
         outcome.tampered += report.defused
+        outcome.reports += [_defused_note(p) for p in report.defused]
         outcome.problems += report.problems
+        try:
+            self._new_repositories(outcome)
+        except Exception as exc:
+            outcome.problems.append(f"the search for planted repositories failed: {exc}")
         return outcome
+
+    def _new_repositories(self, outcome: GuardOutcome) -> None:
+        """A repository created during the run, registered nowhere, waits
+        for the user to run git in it — with its planted config. Its `.git`
+        is renamed aside (the same walk as the plan's, so it costs a re-check
+        of the directories that changed)."""
+        roots = list(self.plan.writable)
+        if not roots:
+            return
+        scan = find_repos(roots, None)
+        known = set(self.plan.repos)
+        for repo in scan.repos:
+            if repo.worktree in known or repo.worktree in self.git.seen_worktrees:
+                continue
+            dotgit = os.path.join(repo.worktree, ".git")
+            if not os.path.lexists(dotgit):
+                continue  # already defused by the gitlink guard
+            if os.path.isdir(dotgit) and not os.path.islink(dotgit) \
+                    and not os.path.lexists(os.path.join(dotgit, "HEAD")):
+                continue  # no repository (an empty stub of this or another run)
+            root = next(r for r in roots if repo.worktree == r
+                        or repo.worktree.startswith(r.rstrip("/") + "/"))
+            renamed = defuse(root, repo.worktree, outcome.problems)
+            outcome.tampered += renamed
+            outcome.reports += [_defused_note(p) for p in renamed]
+
+
+def _defused_note(path: str) -> str:
+    return (f"a repository was planted or changed at {os.path.dirname(path)}; its {path} is "
+            "renamed with the suffix .quarantined-by-shellgate (git there would have run its "
+            "config and hooks); rename it back once reviewed")
 
 
 #: One lock for every shellgate run on the machine, whatever the user, the
@@ -251,18 +295,4 @@ def _cleanup_stubs(fd: int, record: Path) -> None:
 
 
 def _is_stub_name(path: str) -> bool:
-    return os.path.isabs(path) and os.path.basename(path) in _STUB_NAMES
-
-
-def _check_tripwires(before: list[str]) -> list[str]:
-    """Remove what the command created at a tripwire path; report it."""
-    tampered = []
-    for path in before:
-        if os.path.lexists(path):
-            tampered.append(path)
-            with contextlib.suppress(OSError):
-                if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path)
-                else:
-                    os.unlink(path)
-    return tampered
+    return os.path.isabs(path) and os.path.basename(path) in _stub_names()

@@ -1,28 +1,21 @@
 """The filesystem plan: what is writable, what is protected, what is hidden.
 
 Built from a policy and the real filesystem (paths resolved, symlinks
-followed, worktree gitdirs read), then rendered by a backend: bwrap mounts on
-Linux, SBPL rules on macOS. The mandatory write-denies below apply inside
-every writable root, whatever the policy says, because each one is a way to
-run code *outside* the sandbox later:
+followed, repositories found, their configuration read), then rendered by a
+backend: bwrap mounts on Linux, SBPL rules on macOS.
 
-* ``.git/hooks``, ``.git/config`` (and a worktree's real gitdir): the next
-  ``git commit`` in the user's terminal runs a planted hook, or
-  ``core.fsmonitor``/``core.pager`` from the config.
-* shell rc files (``.bashrc``, ``.zshrc``, ``.profile`` …) and
-  ``~/.ssh/authorized_keys``: the next shell or login — protected where they
-  are read, in a writable root that holds the home directory.
-* ``.claude/`` settings, commands, agents and hooks; ``.shellgate/``;
-  ``.mcp.json``: the agent would rewrite its own permissions or add an MCP
-  server that runs with none.
-* ``.vscode/``, ``.idea/`` (tasks and run configurations run on open),
-  ``.gitmodules`` (submodule URLs and update commands).
-
-A protected path that does not exist yet is blocked at its first missing
-component (an empty read-only stub), so ``mkdir .shellgate`` fails too. The
-existing directories between a writable root and a protected path are pinned
-(bound onto themselves) so that ``mv .git .git2 && mkdir -p .git/hooks`` —
-renaming the protected tree away and planting a new one — fails with EBUSY.
+What is protected inside the writable roots, whatever the policy says, is
+the table in ``profiles/host-run-files.toml`` (:mod:`sandbox.hostrun`):
+files the host runs or obeys by itself — git internals in every repository
+found below every writable root, agents' and editors' configuration, tool
+configs, the home directory's startup files when it is writable. ``block``
+entries are read-only mounts; a missing one is blocked at its first missing
+component (an empty read-only stub) when its entry says so, and is a
+tripwire otherwise. The existing directories between a writable root and a
+blocked path are pinned (bound onto themselves) so that
+``mv .git .git2 && mkdir -p .git/hooks`` — renaming the protected tree away
+and planting a new one — fails with EBUSY. ``tripwire`` and ``report``
+entries are checked after the run (:mod:`sandbox.guards`).
 """
 
 from __future__ import annotations
@@ -30,58 +23,20 @@ from __future__ import annotations
 import contextlib
 import functools
 import glob
+import hashlib
 import os
 import pwd
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import profiles as profile_data
 
 from . import dotenv_scan
 from .errors import PolicyError
+from .hostrun import host_run_targets
 from .listings import Candidates, existing, group
 from .policy import SandboxPolicy
-
-#: (path relative to a writable root, "dir" or "file")
-MANDATORY_WRITE_DENY: tuple[tuple[str, str], ...] = (
-    (".git/hooks", "dir"),
-    (".git/config", "file"),
-    (".claude/settings.json", "file"),
-    (".claude/settings.local.json", "file"),
-    (".claude/commands", "dir"),
-    (".claude/agents", "dir"),
-    (".claude/hooks", "dir"),
-    (".shellgate", "dir"),
-    (".mcp.json", "file"),
-    (".vscode", "dir"),
-    (".idea", "dir"),
-    (".gitmodules", "file"),
-)
-
-#: Shell startup files: they run only from the home directory, so they are
-#: protected in a writable root that is the home directory (or contains it).
-#: Elsewhere a `.bashrc` is an ordinary file and a stub for each would only
-#: clutter every workspace listing.
-HOME_WRITE_DENY: tuple[tuple[str, str], ...] = (
-    (".bashrc", "file"),
-    (".bash_profile", "file"),
-    (".bash_login", "file"),
-    (".bash_logout", "file"),
-    (".profile", "file"),
-    (".zshrc", "file"),
-    (".zshenv", "file"),
-    (".zprofile", "file"),
-    (".zlogin", "file"),
-    (".zlogout", "file"),
-    (".kshrc", "file"),
-    (".cshrc", "file"),
-    (".tcshrc", "file"),
-    (".config/fish", "dir"),
-    (".config/shellgate", "dir"),
-    (".ssh/authorized_keys", "file"),
-    (".ssh/config", "file"),
-)
-
+from .repos import find_repos
 
 #: Directories that are never a writable root, and trees nothing below which is
 #: (the system trees are shared data with the analyzer's hard limits).
@@ -104,9 +59,17 @@ class FsPlan:
     hidden_dirs: tuple[str, ...]
     hidden_files: tuple[str, ...]
     private_tmp: str | None = None
-    #: paths that must not appear during the run but cannot be blocked by a
-    #: mount without breaking git (checked and removed afterwards)
+    #: paths checked after the run: created, changed or removed during it,
+    #: they are undone and reported (see sandbox.guards)
     tripwires: tuple[str, ...] = ()
+    #: paths whose changes are reported (agent instructions, ignore rules)
+    reports: tuple[str, ...] = ()
+    #: protected paths that are symlinks: a swapped link is put back
+    links: tuple[str, ...] = ()
+    #: the work trees of the repositories found in the writable roots
+    repos: tuple[str, ...] = ()
+    #: what the plan wants the user to know (one line each)
+    notes: tuple[str, ...] = ()
 
 
 def expand(path: str, home: str, cwd: str) -> str:
@@ -129,34 +92,6 @@ def _below(path: str, ancestors: set[str]) -> bool:
             return True
         parent = os.path.dirname(parent)
     return False
-
-
-def _gitdir_targets(root: str) -> list[tuple[str, str]]:
-    """For a worktree or submodule (``.git`` is a file), protect the real
-    gitdir's hooks/config/commondir, its common dir's hooks/config, and the
-    ``.git`` file itself (rewriting it would point git at a planted
-    directory)."""
-    dotgit = os.path.join(root, ".git")
-    if not os.path.isfile(dotgit):
-        return []
-    out = [(dotgit, "file")]
-    try:
-        line = Path(dotgit).read_text("utf-8", "replace").splitlines()[0]
-    except (OSError, IndexError):
-        return out
-    if not line.startswith("gitdir:"):
-        return out
-    gitdir = os.path.realpath(os.path.join(root, line[len("gitdir:") :].strip()))
-    dirs = [gitdir]
-    try:
-        common = Path(gitdir, "commondir").read_text("utf-8", "replace").strip()
-        dirs.append(os.path.realpath(os.path.join(gitdir, common)))
-    except OSError:
-        pass
-    for d in dirs:
-        out += [(os.path.join(d, "hooks"), "dir"), (os.path.join(d, "config"), "file")]
-    out.append((os.path.join(gitdir, "commondir"), "file"))
-    return out
 
 
 @functools.cache
@@ -273,12 +208,77 @@ def build_plan(
     private_tmp: str | None,
     hide: tuple[str, ...] = (),
     dotenv_cache: Path | None = None,
+    state_dir: Path | None = None,
 ) -> FsPlan:
     """Resolve ``policy`` against the filesystem for a run in ``cwd``;
     ``hide`` adds directories the command must not see (the sandbox's own
-    state); ``dotenv_cache`` is where the walk for ``.env`` files keeps its
-    state between runs."""
+    state); ``dotenv_cache`` and ``state_dir`` are where the walks for
+    ``.env`` files and for repositories keep their state between runs."""
     cwd = os.path.realpath(cwd)
+    fs = policy.filesystem
+    roots = _writable_roots(policy, cwd, home)
+    hidden = _mountable(_sensitive_paths(home), _account_homes(home), [*roots, cwd])
+    hidden += _dotenv_paths(home, [*roots, cwd], dotenv_cache)
+    hidden += [expand(p, home, cwd) for p in fs.deny_read]
+    hidden += [os.path.realpath(p) for p in hide]
+    hidden = [h for h in dict.fromkeys(hidden) if os.path.lexists(h)]
+    # A read-deny wins over a write-allow: a root inside a hidden path is dropped.
+    roots = [r for r in roots if not any(_inside(r, h) for h in hidden)]
+
+    scan = find_repos(roots, _repo_cache(state_dir, roots))
+    repos = list(scan.repos)
+    targets = host_run_targets(roots, repos, home, git_read_only=fs.git == "read-only")
+    block = [*targets.block, *((expand(p, home, cwd), "file", True) for p in fs.deny_write)]
+    # A work tree whose `.git` is a file (a linked worktree, a submodule):
+    # rewriting it would point git at a planted directory.
+    block += [(os.path.join(r.worktree, ".git"), "file", False)
+              for r in repos if not os.path.isdir(os.path.join(r.worktree, ".git"))
+              or os.path.islink(os.path.join(r.worktree, ".git"))]
+    layout = _layout(block, roots, hidden)
+    notes: list[str] = []
+    read_only = [d for d in targets.read_only if os.path.isdir(d)]
+    unscanned = [d for d in scan.unscanned if any(_inside(d, r) for r in roots)]
+    if unscanned:
+        # Fail closed: where repositories could not be looked for in time,
+        # nothing may be changed in this run (the next run carries on).
+        read_only += unscanned if len(unscanned) <= _MAX_UNSCANNED else roots
+        notes.append(f"{len(unscanned)} directories were not searched for git repositories "
+                     "in time; they are read-only for this run")
+    blocked = {p for p, _, _ in block}
+    # A path blocked in one scope and tripwired in another (`.zshrc` at the
+    # top of a writable home) is blocked: a tripwire there would take
+    # another run's stub for something the command created.
+    tripwires = [p for p in (*targets.tripwire, *layout.tripwires)
+                 if (p not in blocked or p in layout.tripwires)
+                 and not any(_inside(p, s) for s, _ in layout.stubs)
+                 and any(_inside(p, r) and p != r for r in roots)
+                 and not any(_inside(p, h) for h in hidden)]
+    reports = [p for p in targets.report if any(_inside(p, r) for r in roots)]
+    protected = [*layout.protected, *read_only]
+    covering = {s for s, _ in layout.stubs} | set(protected)
+    return FsPlan(
+        cwd=cwd,
+        writable=tuple(roots),
+        pinned=tuple(p for p in layout.pinned
+                     if p not in covering and not _below(p, covering) and p not in roots),
+        protected=tuple(p for p in dict.fromkeys(protected) if not _below(p, covering)),
+        stubs=tuple(s for s in layout.stubs if not _below(s[0], covering)),
+        hidden_dirs=tuple(h for h in hidden if os.path.isdir(h)),
+        hidden_files=tuple(h for h in hidden if not os.path.isdir(h)),
+        private_tmp=private_tmp if fs.private_tmp else None,
+        tripwires=tuple(dict.fromkeys(tripwires)),
+        reports=tuple(dict.fromkeys(reports)),
+        links=tuple(layout.links),
+        repos=tuple(r.worktree for r in repos),
+        notes=tuple(notes),
+    )
+
+
+#: more unscanned directories than this: the writable roots are read-only
+_MAX_UNSCANNED = 32
+
+
+def _writable_roots(policy: SandboxPolicy, cwd: str, home: str) -> list[str]:
     fs = policy.filesystem
     roots: list[str] = []
     if fs.workspace == "write":
@@ -292,67 +292,64 @@ def build_plan(
                 f"refusing to make {root} writable: it is the root or a system "
                 "directory; choose a project directory as the workspace"
             )
+    return roots
 
-    hidden = _mountable(_sensitive_paths(home), _account_homes(home), [*roots, cwd])
-    hidden += _dotenv_paths(home, [*roots, cwd], dotenv_cache)
-    hidden += [expand(p, home, cwd) for p in fs.deny_read]
-    hidden += [os.path.realpath(p) for p in hide]
-    hidden = [h for h in dict.fromkeys(hidden) if os.path.lexists(h)]
-    # A read-deny wins over a write-allow: a root inside a hidden path is dropped.
-    roots = [r for r in roots if not any(_inside(r, h) for h in hidden)]
 
-    targets: list[tuple[str, str]] = []
-    tripwires: list[str] = []
-    real_home = os.path.realpath(home)
-    for root in roots:
-        # `.git/commondir` redirects git to another directory's config and
-        # hooks; any file there (a stub included) breaks git, so instead its
-        # appearance during a run is detected and undone.
-        commondir = os.path.join(root, ".git", "commondir")
-        if os.path.isdir(os.path.join(root, ".git")) and not os.path.lexists(commondir):
-            tripwires.append(commondir)
-        targets += [(os.path.join(root, rel), kind) for rel, kind in MANDATORY_WRITE_DENY]
-        targets += _gitdir_targets(root)
-        if _inside(real_home, root):
-            targets += [(os.path.join(real_home, rel), kind) for rel, kind in HOME_WRITE_DENY]
-    targets += [(expand(p, home, cwd), "file") for p in fs.deny_write]
+def _repo_cache(state_dir: Path | None, roots: list[str]) -> Path | None:
+    if state_dir is None:
+        return None
+    key = hashlib.sha256("\0".join(roots).encode()).hexdigest()[:16]
+    return state_dir / f"repos-{key}.json"
 
-    pinned: list[str] = []
-    protected: list[str] = []
-    stubs: list[tuple[str, str]] = []
-    for path, kind in targets:
+
+@dataclass
+class _Layout:
+    pinned: list[str] = field(default_factory=list)
+    protected: list[str] = field(default_factory=list)
+    stubs: list[tuple[str, str]] = field(default_factory=list)
+    tripwires: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+
+
+def _layout(
+    block: list[tuple[str, str, bool]], roots: list[str], hidden: list[str]
+) -> _Layout:
+    """Mounts for the ``block`` paths: an existing one read-only (its
+    existing parent directories pinned), a missing one stubbed at its first
+    missing component — or, when its entry allows no stub, a tripwire. A
+    path inside a hidden one is left to the hiding (a protected
+    `~/.ssh/config` bound back inside a hidden `~/.ssh` would show it)."""
+    out = _Layout()
+    merged: dict[str, tuple[str, bool]] = {}
+    for path, kind, stub in block:  # one path in two scopes: a stub if either allows it
+        old = merged.get(path)
+        merged[path] = (kind, stub or (old is not None and old[1]))
+    for path, (kind, stub) in merged.items():
         owner = next((r for r in roots if _inside(path, r) and path != r), None)
-        if owner is None:
+        if owner is None or any(_inside(path, h) for h in hidden):
             continue  # outside every writable root: read-only already
         rel = os.path.relpath(path, owner).split(os.sep)
         current = owner
+        pins: list[str] = []  # kept only if a mount ends up below them
         for i, part in enumerate(rel):
             current = os.path.join(current, part)
             last = i == len(rel) - 1
             if not os.path.lexists(current):
-                stubs.append((current, kind if last else "dir"))
+                if stub:
+                    out.stubs.append((current, kind if last else "dir"))
+                    out.pinned += pins
+                else:
+                    out.tripwires.append(path)
                 break
             if last:
-                protected.append(current)
+                out.protected.append(current)
+                out.pinned += pins
+                if os.path.islink(current):
+                    out.links.append(current)
             elif os.path.isdir(current) and not os.path.islink(current):
-                pinned.append(current)
-    # A stub or protected directory covers everything below it.
-    covering = {s for s, _ in stubs} | set(protected)
-    protected = [p for p in dict.fromkeys(protected) if not _below(p, covering)]
-    stubs = [s for s in dict.fromkeys(stubs) if not _below(s[0], covering)]
-    pinned = [
-        p
-        for p in dict.fromkeys(pinned)
-        if p not in covering and not _below(p, covering) and p not in roots
-    ]
-    return FsPlan(
-        cwd=cwd,
-        writable=tuple(roots),
-        pinned=tuple(pinned),
-        protected=tuple(protected),
-        stubs=tuple(stubs),
-        hidden_dirs=tuple(h for h in hidden if os.path.isdir(h)),
-        hidden_files=tuple(h for h in hidden if not os.path.isdir(h)),
-        private_tmp=private_tmp if fs.private_tmp else None,
-        tripwires=tuple(tripwires),
-    )
+                pins.append(current)
+    covering = {s for s, _ in out.stubs} | set(out.protected)
+    out.protected = [p for p in dict.fromkeys(out.protected) if not _below(p, covering)]
+    out.stubs = [s for s in dict.fromkeys(out.stubs) if not _below(s[0], covering)]
+    out.pinned = list(dict.fromkeys(out.pinned))
+    return out

@@ -97,6 +97,9 @@ class FilesystemPolicy(_Frozen):
 
     workspace: Literal["write", "read"] = "write"
     private_tmp: bool = True
+    #: "read-only": every git directory in the writable roots is wholly
+    #: read-only (no commits from the sandbox; nothing in .git can be planted)
+    git: Literal["write", "read-only"] = "write"
     allow_write: tuple[str, ...] = ()
     deny_write: tuple[str, ...] = ()
     deny_read: tuple[str, ...] = ()

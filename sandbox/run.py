@@ -87,14 +87,14 @@ class _Prepared:
 
 def _plan(chosen: Backend, policy: SandboxPolicy, cwd: str, home: str, res: Resources) -> FsPlan:
     if chosen == "none":
-        return build_plan(policy, cwd, home=home, private_tmp=None)
+        return build_plan(policy, cwd, home=home, private_tmp=None, state_dir=runtime_dir())
     scratch = tempfile.mkdtemp(prefix="run-", dir=runtime_dir())
     res.dirs.append(scratch)
     private_tmp = os.path.join(scratch, "tmp")
     os.mkdir(private_tmp, 0o700)
     state = runtime_dir()
     return build_plan(policy, cwd, home=home, private_tmp=private_tmp, hide=(str(state),),
-                      dotenv_cache=state / "dotenv-scan.json")
+                      dotenv_cache=state / "dotenv-scan.json", state_dir=state)
 
 
 def _prepare(
@@ -210,10 +210,11 @@ def run(
         res.close()
     if outcome.tampered:
         _warn("sandbox.tampered", paths=outcome.tampered)
-    if outcome.tampered or outcome.problems:
+    if outcome.tampered or outcome.problems or outcome.reports or plan.notes:
         result = dataclasses.replace(
             result,
             tampered=(*result.tampered, *outcome.tampered),
-            problems=(*result.problems, *outcome.problems),
+            reports=(*result.reports, *outcome.reports),
+            problems=(*result.problems, *plan.notes, *outcome.problems),
         )
     return result

@@ -52,6 +52,8 @@ class ExecResult:
     exec_error: str | None = None
     #: problems the post-run guards met (an unreadable index …), one line each
     problems: tuple[str, ...] = ()
+    #: changes to review: planted files undone, instruction files changed …
+    reports: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

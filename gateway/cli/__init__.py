@@ -86,6 +86,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="allow HTTP(S) to DOMAIN through the proxy (repeatable; *.x.com for subdomains)",
     )
     run.add_argument(
+        "--git-read-only",
+        action="store_true",
+        help="make every .git in the writable paths wholly read-only (no commits; "
+        "profile key filesystem.git = \"read-only\")",
+    )
+    run.add_argument(
         "--settings",
         default=None,
         metavar="FILE",

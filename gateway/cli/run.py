@@ -82,7 +82,7 @@ def _policy(args: argparse.Namespace) -> SandboxPolicy:
     policy = load_profile(args.profile)
     if args.settings:
         policy = apply_settings(policy, parse_settings(_read_sandbox_key(args.settings)))
-    if not (args.allow_write or args.allow_domain):
+    if not (args.allow_write or args.allow_domain or args.git_read_only):
         return policy
     fs, net = policy.filesystem, policy.network
     return policy.model_copy(
@@ -90,7 +90,8 @@ def _policy(args: argparse.Namespace) -> SandboxPolicy:
             "filesystem": fs.model_copy(
                 update={
                     "allow_write": fs.allow_write
-                    + tuple(os.path.abspath(p) for p in args.allow_write)
+                    + tuple(os.path.abspath(p) for p in args.allow_write),
+                    "git": "read-only" if args.git_read_only else fs.git,
                 }
             ),
             "network": NetworkPolicy(
@@ -159,17 +160,8 @@ def _report(result: ExecResult) -> int:
         return EXIT_TIMEOUT
     if result.killed_reason:
         print(f"shellgate: killed: {result.killed_reason}", file=sys.stderr)
-    for path in result.tampered:
-        if path.endswith("/.git/commondir"):
-            print(f"shellgate: the command created protected path {path}; removed",
-                  file=sys.stderr)
-        elif path.endswith("/.git"):
-            print(f"shellgate: a nested repository was planted or changed; {path} was renamed "
-                  "with the suffix .quarantined-by-shellgate", file=sys.stderr)
-        else:
-            print(f"shellgate: {path} was put back as it was before the run; the version "
-                  f"found there is {path}.replaced-during-run (review it: the command may "
-                  "have written to it)", file=sys.stderr)
+    for note in result.reports:
+        print(f"shellgate: {note}", file=sys.stderr)
     for problem in result.problems:
         print(f"shellgate: warning: {problem}", file=sys.stderr)
     if result.signal is not None:

@@ -148,8 +148,13 @@ class Launch:
         self.watch.stop()
         if self.watch.tripped:
             restored = self.watch.restore()
+            notes = tuple(
+                f"{path} was put back as it was before the run; the version found there is "
+                f"{path}.replaced-during-run (review it: the command may have written to it)"
+                for path in restored)
             return dataclasses.replace(result, killed_reason=self.watch.tripped,
-                                       tampered=(*result.tampered, *restored))
+                                       tampered=(*result.tampered, *restored),
+                                       reports=(*result.reports, *notes))
         if result.timed_out or result.killed_reason:
             return result
         statuses = self.status.read_rest()

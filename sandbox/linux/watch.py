@@ -208,8 +208,9 @@ class MountWatch:
             if self.tripped is None:
                 self.tripped_path = path or None
                 self.tripped = (
-                    f"{path} was replaced on the host during the run, which lifts the "
-                    "sandbox's protection of it; the command was stopped" if path else
+                    f"{path} was replaced or removed during the run (on the host, or by the "
+                    "command through a link), which lifts the sandbox's protection of it; the "
+                    "command was stopped" if path else
                     "the watch over the protected paths lost events; the command was stopped")
             if self._pid is not None:
                 _kill(self._pid)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import dotenv_scan
+from sandbox import dotenv_scan, walk
 from sandbox.dotenv_scan import scan
 from sandbox.plan import build_plan
 from sandbox.profiles import load_profile
@@ -18,7 +18,7 @@ from sandbox.profiles import load_profile
 
 @pytest.fixture(autouse=True)
 def _fresh_memory() -> None:
-    dotenv_scan._MEMORY.clear()
+    walk.forget("dotenv")
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ def test_a_file_added_later_is_found_through_the_cache(home: Path, tmp_path: Pat
     scan([str(home)], cache)
     added = home / "src" / "web" / ".env.local"
     added.write_text("x")
-    dotenv_scan._MEMORY.clear()  # a new process: only the file cache is left
+    walk.forget("dotenv")  # a new process: only the file cache is left
     assert str(added) in scan([str(home)], cache).found
 
 
@@ -76,7 +76,7 @@ def test_a_file_added_with_the_mtime_set_back_is_still_found(
     """Attack (from a review): add a `.env`, then restore the directory's
     mtime (`touch -d`, `cp -a`, `rsync -a`, `tar x` do it). The cache is
     kept by ctimes, which cannot be set back."""
-    monkeypatch.setattr(dotenv_scan, "_RACY_NS", 0)
+    monkeypatch.setattr(walk, "_RACY_NS", 0)
     scan([str(home)], None)
     web = home / "src" / "web"
     mtime = web.stat().st_mtime_ns
@@ -99,12 +99,12 @@ def test_a_directory_changed_in_the_same_clock_tick_is_listed_again(home: Path) 
 def test_an_unchanged_home_is_not_walked_again(home: Path, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     cache = tmp_path / "cache.json"
-    monkeypatch.setattr(dotenv_scan, "_RACY_NS", 0)  # trust listings made just now
+    monkeypatch.setattr(walk, "_RACY_NS", 0)  # trust listings made just now
     scan([str(home)], cache)
     listed: list[str] = []
-    real = dotenv_scan._list
-    monkeypatch.setattr(dotenv_scan, "_list",
-                        lambda state, path, depth: (listed.append(path), real(state, path, depth)))
+    real = walk._list
+    monkeypatch.setattr(walk, "_list", lambda spec, state, path, depth: (
+        listed.append(path), real(spec, state, path, depth)))
     scan([str(home)], cache)
     assert listed == []
 
@@ -249,7 +249,7 @@ def test_revalidating_many_changed_directories_takes_linear_time(
     """Attack (from a review): 20,000 directories each holding a `.env`, all
     touched: re-checking was quadratic (80 s for the next run of any
     workspace). It must stay within its budget, whatever is planted."""
-    monkeypatch.setattr(dotenv_scan, "_RACY_NS", 0)
+    monkeypatch.setattr(walk, "_RACY_NS", 0)
     crowd = tmp_path / "crowd"
     crowd.mkdir()
     for i in range(5000):

@@ -134,27 +134,46 @@ def test_a_command_cannot_plant_a_nested_repository_that_runs_code_on_git_status
     assert not marker.exists(), "the host's `git status` ran a nested repository's fsmonitor"
 
 
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="KNOWN LIMIT: a nested repository that is not registered as a gitlink is left "
-    "alone (finding it would mean walking the whole workspace after every run); a user who "
-    "later runs git inside that directory runs its config. Reproducer: `shellgate run -- sh -c "
-    "'mkdir sub && cd sub && git init -q && git config core.fsmonitor \"touch /tmp/PWNED\"'`,"
-    " then `git -C sub status` on the host.",
-)
+NESTED_PLACES = ["sub", "a/b/sub", "sub/inner"]
+
+
+@pytest.mark.parametrize("where", NESTED_PLACES)
 def test_a_nested_repository_without_a_gitlink_is_defused_too(
-    git_ws: Path, tmp_path: Path
+    git_ws: Path, tmp_path: Path, where: str
 ) -> None:
-    """Attack: the same planted repository, waiting for the user to run git
-    inside its directory."""
+    """Attack: the same planted repository, registered nowhere, waiting for
+    the user to run git inside its directory. Its `.git` is renamed aside."""
     marker = tmp_path / "PLANTED-CODE-RAN"
     script = f"""
-        mkdir sub && cd sub && git init -q && git config core.fsmonitor 'touch {marker}' &&
-        cd .. && echo ran > control.txt
+        mkdir -p {where} && cd {where} && git init -q &&
+        git config core.fsmonitor 'touch {marker}' && cd {git_ws} && echo ran > control.txt
     """
     proc = sh(git_ws, script)
     consume_control(git_ws, proc)
-    host_git(git_ws / "sub", "status")
+    host_git(git_ws / where, "status")
+    assert not marker.exists(), "the host's git ran a nested repository's fsmonitor"
+    assert (git_ws / where / f".git{SUFFIX}").exists()
+
+
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError,
+    reason="KNOWN LIMIT: repositories are looked for 4 levels below a writable root, "
+    "outside dependency trees (node_modules …); one planted deeper, registered nowhere, is "
+    "left alone, and a user who later runs git inside it runs its config. Reproducer: "
+    "`shellgate run -- sh -c 'mkdir -p node_modules/x && cd node_modules/x && git init -q && "
+    "git config core.fsmonitor \"touch /tmp/PWNED\"'`, then `git -C node_modules/x status`.",
+)
+def test_a_nested_repository_planted_where_no_search_looks_is_defused(
+    git_ws: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "PLANTED-CODE-RAN"
+    script = f"""
+        mkdir -p node_modules/x && cd node_modules/x && git init -q &&
+        git config core.fsmonitor 'touch {marker}' && cd {git_ws} && echo ran > control.txt
+    """
+    proc = sh(git_ws, script)
+    consume_control(git_ws, proc)
+    host_git(git_ws / "node_modules" / "x", "status")
     assert not marker.exists(), "the host's git ran a nested repository's fsmonitor"
 
 
@@ -332,7 +351,7 @@ def test_a_host_rename_over_a_protected_file_stops_the_run_and_undoes_the_write(
         time.sleep(0.3)
         assert host_git(git_ws, "config", "user.name", "changed on the host").returncode == 0
         _out, err = proc.communicate(timeout=30)
-    assert b"replaced on the host" in err
+    assert b"was replaced or removed during the run" in err
     assert "fsmonitor" not in (git_ws / ".git" / "config").read_text()
     assert "changed on the host" in (git_ws / ".git" / "config.replaced-during-run").read_text()
     run_planted_git(git_ws)

@@ -272,6 +272,6 @@ def test_a_hidden_file_rotated_on_the_host_stays_unread(workspace: Path, token: 
             tmp.rename(secret_file)
             out, err = proc.communicate(timeout=30)
         assert rotated.encode() not in out
-        assert b"replaced on the host" in err
+        assert b"was replaced or removed during the run" in err
     finally:
         shutil.rmtree(project.parent, ignore_errors=True)

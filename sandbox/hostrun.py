@@ -1,0 +1,117 @@
+"""Files the host runs or obeys by itself: the table, and the concrete paths
+it names for one run.
+
+The table is data (``profiles/host-run-files.toml``): each entry a path
+pattern, a scope (inside every git directory, at the top of every
+repository and writable root, or in the home directory), a protection
+(``block``: a read-only mount while the command runs; ``tripwire``: undone
+and reported after it; ``report``: reported) and the reason. This module
+turns it into paths: for every repository found in the writable roots
+(:mod:`sandbox.repos`), each of its git directories, the targets its
+configuration names (``core.hooksPath``, includes), its work tree; every
+writable root; the home directory when a writable root holds it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass, field
+from typing import Literal
+
+import profiles as profile_data
+
+from .repos import Repo, config_targets, gitdirs
+
+Protection = Literal["block", "tripwire", "report"]
+Scope = Literal["gitdir", "repo", "home"]
+
+
+@dataclass(frozen=True, slots=True)
+class HostFile:
+    path: str
+    kind: Literal["file", "dir"]
+    scope: Scope
+    protection: Protection
+    family: str
+    why: str
+    stub: bool = False
+
+
+@functools.cache
+def host_files() -> tuple[HostFile, ...]:
+    """The table, validated (a malformed entry is an error in shipped data)."""
+    out = []
+    for entry in profile_data.read_toml("host-run-files.toml")["files"]:
+        if entry["kind"] not in ("file", "dir") or entry["scope"] not in ("gitdir", "repo", "home"):
+            raise ValueError(f"host-run-files.toml: bad entry {entry!r}")
+        if entry["protection"] not in ("block", "tripwire", "report"):
+            raise ValueError(f"host-run-files.toml: bad protection in {entry!r}")
+        out.append(HostFile(entry["path"], entry["kind"], entry["scope"], entry["protection"],
+                            entry["family"], entry["why"], bool(entry.get("stub", False))))
+    return tuple(out)
+
+
+@dataclass
+class HostRunTargets:
+    """Concrete paths for one run. ``block``: (path, kind, stub when
+    missing); ``tripwire``: paths checked after the run; ``report``: paths
+    whose changes are reported; ``read_only``: whole directories made
+    read-only (``filesystem.git = "read-only"``: every git directory)."""
+
+    block: list[tuple[str, str, bool]] = field(default_factory=list)
+    tripwire: list[str] = field(default_factory=list)
+    report: list[str] = field(default_factory=list)
+    read_only: list[str] = field(default_factory=list)
+
+    def add(self, base: str, entry: HostFile, *, gitdir: bool = False) -> None:
+        path = os.path.join(base, entry.path)
+        if entry.protection == "report":
+            self.report.append(path)
+        elif entry.protection == "tripwire" and not (gitdir and os.path.lexists(path)):
+            self.tripwire.append(path)
+        else:
+            # an existing tripwire name inside a git directory (a linked
+            # worktree's commondir) is simply read-only: git never writes it
+            self.block.append((path, entry.kind, entry.stub))
+
+
+def host_run_targets(
+    roots: list[str], repos: list[Repo], home: str, *, git_read_only: bool = False
+) -> HostRunTargets:
+    """Every path the table names for ``roots`` and the ``repos`` in them."""
+    targets = HostRunTargets()
+    table = host_files()
+    by_scope = {s: [e for e in table if e.scope == s] for s in ("gitdir", "repo", "home")}
+    tops = list(dict.fromkeys([*roots, *(r.worktree for r in repos)]))
+    for top in tops:
+        for entry in by_scope["repo"]:
+            targets.add(top, entry)
+    worktrees = {r.worktree for r in repos}
+    for root in roots:
+        if root not in worktrees:
+            # Not a repository: `git init` here would make one with a planted
+            # config at the top of the workspace. `.git` is stubbed (the
+            # gitdir entries that allow a stub block it at its first component).
+            for entry in by_scope["gitdir"]:
+                if entry.stub:
+                    targets.add(os.path.join(root, ".git"), entry)
+    for repo in repos:
+        if repo.gitdir is None:
+            continue
+        if git_read_only:
+            targets.read_only.append(repo.gitdir)
+            continue
+        for gitdir in gitdirs(repo.gitdir):
+            for entry in by_scope["gitdir"]:
+                targets.add(gitdir, entry, gitdir=True)
+            for path, kind in config_targets(gitdir, repo.worktree, home):
+                if os.path.lexists(path):
+                    targets.block.append((path, kind, False))
+                else:
+                    targets.tripwire.append(path)
+    real_home = os.path.realpath(home)
+    if any(real_home == r or real_home.startswith(r.rstrip("/") + "/") for r in roots):
+        for entry in by_scope["home"]:
+            targets.add(real_home, entry)
+    return targets

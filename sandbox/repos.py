@@ -1,0 +1,209 @@
+"""The git repositories in the writable roots, and what in them runs code.
+
+Found at plan time by a bounded, cached walk (:mod:`sandbox.walk`) of each
+writable root: every directory holding a ``.git`` (directory, file or link)
+down to :data:`MAX_DEPTH` levels, dependency and cache trees skipped — so
+``--cwd ~/work`` protects every repository below it, not only one at the
+top. What the walk did not reach in its budget is returned too: the plan
+makes it read-only for the run (fail closed), and the next run carries on.
+
+For each repository: its git directories (its own, each submodule's under
+``modules/``, nested, and each linked worktree's under ``worktrees/``), and
+the paths its configuration makes git run (``core.hooksPath``) or read
+(``include.path``, ``includeIf.*.path``) — read by parsing the files, never
+by running git with the repository's configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from .walk import WalkSpec, walk
+
+#: how deep below a writable root repositories are looked for
+MAX_DEPTH = 4
+#: trees that hold dependencies or build output, not the user's repositories
+SKIP_DIRS = frozenset(
+    {
+        "node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache",
+        ".pytest_cache", ".ruff_cache", ".cache", "target", ".gradle", ".next", ".nuxt",
+        "site-packages", ".terraform",
+    }
+)
+REPO_SPEC = WalkSpec(
+    name="repos",
+    match_file=lambda name: name == ".git",
+    match_dirs=frozenset({".git"}),
+    skip_dirs=SKIP_DIRS,
+    max_depth=MAX_DEPTH,
+    budget_s=0.02,
+    revalidate_budget_s=0.05,
+)
+#: at most this many git directories per repository (submodules, worktrees)
+_MAX_GITDIRS = 256
+#: include files followed at most this deep
+_MAX_INCLUDE_DEPTH = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Repo:
+    """A work tree and its git directory (None when its ``.git`` file or
+    link leads somewhere that cannot be read)."""
+
+    worktree: str
+    gitdir: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RepoScan:
+    repos: tuple[Repo, ...]
+    #: directories the walk did not reach or could not list: unknown
+    unscanned: tuple[str, ...]
+
+
+def find_repos(roots: list[str], cache: Path | None, *, budget: float | None = None) -> RepoScan:
+    """Every repository in ``roots`` (a root itself included)."""
+    result = walk(REPO_SPEC, roots, cache, budget=budget)
+    worktrees = sorted({os.path.dirname(path) for path in result.found})
+    repos = tuple(Repo(w, resolve_gitdir(w)) for w in worktrees)
+    return RepoScan(repos, (*result.unscanned, *result.unlistable))
+
+
+def resolve_gitdir(worktree: str) -> str | None:
+    """The git directory of the work tree: ``.git`` itself, or what a
+    ``gitdir:`` file or a symlink names (resolved)."""
+    dotgit = os.path.join(worktree, ".git")
+    try:
+        st = os.lstat(dotgit)
+    except OSError:
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return dotgit
+    if stat.S_ISLNK(st.st_mode):
+        real = os.path.realpath(dotgit)
+        return real if os.path.isdir(real) else None
+    try:
+        with open(dotgit, "rb") as handle:
+            first = handle.read(4096).decode("utf-8", "replace").splitlines()[:1]
+    except OSError:
+        return None
+    if not first or not first[0].startswith("gitdir:"):
+        return None
+    target = os.path.realpath(os.path.join(worktree, first[0][len("gitdir:"):].strip()))
+    return target if os.path.isdir(target) else None
+
+
+def gitdirs(gitdir: str) -> list[str]:
+    """``gitdir``, each submodule's git directory below ``modules/`` (nested
+    ones too) and each linked worktree's below ``worktrees/``."""
+    out = [gitdir]
+    queue = [gitdir]
+    while queue and len(out) < _MAX_GITDIRS:
+        current = queue.pop()
+        for sub, recurse in (("modules", True), ("worktrees", False)):
+            base = os.path.join(current, sub)
+            for found in _git_dirs_below(base, nested=recurse):
+                if len(out) >= _MAX_GITDIRS:
+                    break
+                out.append(found)
+                if recurse:
+                    queue.append(found)
+    return out
+
+
+def _git_dirs_below(base: str, *, nested: bool) -> list[str]:
+    """Directories below ``base`` that are git directories (hold ``HEAD``);
+    submodule names may contain slashes, so `modules/a/b` is looked at too."""
+    out: list[str] = []
+    try:
+        entries = [e for e in os.scandir(base) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return out
+    for entry in entries:
+        if os.path.lexists(os.path.join(entry.path, "HEAD")):
+            out.append(entry.path)
+        elif nested:
+            out += _git_dirs_below(entry.path, nested=True)
+    return out
+
+
+def config_targets(gitdir: str, worktree: str, home: str) -> list[tuple[str, str]]:
+    """(path, kind) of what the repository's configuration makes git run or
+    read: the ``core.hooksPath`` directory and every ``include.path`` /
+    ``includeIf.*.path`` file, from the repository's ``config`` and
+    ``config.worktree`` and the files they include."""
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    pending = [(os.path.join(gitdir, name), 0) for name in ("config", "config.worktree")]
+    while pending:
+        path, depth = pending.pop()
+        if path in seen or depth > _MAX_INCLUDE_DEPTH:
+            continue
+        seen.add(path)
+        for section, key, value in parse_config(path):
+            if section == "core" and key == "hookspath" and value:
+                out.append((_expand(value, worktree, home), "dir"))
+            elif section in ("include", "includeif") and key == "path" and value:
+                target = _expand(value, os.path.dirname(path), home)
+                out.append((target, "file"))
+                pending.append((target, depth + 1))
+    return out
+
+
+def _expand(value: str, base: str, home: str) -> str:
+    if value == "~" or value.startswith("~/"):
+        value = home + value[1:]
+    return os.path.normpath(os.path.join(base, value))
+
+
+def parse_config(path: str) -> list[tuple[str, str, str]]:
+    """(section, key, value) of a git config file, lower-cased section
+    (without its subsection) and key; enough of git's syntax for the keys
+    read here (quoted values, comments, continuation lines). An unreadable
+    file is empty."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(1 << 20).decode("utf-8", "replace")
+    except OSError:
+        return []
+    out: list[tuple[str, str, str]] = []
+    section = ""
+    lines = text.replace("\\\n", "").splitlines()
+    for raw in lines:
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("["):
+            header = line[1:].split("]", 1)[0].strip()
+            section = header.split(None, 1)[0].split(".", 1)[0].strip('"').lower()
+            rest = line.split("]", 1)[1].strip() if "]" in line else ""
+            if not rest:
+                continue
+            line = rest  # `[core] hooksPath = x` on one line
+        key, sep, value = line.partition("=")
+        if not sep:
+            continue
+        out.append((section, key.strip().lower(), _value(value)))
+    return out
+
+
+def _value(text: str) -> str:
+    """A config value: quotes removed, a trailing comment dropped."""
+    out, quoted = [], False
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            quoted = not quoted
+        elif c == "\\" and i + 1 < len(text):
+            i += 1
+            out.append({"n": "\n", "t": "\t", "b": "\b"}.get(text[i], text[i]))
+        elif c in "#;" and not quoted:
+            break
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out).strip()

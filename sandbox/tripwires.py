@@ -1,0 +1,187 @@
+"""Tripwires, reports and symlink pins: checked after the run, undone.
+
+For paths that a mount cannot guard (``.git/commondir``: any file there
+breaks git) or that are cheaper to check than to mount (tool configs read
+on the next `npm test`), the state before the run is recorded and compared
+after it:
+
+* created during the run: renamed aside with the suffix
+  ``.quarantined-by-shellgate`` (nothing is deleted) and reported;
+* a file changed or removed: put back from the copy taken before, what the
+  command left kept beside it under the suffix, and reported;
+* a protected symlink swapped for another link: the original link is put
+  back (the swapped one kept under the suffix);
+* a ``report`` path changed: reported, nothing undone.
+
+Every step goes through directory descriptors below its writable root
+(:mod:`sandbox.gitpaths`), never through a link; nothing raises.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+from dataclasses import dataclass, field
+
+from .gitpaths import open_below, rename_aside
+
+#: files larger than this are not copied before the run (a change is then
+#: quarantined but the original cannot be put back: said so)
+_MAX_COPY = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What was at a path before the run: kind ``absent``, ``file`` (with
+    its bytes and mode, ``data`` None when too large), ``dir``, ``link``
+    (with its target) or ``other``."""
+
+    kind: str
+    data: bytes | None = None
+    mode: int = 0
+    target: str = ""
+    digest: str = ""
+
+
+def snapshot(path: str) -> Snapshot:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return Snapshot("absent")
+    except OSError:
+        return Snapshot("other")
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            return Snapshot("link", target=os.readlink(path))
+        except OSError:
+            return Snapshot("other")
+    if stat.S_ISDIR(st.st_mode):
+        return Snapshot("dir", digest=_dir_digest(path))
+    if not stat.S_ISREG(st.st_mode):
+        return Snapshot("other")
+    data = _read(path) if st.st_size <= _MAX_COPY else None
+    digest = (hashlib.sha256(data).hexdigest() if data is not None
+              else f"{st.st_ino}:{st.st_size}:{st.st_ctime_ns}")
+    return Snapshot("file", data, stat.S_IMODE(st.st_mode), digest=digest)
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, _MAX_COPY + 1)[:_MAX_COPY]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _dir_digest(path: str) -> str:
+    """Names and sizes of a directory's entries (one level): enough to see
+    that something was added, removed or resized in it."""
+    try:
+        entries = sorted((e.name, e.stat(follow_symlinks=False).st_size) for e in os.scandir(path))
+    except OSError:
+        return "?"
+    return hashlib.sha256(repr(entries[:10000]).encode()).hexdigest()
+
+
+@dataclass
+class Outcome:
+    undone: list[str] = field(default_factory=list)
+    reports: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Tripwires:
+    """The before-state of every tripwire, report and pinned link."""
+
+    roots: tuple[str, ...]
+    wires: dict[str, Snapshot] = field(default_factory=dict)
+    watched: dict[str, Snapshot] = field(default_factory=dict)
+    links: dict[str, Snapshot] = field(default_factory=dict)
+
+    @classmethod
+    def before(cls, roots: tuple[str, ...], wires: tuple[str, ...], reports: tuple[str, ...],
+               links: tuple[str, ...]) -> Tripwires:
+        return cls(
+            roots,
+            {p: snapshot(p) for p in wires},
+            {p: snapshot(p) for p in reports},
+            {p: snapshot(p) for p in links},
+        )
+
+    def after(self) -> Outcome:
+        out = Outcome()
+        for path, before in self.wires.items():
+            self._undo(path, before, snapshot(path), out, what="protected path")
+        for path, before in self.links.items():
+            now = snapshot(path)
+            if now.kind != "link" or now.target != before.target:
+                self._undo(path, before, now, out, what="protected link")
+        for path, before in self.watched.items():
+            now = snapshot(path)
+            if (now.kind, now.digest) != (before.kind, before.digest):
+                verb = {"absent": "created"}.get(before.kind, "changed")
+                if now.kind == "absent":
+                    verb = "removed"
+                out.reports.append(f"{path} was {verb} during the run: review it")
+        return out
+
+    def _undo(self, path: str, before: Snapshot, now: Snapshot, out: Outcome, what: str) -> None:
+        if (now.kind, now.digest, now.target) == (before.kind, before.digest, before.target):
+            return
+        if before.kind in ("dir", "other"):
+            # a directory cannot be put back from a copy: say so, move nothing
+            out.reports.append(f"{what} {path} was changed during the run: review it")
+            return
+        root = next((r for r in self.roots if path.startswith(r.rstrip("/") + "/")), None)
+        if root is None:
+            return
+        parent, name = os.path.split(path)
+        rel = os.path.relpath(parent, root)
+        fd = open_below(root, [] if rel == "." else rel.split("/"))
+        if fd is None:
+            out.problems.append(f"cannot check {path}: its directory was replaced")
+            return
+        try:
+            kept = None
+            if now.kind != "absent":
+                kept = rename_aside(fd, name, parent, out.problems)
+                if kept is None:
+                    return
+            restored = _put_back(fd, name, before)
+            out.undone.append(path)
+            note = f"the command's version is {os.path.join(parent, kept)}" if kept else ""
+            if before.kind == "absent":
+                out.reports.append(f"{what} {path} was created during the run; {note}")
+            elif restored:
+                out.reports.append(f"{what} {path} was changed during the run and is put back "
+                                   f"as it was; {note or 'it had been removed'}")
+            else:
+                out.problems.append(f"{what} {path} was changed during the run and could not "
+                                    f"be put back; {note}")
+        finally:
+            os.close(fd)
+
+
+def _put_back(dir_fd: int, name: str, before: Snapshot) -> bool:
+    """Recreate ``name`` as it was before the run (in ``dir_fd``)."""
+    if before.kind == "absent":
+        return True
+    with contextlib.suppress(OSError):
+        if before.kind == "link":
+            os.symlink(before.target, name, dir_fd=dir_fd)
+            return True
+        if before.kind == "file" and before.data is not None:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         before.mode, dir_fd=dir_fd)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(before.data)
+            return True
+    return False

@@ -1,0 +1,242 @@
+"""A bounded, cached walk of directory trees, looking for names.
+
+Used to find other projects' ``.env`` files under the home directories
+(:mod:`sandbox.dotenv_scan`) and git repositories in the writable roots
+(:mod:`sandbox.repos`). The walk is cached between runs (in the private
+runtime directory, and in memory) and kept true by directory ctimes: adding,
+removing or renaming a file changes its directory's ctime (and, unlike the
+mtime, nothing can set it back — `touch -d`, `cp -a`, `rsync -a` and `tar x`
+set an mtime back after adding a file: from a review, a `.env` added that
+way stayed readable), so each run re-lists only the directories that
+changed. A directory whose ctime is too close to the moment it was listed
+is listed again next time (a change in the same clock tick would not move
+it: git's "racily clean" problem).
+
+Bounded and failing closed: a walk gets a time budget; what it has not
+reached (or re-checked) when the budget runs out is returned as
+``unscanned``, for the caller to treat as unknown; the next run carries on,
+breadth first, where this one stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_RACY_NS = 2_000_000_000
+_VERSION = 4
+
+
+@dataclass
+class _State:
+    roots: list[str]
+    #: directory -> its ctime when listed (0: list again next time)
+    dirs: dict[str, int] = field(default_factory=dict)
+    depth: dict[str, int] = field(default_factory=dict)
+    #: directory -> the matching names found in it
+    found: dict[str, set[str]] = field(default_factory=dict)
+    #: (directory, depth) still to walk, shallowest first: when the budget
+    #: runs out, what is left (and hidden) is the depths of the largest
+    #: trees, not a sibling that happened to come last
+    pending: deque[tuple[str, int]] = field(default_factory=deque)
+    unlistable: set[str] = field(default_factory=set)
+
+    def to_json(self) -> str:
+        return json.dumps({
+            "version": _VERSION, "roots": self.roots,
+            "dirs": [[d, m, self.depth.get(d, 0)] for d, m in self.dirs.items()],
+            "found": {d: sorted(names) for d, names in self.found.items() if names},
+            "pending": list(self.pending), "unlistable": sorted(self.unlistable),
+        })
+
+    @classmethod
+    def from_json(cls, text: str, roots: list[str]) -> _State | None:
+        try:
+            data = json.loads(text)
+            if data.get("version") != _VERSION or data.get("roots") != roots:
+                return None
+            state = cls(roots)
+            for d, m, depth in data["dirs"]:
+                state.dirs[str(d)] = int(m)
+                state.depth[str(d)] = int(depth)
+            state.found = {str(d): {str(n) for n in names} for d, names in data["found"].items()}
+            state.pending = deque((str(d), int(depth)) for d, depth in data["pending"])
+            state.unlistable = {str(d) for d in data["unlistable"]}
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+        return state
+
+
+_MEMORY: dict[tuple[str, tuple[str, ...]], _State] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class WalkSpec:
+    """What one walk looks for. A directory named in ``match_dirs`` is
+    recorded and not entered; one in ``skip_dirs`` (or at a path of
+    ``skip_paths`` below a root) is not entered; a file is recorded when
+    ``match_file`` says so."""
+
+    name: str
+    match_file: Callable[[str], bool]
+    match_dirs: frozenset[str] = frozenset()
+    skip_dirs: frozenset[str] = frozenset()
+    skip_paths: frozenset[str] = frozenset()
+    max_depth: int = 8
+    budget_s: float = 0.3
+    revalidate_budget_s: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class WalkResult:
+    """``found``: matching paths; ``unscanned``: directories the budget did
+    not reach or re-check; ``unlistable``: directories this user may enter
+    but not list (mode 0311). What is in the last two cannot be known: the
+    caller treats them as it must (fail closed)."""
+
+    found: tuple[str, ...]
+    unscanned: tuple[str, ...]
+    unlistable: tuple[str, ...] = ()
+
+
+def walk(
+    spec: WalkSpec,
+    roots: list[str],
+    cache: Path | None,
+    *,
+    keep: tuple[str, ...] = (),
+    budget: float | None = None,
+) -> WalkResult:
+    """Walk ``roots`` (existing directories only) for ``spec``. Directories
+    that contain a path of ``keep`` (they cannot be hidden) are listed even
+    past the budget."""
+    key = (spec.name, tuple(roots))
+    state = _MEMORY.get(key) or _load(cache, roots) or _State(roots)
+    if not state.dirs and not state.pending:
+        state.pending = deque((r, 0) for r in roots if os.path.isdir(r))
+    start = time.monotonic()
+    changed, unchecked = _revalidate(state, start + spec.revalidate_budget_s)
+    changed |= _walk(spec, state, start + (spec.budget_s if budget is None else budget), keep)
+    _MEMORY[key] = state
+    if changed and cache is not None:
+        _save(cache, state)
+    found = sorted(os.path.join(d, n) for d, names in state.found.items() for n in names)
+    return WalkResult(tuple(found), tuple(d for d, _ in state.pending) + tuple(unchecked),
+                      tuple(sorted(state.unlistable)))
+
+
+def forget(spec_name: str) -> None:
+    """Drop the in-memory state of every walk named ``spec_name``."""
+    for key in [k for k in _MEMORY if k[0] == spec_name]:
+        del _MEMORY[key]
+
+
+def _load(cache: Path | None, roots: list[str]) -> _State | None:
+    if cache is None:
+        return None
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        return _State.from_json(cache.read_text("utf-8"), roots)
+    return None
+
+
+def _save(cache: Path, state: _State) -> None:
+    tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+    with contextlib.suppress(OSError):
+        tmp.write_text(state.to_json(), "utf-8")
+        os.replace(tmp, cache)
+
+
+def _revalidate(state: _State, deadline: float) -> tuple[bool, list[str]]:
+    """Re-list every known directory whose ctime moved (or was racy);
+    forget the ones that are gone. The ctime, not the mtime: `touch -d`,
+    `cp -a`, `rsync -a` and `tar x` set an mtime back after adding a file,
+    and a ctime cannot be set back (from a review: a `.env` added and the
+    mtime restored stayed readable). Directories not re-checked by the
+    deadline are returned: hidden whole for this run."""
+    stale: list[str] = []
+    unchecked: list[str] = []
+    for i, (path, stamp) in enumerate(state.dirs.items()):
+        if i % 256 == 0 and time.monotonic() > deadline:
+            unchecked = list(state.dirs)[i:]
+            break
+        try:
+            st = os.lstat(path)
+        except OSError:
+            stale.append(path)
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_ctime_ns != stamp or stamp == 0:
+            stale.append(path)
+    for path in stale:
+        state.found.pop(path, None)
+        state.unlistable.discard(path)
+        depth = state.depth.pop(path, 0)
+        del state.dirs[path]
+        if os.path.isdir(path) and not os.path.islink(path):
+            state.pending.append((path, depth))
+    return bool(stale), unchecked
+
+
+def _walk(spec: WalkSpec, state: _State, deadline: float, keep: tuple[str, ...]) -> bool:
+    """List pending directories until none is left or the deadline passes;
+    past it, only the ancestors of ``keep`` (a short chain)."""
+    walked = False
+    while state.pending and time.monotonic() < deadline:
+        path, depth = state.pending.popleft()
+        walked = True
+        _list(spec, state, path, depth)
+    while True:
+        must = [item for item in state.pending if _contains_any(item[0], keep)]
+        if not must:
+            return walked
+        for item in must:
+            state.pending.remove(item)
+            _list(spec, state, *item)
+            walked = True
+
+
+def _contains_any(directory: str, paths: tuple[str, ...]) -> bool:
+    prefix = directory.rstrip("/") + "/"
+    return any(p == directory or p.startswith(prefix) for p in paths)
+
+
+def _list(spec: WalkSpec, state: _State, path: str, depth: int) -> None:
+    try:
+        before = os.lstat(path).st_ctime_ns
+    except OSError:
+        return
+    try:
+        entries = list(os.scandir(path))
+    except PermissionError:
+        entries = []
+        state.unlistable.add(path)  # enterable, not listable: hidden whole
+    except OSError:
+        return
+    now = time.time_ns()
+    state.dirs[path] = 0 if now - before < _RACY_NS else before
+    state.depth[path] = depth
+    root = next((r for r in state.roots if path == r or path.startswith(r + "/")), "")
+    names: set[str] = set()
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name in spec.match_dirs:
+                    names.add(entry.name)
+                elif (depth < spec.max_depth and entry.name not in spec.skip_dirs
+                        and os.path.relpath(entry.path, root) not in spec.skip_paths
+                        and entry.path not in state.dirs):
+                    state.pending.append((entry.path, depth + 1))
+            elif spec.match_file(entry.name):
+                names.add(entry.name)
+        except OSError:
+            continue
+    if names:
+        state.found[path] = names
+    else:
+        state.found.pop(path, None)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import stat
 import tempfile
@@ -40,6 +41,7 @@ from .tripwires import Tripwires
 if TYPE_CHECKING:
     from .run import Backend
 
+@functools.cache
 def _stub_names() -> frozenset[str]:
     """Every name a stub can have: a component of a path in the table, or
     `.git` (the stub at the top of a writable root that is no repository)."""
@@ -139,7 +141,7 @@ class Guards:
         roots = list(self.plan.writable)
         if not roots:
             return
-        scan = find_repos(roots, None)
+        scan = find_repos(roots, None, exclude=frozenset(s for s, _ in self.plan.stubs))
         known = set(self.plan.repos)
         for repo in scan.repos:
             if repo.worktree in known or repo.worktree in self.git.seen_worktrees:

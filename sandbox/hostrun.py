@@ -65,7 +65,7 @@ class HostRunTargets:
     read_only: list[str] = field(default_factory=list)
 
     def add(self, base: str, entry: HostFile, *, gitdir: bool = False) -> None:
-        path = os.path.join(base, entry.path)
+        path = base.rstrip("/") + "/" + entry.path  # both normalized: no os.path.join
         if entry.protection == "report":
             self.report.append(path)
         elif entry.protection == "tripwire" and not (gitdir and os.path.lexists(path)):

@@ -248,12 +248,16 @@ def build_plan(
     # A path blocked in one scope and tripwired in another (`.zshrc` at the
     # top of a writable home) is blocked: a tripwire there would take
     # another run's stub for something the command created.
+    in_roots, under_roots = _prefixes(roots)
+    _, under_hidden = _prefixes([*hidden, *(s for s, _ in layout.stubs)])
+    stubbed = {s for s, _ in layout.stubs}
+    layout_wires = set(layout.tripwires)
     tripwires = [p for p in (*targets.tripwire, *layout.tripwires)
-                 if (p not in blocked or p in layout.tripwires)
-                 and not any(_inside(p, s) for s, _ in layout.stubs)
-                 and any(_inside(p, r) and p != r for r in roots)
-                 and not any(_inside(p, h) for h in hidden)]
-    reports = [p for p in targets.report if any(_inside(p, r) for r in roots)]
+                 if (p not in blocked or p in layout_wires)
+                 and p.startswith(under_roots)
+                 and p not in stubbed and not p.startswith(under_hidden)
+                 and p not in hidden]
+    reports = [p for p in targets.report if p in in_roots or p.startswith(under_roots)]
     protected = [*layout.protected, *read_only]
     covering = {s for s, _ in layout.stubs} | set(protected)
     return FsPlan(
@@ -272,6 +276,12 @@ def build_plan(
         repos=tuple(r.worktree for r in repos),
         notes=tuple(notes),
     )
+
+
+def _prefixes(paths: list[str]) -> tuple[set[str], tuple[str, ...]]:
+    """The paths themselves, and the prefixes of everything strictly below
+    them (for str.startswith: one call instead of a loop of _inside)."""
+    return set(paths), tuple(p.rstrip("/") + "/" for p in paths)
 
 
 #: more unscanned directories than this: the writable roots are read-only
@@ -302,6 +312,24 @@ def _repo_cache(state_dir: Path | None, roots: list[str]) -> Path | None:
     return state_dir / f"repos-{key}.json"
 
 
+class _Exists:
+    """``os.path.lexists`` for many paths in few directories: each directory
+    is listed once per plan (some sixty table paths sit at a root)."""
+
+    def __init__(self) -> None:
+        self.listings: dict[str, frozenset[str] | None] = {}
+
+    def __call__(self, path: str) -> bool:
+        parent, name = os.path.split(path)
+        if parent not in self.listings:
+            try:
+                self.listings[parent] = frozenset(os.listdir(parent))
+            except OSError:
+                self.listings[parent] = None
+        names = self.listings[parent]
+        return name in names if names is not None else os.path.lexists(path)
+
+
 @dataclass
 class _Layout:
     pinned: list[str] = field(default_factory=list)
@@ -320,21 +348,25 @@ def _layout(
     path inside a hidden one is left to the hiding (a protected
     `~/.ssh/config` bound back inside a hidden `~/.ssh` would show it)."""
     out = _Layout()
+    exists = _Exists()
     merged: dict[str, tuple[str, bool]] = {}
     for path, kind, stub in block:  # one path in two scopes: a stub if either allows it
         old = merged.get(path)
         merged[path] = (kind, stub or (old is not None and old[1]))
+    _, under_roots = _prefixes(roots)
+    hidden_set, under_hidden = _prefixes(hidden)
     for path, (kind, stub) in merged.items():
-        owner = next((r for r in roots if _inside(path, r) and path != r), None)
-        if owner is None or any(_inside(path, h) for h in hidden):
-            continue  # outside every writable root: read-only already
-        rel = os.path.relpath(path, owner).split(os.sep)
-        current = owner
+        if not path.startswith(under_roots) or path in hidden_set \
+                or path.startswith(under_hidden):
+            continue  # outside every writable root (read-only already), or hidden
+        owner = max((r for r in roots if path.startswith(r.rstrip("/") + "/")), key=len)
+        rel = path[len(owner.rstrip("/")) + 1 :].split("/")
+        current = owner.rstrip("/")
         pins: list[str] = []  # kept only if a mount ends up below them
         for i, part in enumerate(rel):
-            current = os.path.join(current, part)
+            current = current + "/" + part
             last = i == len(rel) - 1
-            if not os.path.lexists(current):
+            if not exists(current):
                 if stub:
                     out.stubs.append((current, kind if last else "dir"))
                     out.pinned += pins

@@ -64,12 +64,31 @@ class RepoScan:
     unscanned: tuple[str, ...]
 
 
-def find_repos(roots: list[str], cache: Path | None, *, budget: float | None = None) -> RepoScan:
-    """Every repository in ``roots`` (a root itself included)."""
-    result = walk(REPO_SPEC, roots, cache, budget=budget)
-    worktrees = sorted({os.path.dirname(path) for path in result.found})
+def find_repos(
+    roots: list[str],
+    cache: Path | None,
+    *,
+    budget: float | None = None,
+    exclude: frozenset[str] = frozenset(),
+) -> RepoScan:
+    """Every repository in ``roots`` (a root itself included). A `.git`
+    directory without ``HEAD`` is no repository (git would not take it for
+    one): an empty stub of a concurrent run, say. ``exclude``: paths not to
+    look into (this run's own stubs)."""
+    result = walk(REPO_SPEC, roots, cache, budget=budget, exclude=exclude)
+    worktrees = sorted({os.path.dirname(path) for path in result.found
+                        if path not in exclude and _is_repository(path)})
     repos = tuple(Repo(w, resolve_gitdir(w)) for w in worktrees)
     return RepoScan(repos, (*result.unscanned, *result.unlistable))
+
+
+def _is_repository(dotgit: str) -> bool:
+    try:
+        if stat.S_ISDIR(os.lstat(dotgit).st_mode):
+            return os.path.lexists(os.path.join(dotgit, "HEAD"))
+    except OSError:
+        return False
+    return True  # a gitdir file or a link: resolved (or refused) by resolve_gitdir
 
 
 def resolve_gitdir(worktree: str) -> str | None:

@@ -47,6 +47,11 @@ class _State:
     #: trees, not a sibling that happened to come last
     pending: deque[tuple[str, int]] = field(default_factory=deque)
     unlistable: set[str] = field(default_factory=set)
+    #: something worth saving changed (not only a racy directory re-listed)
+    dirty: bool = False
+    #: directories being listed again, with what was found in them before
+    relisted: dict[str, set[str]] = field(default_factory=dict)
+    exclude: frozenset[str] = frozenset()
 
     def to_json(self) -> str:
         return json.dumps({
@@ -113,20 +118,24 @@ def walk(
     *,
     keep: tuple[str, ...] = (),
     budget: float | None = None,
+    exclude: frozenset[str] = frozenset(),
 ) -> WalkResult:
     """Walk ``roots`` (existing directories only) for ``spec``. Directories
     that contain a path of ``keep`` (they cannot be hidden) are listed even
-    past the budget."""
+    past the budget; paths in ``exclude`` are neither entered nor recorded
+    (a run's own stubs: mount points that come and go)."""
     key = (spec.name, tuple(roots))
     state = _MEMORY.get(key) or _load(cache, roots) or _State(roots)
     if not state.dirs and not state.pending:
         state.pending = deque((r, 0) for r in roots if os.path.isdir(r))
     start = time.monotonic()
-    changed, unchecked = _revalidate(state, start + spec.revalidate_budget_s)
-    changed |= _walk(spec, state, start + (spec.budget_s if budget is None else budget), keep)
+    _, unchecked = _revalidate(state, start + spec.revalidate_budget_s)
+    state.exclude = exclude
+    _walk(spec, state, start + (spec.budget_s if budget is None else budget), keep)
     _MEMORY[key] = state
-    if changed and cache is not None:
+    if state.dirty and cache is not None:
         _save(cache, state)
+        state.dirty = False
     found = sorted(os.path.join(d, n) for d, names in state.found.items() for n in names)
     return WalkResult(tuple(found), tuple(d for d, _ in state.pending) + tuple(unchecked),
                       tuple(sorted(state.unlistable)))
@@ -174,7 +183,7 @@ def _revalidate(state: _State, deadline: float) -> tuple[bool, list[str]]:
         if not stat.S_ISDIR(st.st_mode) or st.st_ctime_ns != stamp or stamp == 0:
             stale.append(path)
     for path in stale:
-        state.found.pop(path, None)
+        state.relisted[path] = state.found.pop(path, set())
         state.unlistable.discard(path)
         depth = state.depth.pop(path, 0)
         del state.dirs[path]
@@ -219,11 +228,16 @@ def _list(spec: WalkSpec, state: _State, path: str, depth: int) -> None:
     except OSError:
         return
     now = time.time_ns()
+    known = path in state.dirs or path in state.relisted
+    old_names = state.relisted.pop(path, state.found.get(path, set()))
     state.dirs[path] = 0 if now - before < _RACY_NS else before
     state.depth[path] = depth
+    pending_before = len(state.pending)
     root = next((r for r in state.roots if path == r or path.startswith(r + "/")), "")
     names: set[str] = set()
     for entry in entries:
+        if entry.path in state.exclude:
+            continue
         try:
             if entry.is_dir(follow_symlinks=False):
                 if entry.name in spec.match_dirs:
@@ -240,3 +254,5 @@ def _list(spec: WalkSpec, state: _State, path: str, depth: int) -> None:
         state.found[path] = names
     else:
         state.found.pop(path, None)
+    if not known or names != old_names or len(state.pending) != pending_before:
+        state.dirty = True

@@ -120,7 +120,8 @@ def hide_list(
                     and any(_under(real, h) for h in homes)
                     and not any(_under(real, k) for k in keep)):
                 files.add(real)
-    for path in (*found.unscanned, *found.unlistable):
+    # not re-checked in time: a `.env` may have appeared there since
+    for path in (*found.unscanned, *found.unchecked, *found.unlistable):
         if not any(_under(path, k) or _under(k, path) for k in keep):
             dirs.add(path)
     return _fold(files, dirs, homes, keep)

@@ -16,10 +16,12 @@ run, over the whole tree of repositories git would recurse into:
   itself (:mod:`sandbox.gitlinks`);
 * after: the same tree again. Where a stamp changed, git lists the gitlinks
   anew. A gitlink that is new, or whose repository changed during the run
-  (its ``.git``, or its git directory's config, hooks, config.worktree or
-  commondir got a ctime at or after the start: a ctime cannot be set back),
-  or that cannot be verified (a gitdir outside the workspace, beyond the
-  depth or count limit), has that repository's ``.git`` renamed with the
+  (its ``.git``, or in its git directory the config, config.worktree,
+  commondir, a hook, ``info``, a submodule's or linked worktree's git
+  directory got a ctime at or after the start: a ctime cannot be set
+  back), or that cannot be verified (a gitdir outside the workspace; beyond
+  the depth or count limit, one whose index changed too), has that
+  repository's ``.git`` renamed with the
   ``.quarantined-by-shellgate`` suffix (never over an earlier quarantine):
   git then sees a plain directory, with no config, hooks or gitlinks below
   — reversible, and reported. Every gitlink is checked after every run,
@@ -81,7 +83,7 @@ __all__ = ["SUFFIX", "GitGuard", "GuardReport", "safe_link_name"]
 _CLOCK_SLACK_NS = 50_000_000
 #: how deep below the top repository nested ones are followed, and how many
 MAX_DEPTH = 4
-MAX_REPOS = 64
+MAX_REPOS = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +119,8 @@ class GitGuard:
     before_map: dict[str, Repo] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     defused: list[str] = field(default_factory=list)
+    #: unchanged repositories beyond the limits, not followed further
+    beyond: list[str] = field(default_factory=list)
     _updates: dict[str, tuple[Stamp, frozenset[str]]] = field(default_factory=dict)
 
     @property
@@ -146,6 +150,11 @@ class GitGuard:
                 self.problems.append(f"{worktree}/.git: gitlink check failed: {exc}")
         if self._updates:
             _save_cache(self.cache, self._updates)
+        if self.beyond:
+            self.problems.append(
+                f"{len(self.beyond)} nested repositories (such as {self.beyond[0]}) lie beyond "
+                f"the {MAX_REPOS} repositories or {MAX_DEPTH} levels checked around a run; they "
+                "are unchanged, but repositories behind their own gitlinks were not checked")
         return GuardReport(tuple(self.defused), tuple(self.problems))
 
     # -- the walks --------------------------------------------------------------------
@@ -194,13 +203,21 @@ class GitGuard:
                 continue
             nested = os.path.join(worktree, link)
             below = nested_gitdir(top, nested)
-            known = below is not None and nested in self.before_map
-            if (link not in before or nested_changed(top, nested, self.started_ns)
-                    or (below is not None and (not known or depth + 1 > MAX_DEPTH))):
-                # new, changed, or below what was looked at before the run:
-                # nothing vouches for it
+            if link not in before or nested_changed(top, nested, self.started_ns):
+                # new or changed: nothing vouches for it
                 self.defused += defuse(top, nested, self.problems)
-            elif below is not None:
+            elif below is None:
+                continue
+            elif nested not in self.before_map or depth + 1 > MAX_DEPTH:
+                # Beyond what was looked at before the run (deeper than
+                # MAX_DEPTH, or past MAX_REPOS): a repository the run did not
+                # touch, its index included, stays; what lies behind its own
+                # gitlinks is not followed, and that is said.
+                if nested_changed(top, nested, self.started_ns, index=True):
+                    self.defused += defuse(top, nested, self.problems)
+                else:
+                    self.beyond.append(nested)
+            else:
                 self._check(top, nested, below, depth + 1)
 
     def _list(self, top: str, worktree: str, gitdir: str, timeout: float) -> frozenset[str] | None:

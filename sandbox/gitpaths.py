@@ -151,14 +151,15 @@ def nested_gitdir(top: str, nested: str) -> str | None:
         os.close(fd)
 
 
-def nested_changed(top: str, nested: str, since_ns: int) -> bool:
+def nested_changed(top: str, nested: str, since_ns: int, *, index: bool = False) -> bool:
     """Did the run create or change the repository at ``nested``: its
-    ``.git`` entry, or its git directory's config, hooks, config.worktree
-    or commondir? Whatever cannot be verified counts as changed (defusing
-    is reversible): a gitdir outside the workspace or reached through a
-    symlink, an unreadable ``.git`` file."""
+    ``.git`` entry, or in its git directory what makes git run or obey code
+    (:func:`gitdir_touched`) — and, with ``index``, its index? Whatever
+    cannot be verified counts as changed (defusing is reversible): a gitdir
+    outside the workspace or reached through a symlink, an unreadable
+    ``.git`` file."""
     rel = os.path.relpath(nested, top)
-    fd = open_below(top, rel.split("/"))
+    fd = open_below(top, [] if rel == "." else rel.split("/"))
     if fd is None:
         return False  # missing, or reached through a symlink: git will not enter it
     try:
@@ -176,13 +177,98 @@ def nested_changed(top: str, nested: str, since_ns: int) -> bool:
         if gitdir is None:
             return True
         try:
-            return any(_ctime(gitdir, part) >= since_ns for part in GITDIR_PARTS)
+            return gitdir_touched(gitdir, since_ns, index=index)
         finally:
             os.close(gitdir)
     except OSError:
         return True
     finally:
         os.close(fd)
+
+
+#: what is looked at in a git directory: the GITDIR_PARTS, the directories
+#: whose every entry counts (a hook rewritten in place leaves ``hooks``
+#: alone), and the ones holding other git directories (submodules, linked
+#: worktrees), followed down to _MAX_TOUCHED git directories
+_ENTRIES_COUNT = ("hooks", "info")
+_NESTED_GITDIRS = ("modules", "worktrees")
+_MAX_TOUCHED = 32
+
+
+def gitdir_touched(gitdir_fd: int, since_ns: int, *, index: bool = False) -> bool:
+    """Did anything git runs or obeys in the git directory open at
+    ``gitdir_fd`` change at or after ``since_ns``: config, config.worktree,
+    commondir, hooks and every hook, info and its files, a submodule's or a
+    linked worktree's git directory (their own parts, the same way), and
+    with ``index`` the index files? A ctime cannot be set back, so a change
+    is seen however the content was made to look."""
+    budget = [_MAX_TOUCHED]
+    return _touched(gitdir_fd, since_ns, index, budget)
+
+
+def _touched(fd: int, since_ns: int, index: bool, budget: list[int]) -> bool:
+    budget[0] -= 1
+    if budget[0] < 0:
+        return True  # too many to look at: cannot vouch for it
+    names = [*GITDIR_PARTS, *_ENTRIES_COUNT, *_NESTED_GITDIRS]
+    if index:
+        names += [n for n in _listdir(fd) if n.startswith(("index", "sharedindex."))]
+    if any(_ctime(fd, name) >= since_ns for name in names):
+        return True
+    for name in _ENTRIES_COUNT:
+        sub = _open_dir(fd, name)
+        if sub is not None:
+            try:
+                if any(_ctime(sub, entry) >= since_ns for entry in _listdir(sub)[:4096]):
+                    return True
+            finally:
+                os.close(sub)
+    for name in _NESTED_GITDIRS:
+        sub = _open_dir(fd, name)
+        if sub is not None:
+            try:
+                if _nested_touched(sub, since_ns, index, budget, nested=name == "modules"):
+                    return True
+            finally:
+                os.close(sub)
+    return False
+
+
+def _nested_touched(fd: int, since_ns: int, index: bool, budget: list[int], *,
+                    nested: bool) -> bool:
+    """The git directories below ``fd`` (a submodule's name may hold
+    slashes: `modules/a/b`), each looked at like the top one."""
+    for name in _listdir(fd)[:4096]:
+        sub = _open_dir(fd, name)
+        if sub is None:
+            continue
+        try:
+            if _ctime(fd, name) >= since_ns:
+                return True
+            if _ctime(sub, "HEAD"):
+                if _touched(sub, since_ns, index, budget):
+                    return True
+            elif nested:
+                budget[0] -= 1
+                if budget[0] < 0 or _nested_touched(sub, since_ns, index, budget, nested=True):
+                    return True
+        finally:
+            os.close(sub)
+    return False
+
+
+def _open_dir(dir_fd: int, name: str) -> int | None:
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return None
+
+
+def _listdir(dir_fd: int) -> list[str]:
+    try:
+        return os.listdir(dir_fd)
+    except OSError:
+        return []
 
 
 def defuse(top: str, nested: str, problems: list[str]) -> list[str]:

@@ -32,11 +32,12 @@ from typing import TYPE_CHECKING
 
 from .errors import SandboxUnavailable
 from .gitguard import GitGuard
-from .gitpaths import defuse
+from .gitpaths import defuse, nested_changed, open_below, rename_aside
 from .hostrun import host_files
 from .plan import FsPlan
-from .repos import find_repos
+from .repos import find_repos, gitdirs, resolve_gitdir
 from .tripwires import Tripwires
+from .unseen import created_during, unseen_reports
 
 if TYPE_CHECKING:
     from .run import Backend
@@ -49,6 +50,8 @@ def _stub_names() -> frozenset[str]:
 
 
 _FALLBACK: list[Path] = []
+#: the post-run search's budgets (re-check, then walk), seconds each
+_AFTER_BUDGET_S = 2.0
 
 
 def runtime_dir() -> Path:
@@ -102,6 +105,8 @@ class Guards:
     plan: FsPlan
     wires: Tripwires
     git: GitGuard
+    #: directories the post-run walk listed (new, or changed in the run)
+    changed_dirs: tuple[str, ...] = ()
 
     @classmethod
     def before(cls, plan: FsPlan, *, home: str, backend: Backend | None) -> Guards:
@@ -131,32 +136,95 @@ class Guards:
             self._new_repositories(outcome)
         except Exception as exc:
             outcome.problems.append(f"the search for planted repositories failed: {exc}")
+        try:
+            self._new_gitdirs(outcome)
+        except Exception as exc:
+            outcome.problems.append(f"the search for planted git directories failed: {exc}")
+        try:
+            paths = created_during(self.changed_dirs, self.git.started_ns)
+            if paths:
+                reports, problems = unseen_reports(paths, list(self.plan.repos),
+                                                   home=self.git.home,
+                                                   backend=self.git.backend)
+                outcome.reports += reports
+                outcome.problems += problems
+        except Exception as exc:
+            outcome.problems.append(f"the search for files git does not show failed: {exc}")
         return outcome
 
     def _new_repositories(self, outcome: GuardOutcome) -> None:
-        """A repository created during the run, registered nowhere, waits
-        for the user to run git in it — with its planted config. Its `.git`
-        is renamed aside (the same walk as the plan's, so it costs a re-check
-        of the directories that changed)."""
+        """A repository the plan did not know (created during the run, or
+        in a directory not re-checked in time) waits for the user to run git
+        in it — with a planted config. If the run created or touched it, its
+        `.git` is renamed aside. Same walk as the plan's, so it re-lists only
+        the directories that changed; larger budgets, as nothing waits on
+        it but the result."""
         roots = list(self.plan.writable)
         if not roots:
             return
-        scan = find_repos(roots, None, exclude=frozenset(s for s, _ in self.plan.stubs))
-        known = set(self.plan.repos)
+        scan = find_repos(roots, None, budget=_AFTER_BUDGET_S, revalidate_budget=_AFTER_BUDGET_S,
+                          exclude=frozenset(s for s, _ in self.plan.stubs))
+        self.changed_dirs = scan.changed
+        known = set(self.plan.repos) | self.git.seen_worktrees
+        since = self.git.started_ns
         for repo in scan.repos:
-            if repo.worktree in known or repo.worktree in self.git.seen_worktrees:
+            if repo.worktree in known:
                 continue
-            dotgit = os.path.join(repo.worktree, ".git")
-            if not os.path.lexists(dotgit):
-                continue  # already defused by the gitlink guard
-            if os.path.isdir(dotgit) and not os.path.islink(dotgit) \
-                    and not os.path.lexists(os.path.join(dotgit, "HEAD")):
-                continue  # no repository (an empty stub of this or another run)
-            root = next(r for r in roots if repo.worktree == r
-                        or repo.worktree.startswith(r.rstrip("/") + "/"))
+            root = _root_of(roots, repo.worktree)
+            if root is None or not nested_changed(root, repo.worktree, since, index=True):
+                continue  # the run left it alone (or it is gone)
             renamed = defuse(root, repo.worktree, outcome.problems)
             outcome.tampered += renamed
             outcome.reports += [_defused_note(p) for p in renamed]
+        read_only = self.plan.unscanned
+        missed = [d for d in scan.unscanned if not any(_within(d, r) for r in read_only)]
+        if missed or scan.unchecked:
+            outcome.problems.append(
+                f"{len(missed) + len(scan.unchecked)} directories (such as "
+                f"{(missed or list(scan.unchecked))[0]}) could not be searched for planted git "
+                "repositories in time after the run; look there before running git")
+
+    def _new_gitdirs(self, outcome: GuardOutcome) -> None:
+        """A git directory that appeared under a known repository's
+        ``.git/modules`` or ``.git/worktrees`` during the run is renamed
+        aside: `git submodule update --init` would take a planted
+        ``.git/modules/NAME`` (its config and hooks) for the submodule's
+        and run git in it. Reproducer: a command makes ``.git/modules/m``
+        with ``core.fsmonitor`` set and commits a gitlink ``m`` with a
+        matching ``.gitmodules``; the user's `git submodule update --init`
+        runs the program."""
+        before = set(self.plan.gitdirs)
+        roots = list(self.plan.writable)
+        for worktree in self.plan.repos:
+            gitdir = resolve_gitdir(worktree)
+            if gitdir is None or gitdir not in before:
+                continue
+            for found in gitdirs(gitdir):
+                root = _root_of(roots, found)
+                if found in before or root is None:
+                    continue
+                parent, name = os.path.split(found)
+                rel = os.path.relpath(parent, root)
+                fd = open_below(root, [] if rel == "." else rel.split("/"))
+                if fd is None:
+                    continue
+                try:
+                    kept = rename_aside(fd, name, parent, outcome.problems)
+                finally:
+                    os.close(fd)
+                if kept is not None:
+                    outcome.tampered.append(found)
+                    outcome.reports.append(
+                        f"a git directory was created at {found} during the run (git would use "
+                        f"its config and hooks for a submodule or worktree); renamed to {kept}")
+
+
+def _root_of(roots: list[str], path: str) -> str | None:
+    return next((r for r in roots if _within(path, r)), None)
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _defused_note(path: str) -> str:

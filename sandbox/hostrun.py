@@ -24,6 +24,8 @@ import profiles as profile_data
 from .repos import Repo, config_targets, gitdirs
 
 Protection = Literal["block", "tripwire", "report"]
+#: git directories of one repository protected by mounts; the rest by tripwires
+_MOUNTED_GITDIRS = 8
 Scope = Literal["gitdir", "repo", "home"]
 
 
@@ -57,12 +59,17 @@ class HostRunTargets:
     """Concrete paths for one run. ``block``: (path, kind, stub when
     missing); ``tripwire``: paths checked after the run; ``report``: paths
     whose changes are reported; ``read_only``: whole directories made
-    read-only (``filesystem.git = "read-only"``: every git directory)."""
+    read-only (``filesystem.git = "read-only"``: every git directory);
+    ``sentinels``: tripwires inside git directories, whose creation stops
+    the run at once (a live host git would obey them before the post-run
+    check); ``gitdirs``: every git directory of the repositories."""
 
     block: list[tuple[str, str, bool]] = field(default_factory=list)
     tripwire: list[str] = field(default_factory=list)
     report: list[str] = field(default_factory=list)
     read_only: list[str] = field(default_factory=list)
+    sentinels: list[str] = field(default_factory=list)
+    gitdirs: list[str] = field(default_factory=list)
 
     def add(self, base: str, entry: HostFile, *, gitdir: bool = False) -> None:
         path = base.rstrip("/") + "/" + entry.path  # both normalized: no os.path.join
@@ -70,6 +77,8 @@ class HostRunTargets:
             self.report.append(path)
         elif entry.protection == "tripwire" and not (gitdir and os.path.lexists(path)):
             self.tripwire.append(path)
+            if gitdir:
+                self.sentinels.append(path)
         else:
             # an existing tripwire name inside a git directory (a linked
             # worktree's commondir) is simply read-only: git never writes it
@@ -99,12 +108,23 @@ def host_run_targets(
     for repo in repos:
         if repo.gitdir is None:
             continue
+        dirs = gitdirs(repo.gitdir)
+        targets.gitdirs += dirs
         if git_read_only:
             targets.read_only.append(repo.gitdir)
-            continue
-        for gitdir in gitdirs(repo.gitdir):
-            for entry in by_scope["gitdir"]:
-                targets.add(gitdir, entry, gitdir=True)
+        else:
+            # Submodules' git directories beyond the first few are tripwired
+            # rather than mounted: a superproject with 70 submodules would
+            # otherwise cost 210 mounts on every run.
+            for i, gitdir in enumerate(dirs):
+                for entry in by_scope["gitdir"]:
+                    if i < _MOUNTED_GITDIRS or entry.protection != "block":
+                        targets.add(gitdir, entry, gitdir=True)
+                    else:
+                        targets.tripwire.append(gitdir.rstrip("/") + "/" + entry.path)
+        # what the configuration makes git run or read, whatever protects
+        # the git directory itself (`--git-read-only` included)
+        for gitdir in dirs:
             for path, kind in config_targets(gitdir, repo.worktree, home):
                 if os.path.lexists(path):
                     targets.block.append((path, kind, False))

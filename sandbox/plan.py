@@ -68,6 +68,12 @@ class FsPlan:
     links: tuple[str, ...] = ()
     #: the work trees of the repositories found in the writable roots
     repos: tuple[str, ...] = ()
+    #: their git directories (submodules' and linked worktrees' included)
+    gitdirs: tuple[str, ...] = ()
+    #: tripwires whose creation stops the run at once (see sandbox.hostrun)
+    sentinels: tuple[str, ...] = ()
+    #: directories the repository search did not reach: read-only
+    unscanned: tuple[str, ...] = ()
     #: what the plan wants the user to know (one line each)
     notes: tuple[str, ...] = ()
 
@@ -244,6 +250,9 @@ def build_plan(
         read_only += unscanned if len(unscanned) <= _MAX_UNSCANNED else roots
         notes.append(f"{len(unscanned)} directories were not searched for git repositories "
                      "in time; they are read-only for this run")
+    # Known directories not re-checked in time stay writable: a repository
+    # made in one since the last run is looked at after the run, and
+    # quarantined if the run touched it (see sandbox.guards).
     blocked = {p for p, _, _ in block}
     # A path blocked in one scope and tripwired in another (`.zshrc` at the
     # top of a writable home) is blocked: a tripwire there would take
@@ -258,6 +267,7 @@ def build_plan(
                  and p not in stubbed and not p.startswith(under_hidden)
                  and p not in hidden]
     reports = [p for p in targets.report if p in in_roots or p.startswith(under_roots)]
+    tripwire_set = set(tripwires)
     protected = [*layout.protected, *read_only]
     covering = {s for s, _ in layout.stubs} | set(protected)
     return FsPlan(
@@ -274,6 +284,9 @@ def build_plan(
         reports=tuple(dict.fromkeys(reports)),
         links=tuple(layout.links),
         repos=tuple(r.worktree for r in repos),
+        gitdirs=tuple(dict.fromkeys(targets.gitdirs)),
+        sentinels=tuple(p for p in dict.fromkeys(targets.sentinels) if p in tripwire_set),
+        unscanned=tuple(unscanned),
         notes=tuple(notes),
     )
 

@@ -39,6 +39,9 @@ REPO_SPEC = WalkSpec(
     match_dirs=frozenset({".git"}),
     skip_dirs=SKIP_DIRS,
     max_depth=MAX_DEPTH,
+    # `target/.git`, `.venv/.git`: a repository may carry a skipped name;
+    # its `.git` is found, what is below it is not walked
+    peek_skipped=True,
     budget_s=0.02,
     revalidate_budget_s=0.05,
 )
@@ -62,6 +65,11 @@ class RepoScan:
     repos: tuple[Repo, ...]
     #: directories the walk did not reach or could not list: unknown
     unscanned: tuple[str, ...]
+    #: known directories not re-checked in time (a repository created in
+    #: one since the last run is not in ``repos``)
+    unchecked: tuple[str, ...] = ()
+    #: directories listed by this walk: new, or changed since the last
+    changed: tuple[str, ...] = ()
 
 
 def find_repos(
@@ -69,17 +77,20 @@ def find_repos(
     cache: Path | None,
     *,
     budget: float | None = None,
+    revalidate_budget: float | None = None,
     exclude: frozenset[str] = frozenset(),
 ) -> RepoScan:
     """Every repository in ``roots`` (a root itself included). A `.git`
     directory without ``HEAD`` is no repository (git would not take it for
     one): an empty stub of a concurrent run, say. ``exclude``: paths not to
     look into (this run's own stubs)."""
-    result = walk(REPO_SPEC, roots, cache, budget=budget, exclude=exclude)
+    result = walk(REPO_SPEC, roots, cache, budget=budget, revalidate_budget=revalidate_budget,
+                  exclude=exclude)
     worktrees = sorted({os.path.dirname(path) for path in result.found
                         if path not in exclude and _is_repository(path)})
     repos = tuple(Repo(w, resolve_gitdir(w)) for w in worktrees)
-    return RepoScan(repos, (*result.unscanned, *result.unlistable))
+    return RepoScan(repos, (*result.unscanned, *result.unlistable), result.unchecked,
+                    result.changed)
 
 
 def _is_repository(dotgit: str) -> bool:
@@ -149,14 +160,22 @@ def _git_dirs_below(base: str, *, nested: bool) -> list[str]:
     return out
 
 
+#: configuration every repository reads before its own (system, global)
+_SHARED_CONFIGS = ("/etc/gitconfig", "~/.gitconfig", "~/.config/git/config")
+
+
 def config_targets(gitdir: str, worktree: str, home: str) -> list[tuple[str, str]]:
-    """(path, kind) of what the repository's configuration makes git run or
-    read: the ``core.hooksPath`` directory and every ``include.path`` /
-    ``includeIf.*.path`` file, from the repository's ``config`` and
-    ``config.worktree`` and the files they include."""
+    """(path, kind) of what the configuration makes git run or read for the
+    repository: the ``core.hooksPath`` directory and every ``include.path``
+    / ``includeIf.*.path`` file — from the system and global configuration
+    and the repository's ``config`` and ``config.worktree``, and the files
+    they include. A submodule's git directory names its work tree in
+    ``core.worktree``; a relative hooksPath is relative to that."""
+    worktree = _own_worktree(gitdir) or worktree
     out: list[tuple[str, str]] = []
     seen: set[str] = set()
-    pending = [(os.path.join(gitdir, name), 0) for name in ("config", "config.worktree")]
+    pending = [(_expand(p, "/", home), 0) for p in _SHARED_CONFIGS]
+    pending += [(os.path.join(gitdir, name), 0) for name in ("config", "config.worktree")]
     while pending:
         path, depth = pending.pop()
         if path in seen or depth > _MAX_INCLUDE_DEPTH:
@@ -170,6 +189,15 @@ def config_targets(gitdir: str, worktree: str, home: str) -> list[tuple[str, str
                 out.append((target, "file"))
                 pending.append((target, depth + 1))
     return out
+
+
+def _own_worktree(gitdir: str) -> str | None:
+    """``core.worktree`` of a git directory's own config (submodules and
+    linked worktrees name their work tree there), resolved."""
+    for section, key, value in parse_config(os.path.join(gitdir, "config")):
+        if section == "core" and key == "worktree" and value:
+            return os.path.normpath(os.path.join(gitdir, value))
+    return None
 
 
 def _expand(value: str, base: str, home: str) -> str:

@@ -145,10 +145,24 @@ class Tripwires:
             return
         parent, name = os.path.split(path)
         rel = os.path.relpath(parent, root)
-        fd = open_below(root, [] if rel == "." else rel.split("/"))
+        parts = [] if rel == "." else rel.split("/")
+        fd = open_below(root, parts)
         if fd is None:
-            out.problems.append(f"cannot check {path}: its directory was replaced")
-            return
+            # A directory on the way was replaced by a link or a file
+            # (`ln -s planted .cargo`, from a review): the tripwire would see
+            # through it and give up. The impostor is renamed aside, real
+            # directories are made in its place, and the check goes on.
+            if not _clear_path(root, parts, out, create=before.kind != "absent"):
+                return
+            fd = open_below(root, parts)
+            if fd is None:
+                if before.kind != "absent":
+                    out.problems.append(f"cannot check {path}: its directory cannot be restored")
+                return  # nothing there any more, as before the run
+            now = snapshot(path)
+            if (now.kind, now.digest, now.target) == (before.kind, before.digest, before.target):
+                os.close(fd)
+                return
         try:
             kept = None
             if now.kind != "absent":
@@ -168,6 +182,43 @@ class Tripwires:
                                     f"be put back; {note}")
         finally:
             os.close(fd)
+
+
+def _clear_path(root: str, parts: list[str], out: Outcome, *, create: bool) -> bool:
+    """Make ``root/parts...`` real directories again: the first component
+    that is not one is renamed aside (reported), the rest created when
+    ``create`` (a file is to be put back there)."""
+    fd = open_below(root, [])
+    if fd is None:
+        return False
+    where = root
+    try:
+        for part in parts:
+            try:
+                st = os.lstat(part, dir_fd=fd)
+                if not stat.S_ISDIR(st.st_mode):
+                    kept = rename_aside(fd, part, where, out.problems)
+                    if kept is None:
+                        return False
+                    out.undone.append(os.path.join(where, part))
+                    out.reports.append(f"{os.path.join(where, part)} was replaced by a link or a "
+                                       f"file during the run; renamed to {kept}")
+                    raise FileNotFoundError
+            except FileNotFoundError:
+                if not create:
+                    return True
+                os.mkdir(part, 0o755, dir_fd=fd)
+            nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                          dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+            where = os.path.join(where, part)
+    except OSError as exc:
+        out.problems.append(f"cannot restore {where}: {exc.strerror}")
+        return False
+    finally:
+        os.close(fd)
+    return True
 
 
 def _put_back(dir_fd: int, name: str, before: Snapshot) -> bool:

@@ -12,9 +12,10 @@ changed. A directory whose ctime is too close to the moment it was listed
 is listed again next time (a change in the same clock tick would not move
 it: git's "racily clean" problem).
 
-Bounded and failing closed: a walk gets a time budget; what it has not
-reached (or re-checked) when the budget runs out is returned as
-``unscanned``, for the caller to treat as unknown; the next run carries on,
+Bounded and failing closed: re-checking what is known and walking what is
+new get a time budget each; what the walk has not reached when its budget
+runs out is returned as ``unscanned``, what was not re-checked as
+``unchecked``, for the caller to treat as unknown; the next run carries on,
 breadth first, where this one stopped.
 """
 
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 _RACY_NS = 2_000_000_000
-_VERSION = 4
+_VERSION = 5
 
 
 @dataclass
@@ -51,6 +52,8 @@ class _State:
     dirty: bool = False
     #: directories being listed again, with what was found in them before
     relisted: dict[str, set[str]] = field(default_factory=dict)
+    #: directories listed by this walk (new, or their ctime moved)
+    changed: list[str] = field(default_factory=list)
     exclude: frozenset[str] = frozenset()
 
     def to_json(self) -> str:
@@ -86,7 +89,8 @@ _MEMORY: dict[tuple[str, tuple[str, ...]], _State] = {}
 class WalkSpec:
     """What one walk looks for. A directory named in ``match_dirs`` is
     recorded and not entered; one in ``skip_dirs`` (or at a path of
-    ``skip_paths`` below a root) is not entered; a file is recorded when
+    ``skip_paths`` below a root) is not entered — or, with ``peek_skipped``,
+    listed without entering its subdirectories; a file is recorded when
     ``match_file`` says so."""
 
     name: str
@@ -95,6 +99,7 @@ class WalkSpec:
     skip_dirs: frozenset[str] = frozenset()
     skip_paths: frozenset[str] = frozenset()
     max_depth: int = 8
+    peek_skipped: bool = False
     budget_s: float = 0.3
     revalidate_budget_s: float = 1.0
 
@@ -102,13 +107,20 @@ class WalkSpec:
 @dataclass(frozen=True, slots=True)
 class WalkResult:
     """``found``: matching paths; ``unscanned``: directories the budget did
-    not reach or re-check; ``unlistable``: directories this user may enter
-    but not list (mode 0311). What is in the last two cannot be known: the
-    caller treats them as it must (fail closed)."""
+    not reach; ``unchecked``: known directories it did not re-check (what
+    was found in them before is in ``found``, a change since is not);
+    ``unlistable``: directories this user may enter but not list (mode
+    0311). What is in the last three cannot be known: the caller treats
+    them as it must (fail closed). ``changed``: directories this walk
+    listed — new ones, and known ones listed again because their ctime
+    moved (something in them was added, removed or renamed) or was too
+    recent to trust."""
 
     found: tuple[str, ...]
     unscanned: tuple[str, ...]
     unlistable: tuple[str, ...] = ()
+    unchecked: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
 
 
 def walk(
@@ -118,27 +130,31 @@ def walk(
     *,
     keep: tuple[str, ...] = (),
     budget: float | None = None,
+    revalidate_budget: float | None = None,
     exclude: frozenset[str] = frozenset(),
 ) -> WalkResult:
     """Walk ``roots`` (existing directories only) for ``spec``. Directories
     that contain a path of ``keep`` (they cannot be hidden) are listed even
     past the budget; paths in ``exclude`` are neither entered nor recorded
-    (a run's own stubs: mount points that come and go)."""
+    (a run's own stubs: mount points that come and go). The budgets (of
+    the spec unless given) are separate: a slow re-check does not eat the
+    walk's."""
     key = (spec.name, tuple(roots))
     state = _MEMORY.get(key) or _load(cache, roots) or _State(roots)
     if not state.dirs and not state.pending:
         state.pending = deque((r, 0) for r in roots if os.path.isdir(r))
-    start = time.monotonic()
-    _, unchecked = _revalidate(state, start + spec.revalidate_budget_s)
+    state.changed = []
+    recheck = spec.revalidate_budget_s if revalidate_budget is None else revalidate_budget
+    _, unchecked = _revalidate(state, time.monotonic() + recheck)
     state.exclude = exclude
-    _walk(spec, state, start + (spec.budget_s if budget is None else budget), keep)
+    _walk(spec, state, time.monotonic() + (spec.budget_s if budget is None else budget), keep)
     _MEMORY[key] = state
     if state.dirty and cache is not None:
         _save(cache, state)
         state.dirty = False
     found = sorted(os.path.join(d, n) for d, names in state.found.items() for n in names)
-    return WalkResult(tuple(found), tuple(d for d, _ in state.pending) + tuple(unchecked),
-                      tuple(sorted(state.unlistable)))
+    return WalkResult(tuple(found), tuple(d for d, _ in state.pending),
+                      tuple(sorted(state.unlistable)), tuple(unchecked), tuple(state.changed))
 
 
 def forget(spec_name: str) -> None:
@@ -228,6 +244,7 @@ def _list(spec: WalkSpec, state: _State, path: str, depth: int) -> None:
     except OSError:
         return
     now = time.time_ns()
+    state.changed.append(path)
     known = path in state.dirs or path in state.relisted
     old_names = state.relisted.pop(path, state.found.get(path, set()))
     state.dirs[path] = 0 if now - before < _RACY_NS else before
@@ -242,10 +259,15 @@ def _list(spec: WalkSpec, state: _State, path: str, depth: int) -> None:
             if entry.is_dir(follow_symlinks=False):
                 if entry.name in spec.match_dirs:
                     names.add(entry.name)
-                elif (depth < spec.max_depth and entry.name not in spec.skip_dirs
-                        and os.path.relpath(entry.path, root) not in spec.skip_paths
-                        and entry.path not in state.dirs):
-                    state.pending.append((entry.path, depth + 1))
+                elif depth < spec.max_depth and entry.path not in state.dirs:
+                    skipped = entry.name in spec.skip_dirs or bool(
+                        spec.skip_paths and os.path.relpath(entry.path, root) in spec.skip_paths)
+                    if not skipped:
+                        state.pending.append((entry.path, depth + 1))
+                    elif spec.peek_skipped:
+                        # listed at the last depth: its own entries are
+                        # looked at, its subdirectories not entered
+                        state.pending.append((entry.path, spec.max_depth))
             elif spec.match_file(entry.name):
                 names.add(entry.name)
         except OSError:

@@ -285,7 +285,8 @@ def prepare(
     pass_fds.append(args_fd)
     status = _Status(status_r)
     watch = MountWatch([*plan.hidden_files, *plan.hidden_dirs, *plan.protected,
-                        *(path for path, _ in plan.stubs), *plan.pinned], files=plan.protected)
+                        *(path for path, _ in plan.stubs), *plan.pinned], files=plan.protected,
+                       sentinels=plan.sentinels)
     res.watches.append(watch)
     try:
         watch.arm()

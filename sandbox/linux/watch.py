@@ -11,6 +11,14 @@ mount, the command's next try wrote `.git/config`, and the host's next
 `git status` ran the planted program. A hidden `~/.env` rotated with
 `sed -i` became readable the same way.
 
+The same watch stops the run when a *sentinel* appears: a name inside a
+git directory that no mount can guard (``.git/commondir``: git writes in
+``.git`` all the time) and that a host git polling the repository (an
+editor runs `git status` every few seconds) would obey before the post-run
+tripwire removes it. Reproducer: ``echo /tmp/planted > .git/commondir``
+while the editor is open; the editor's git reads its config, and its
+``core.fsmonitor``, from ``/tmp/planted``.
+
 A mount cannot be put back from outside, so the watch ends the sandbox
 instead: an inotify watch on the parent directory of every mounted-over
 path reports a rename or unlink of that name, and the sandbox's PID 1 gets
@@ -52,11 +60,12 @@ _IN_Q_OVERFLOW = 0x00004000
 _IN_IGNORED = 0x00008000
 _IN_MOVED_FROM = 0x00000040
 _IN_MOVED_TO = 0x00000080
+_IN_CREATE = 0x00000100
 _IN_DELETE = 0x00000200
 _IN_ONLYDIR = 0x01000000
 _IN_NONBLOCK = 0o4000
 _IN_CLOEXEC = 0o2000000
-_MASK = _IN_MOVED_FROM | _IN_MOVED_TO | _IN_DELETE | _IN_ONLYDIR
+_MASK = _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE | _IN_DELETE | _IN_ONLYDIR
 _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len
 #: protected files larger than this are not copied (and so not restored)
 _MAX_COPY = 1 << 20
@@ -127,9 +136,9 @@ class _Inotify:
             with self.lock:
                 events = _events(data, self.dirs)
                 subscribers = list(self.subscribers)
-            for parent, name in events:
+            for parent, name, mask in events:
                 for watch in subscribers:
-                    watch.on_event(parent, name)
+                    watch.on_event(parent, name, mask)
 
 
 _INOTIFY = _Inotify()
@@ -137,15 +146,19 @@ _INOTIFY = _Inotify()
 
 class MountWatch:
     """Watches the names of ``targets`` in their parent directories; on a
-    rename or unlink of one, SIGKILLs ``pid`` (the sandbox's PID 1) once.
-    ``files`` are protected files to put back after a trip."""
+    rename or unlink of one, or on the creation of a ``sentinels`` name,
+    SIGKILLs ``pid`` (the sandbox's PID 1) once. ``files`` are protected
+    files to put back after a trip."""
 
-    def __init__(self, targets: Iterable[str], files: Iterable[str] = ()) -> None:
+    def __init__(self, targets: Iterable[str], files: Iterable[str] = (),
+                 sentinels: Iterable[str] = ()) -> None:
         self.watched: dict[str, set[str]] = {}
-        for target in targets:
+        self.sentinels: set[str] = set()
+        for target in (*targets, *sentinels):
             parent, name = os.path.split(target.rstrip("/"))
             if parent and name:
                 self.watched.setdefault(parent, set()).add(name)
+        self.sentinels = {s.rstrip("/") for s in sentinels}
         self.tripped: str | None = None
         self.tripped_path: str | None = None
         self._pid: int | None = None
@@ -200,20 +213,31 @@ class MountWatch:
         self.stop()
         self._originals.clear()
 
-    def on_event(self, parent: str, name: str) -> None:
+    def on_event(self, parent: str, name: str, mask: int = 0) -> None:
         if parent and name not in self.watched.get(parent, ()):
             return
         path = os.path.join(parent, name) if parent else ""
+        if path in self.sentinels:
+            if not mask & (_IN_CREATE | _IN_MOVED_TO):
+                return  # a sentinel going away is the post-run check's business
+        elif mask & _IN_CREATE:
+            return  # bubblewrap making a stub (a mount point); only sentinels count
         with self._lock:
             if self.tripped is None:
                 self.tripped_path = path or None
-                self.tripped = (
-                    f"{path} was replaced or removed during the run (on the host, or by the "
-                    "command through a link), which lifts the sandbox's protection of it; the "
-                    "command was stopped" if path else
-                    "the watch over the protected paths lost events; the command was stopped")
+                self.tripped = self._why(path)
             if self._pid is not None:
                 _kill(self._pid)
+
+    def _why(self, path: str) -> str:
+        if not path:
+            return "the watch over the protected paths lost events; the command was stopped"
+        if path in self.sentinels:
+            return (f"{path} was created during the run: git obeys it (a host git would read "
+                    "its configuration from where it points); the command was stopped")
+        return (f"{path} was replaced or removed during the run (on the host, or by the "
+                "command through a link), which lifts the sandbox's protection of it; the "
+                "command was stopped")
 
     def restore(self) -> list[str]:
         """After a trip over a protected file: put its content from before
@@ -246,8 +270,8 @@ def _kill(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
-def _events(data: bytes, dirs: dict[int, str]) -> list[tuple[str, str]]:
-    """(directory, name) per event; ("", "") when events were lost."""
+def _events(data: bytes, dirs: dict[int, str]) -> list[tuple[str, str, int]]:
+    """(directory, name, mask) per event; ("", "", mask) when events were lost."""
     out = []
     offset = 0
     while offset + _EVENT.size <= len(data):
@@ -255,11 +279,11 @@ def _events(data: bytes, dirs: dict[int, str]) -> list[tuple[str, str]]:
         raw = data[offset + _EVENT.size : offset + _EVENT.size + length]
         offset += _EVENT.size + length
         if mask & _IN_Q_OVERFLOW:
-            out.append(("", ""))  # events were lost: fail closed
+            out.append(("", "", mask))  # events were lost: fail closed
             continue
         if mask & _IN_IGNORED:
             continue
         name = os.fsdecode(raw.split(b"\0", 1)[0])
         if wd in dirs and name:
-            out.append((dirs[wd], name))
+            out.append((dirs[wd], name, mask))
     return out

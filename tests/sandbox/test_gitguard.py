@@ -418,3 +418,65 @@ def test_a_repository_planted_two_gitlinks_deep_is_defused(repo: Path, tmp_path:
     subprocess.run(["git", "-C", str(repo), "status", "--recurse-submodules"],
                    capture_output=True, timeout=20, check=False)
     assert not marker.exists()
+
+
+def test_repositories_beyond_the_checked_tree_are_kept_when_the_run_left_them_alone(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A superproject with more nested repositories than are stamped before
+    the run: the ones past the limit, untouched, keep their `.git` (renaming
+    a user's submodules on every run is no protection), and the report says
+    what was not followed."""
+    monkeypatch.setattr("sandbox.gitguard.MAX_REPOS", 2)
+    for name in ("s1", "s2", "s3"):
+        register(repo, name, nested(repo, name))
+    _settle()
+    g = guard(tmp_path, repo)
+    report = g.after()
+    assert report.defused == ()
+    assert all((repo / name / ".git").is_dir() for name in ("s1", "s2", "s3"))
+    assert any("beyond" in p for p in report.problems)
+
+
+def test_a_repository_beyond_the_checked_tree_that_the_run_touched_is_defused(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sandbox.gitguard.MAX_REPOS", 2)
+    for name in ("s1", "s2", "s3"):
+        register(repo, name, nested(repo, name))
+    marker = tmp_path / "RAN"
+    _settle()
+    g = guard(tmp_path, repo)
+    git(repo / "s3", "config", "core.fsmonitor", f"touch {marker}; false")
+    report = g.after()
+    assert report.defused == (str(repo / "s3" / ".git"),)
+    host_status(repo)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("plant", ["hook rewritten in place", "info/exclude", "new module"])
+def test_a_nested_repository_changed_anywhere_git_obeys_is_defused(
+    repo: Path, tmp_path: Path, plant: str
+) -> None:
+    """Besides config and the hooks directory: a hook file rewritten in
+    place (the directory's ctime stays), ``info/``, and a git directory
+    added below ``modules/`` all count as changes to the repository."""
+    sub = repo / "sub"
+    register(repo, "sub", nested(repo, "sub"))
+    hook = sub / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\n")
+    (sub / ".git" / "info").mkdir(exist_ok=True)
+    (sub / ".git" / "info" / "exclude").write_text("")
+    (sub / ".git" / "modules").mkdir()
+    _settle()
+    g = guard(tmp_path, repo)
+    if plant == "hook rewritten in place":
+        with open(hook, "r+") as handle:
+            handle.write("#!/bin/sh\ntouch /tmp/x\n")
+    elif plant == "info/exclude":
+        with open(sub / ".git" / "info" / "exclude", "a") as handle:
+            handle.write("planted\n")
+    else:
+        git(sub / ".git" / "modules", "init", "-q", "--bare", "m")
+    report = g.after()
+    assert report.defused == (str(sub / ".git"),)

@@ -1,0 +1,132 @@
+"""Files a run created that `git status` will not show.
+
+`git diff` and `git status` are how a user reviews what a command did to
+the workspace; a file they do not show is a file nobody reviews. So after
+every run, the files created (or renamed into place) during it that git
+ignores — through ``.gitignore``, ``.git/info/exclude`` or the user's
+``core.excludesFile`` — are reported, one line per repository. Attack it
+answers: a `.pyc` planted in an ignored ``__pycache__`` with the header of
+its source runs on the user's next `pytest`, and `git status` stays clean.
+
+The candidates come from the post-run repository walk (:mod:`sandbox.walk`):
+the directories it had to list again because their ctime moved, and the
+new ones; in them, the entries whose ctime is from the run. git itself
+decides what is ignored (``git check-ignore``, inside a read-only sandbox,
+as :mod:`sandbox.gitlinks` reads an index), so the answer is the user's
+git's. Limits, said in the README: a file rewritten in place (its directory
+untouched) is not seen, nor is anything below the dependency trees the walk
+only looks into (``node_modules/x/…``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from .policy import EnvPolicy, FilesystemPolicy, Limits, SandboxPolicy
+
+if TYPE_CHECKING:
+    from .run import Backend
+
+#: at most this many candidate paths per repository, and repositories per run
+_MAX_PATHS = 10_000
+_MAX_REPOS = 8
+#: directories named in one report line
+_SHOWN = 6
+_POLICY = SandboxPolicy(
+    profile="unseen",
+    filesystem=FilesystemPolicy(workspace="read", private_tmp=True),
+    env=EnvPolicy(allow=("PATH", "HOME"), set={"LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}),
+    limits=Limits(wall_timeout=20, max_output_bytes=1 << 20, max_processes=16),
+)
+
+
+def created_during(dirs: tuple[str, ...], since_ns: int) -> list[str]:
+    """Files and links in ``dirs`` whose ctime is at or after ``since_ns``
+    (created, renamed into place, or changed in their mode or links)."""
+    out: list[str] = []
+    for directory in dict.fromkeys(dirs):
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if not stat.S_ISDIR(st.st_mode) and st.st_ctime_ns >= since_ns:
+                out.append(entry.path)
+    return out
+
+
+def unseen_reports(
+    paths: list[str], worktrees: list[str], *, home: str, backend: Backend | None
+) -> tuple[list[str], list[str]]:
+    """(reports, problems): one report line per repository holding paths
+    that git ignores."""
+    by_repo: dict[str, list[str]] = {}
+    for path in paths:
+        owner = max((w for w in worktrees if path.startswith(w.rstrip("/") + "/")),
+                    key=len, default=None)
+        if owner is not None and "/.git/" not in path[len(owner):] + "/":
+            by_repo.setdefault(owner, []).append(os.path.relpath(path, owner))
+    reports: list[str] = []
+    problems: list[str] = []
+    for n, (worktree, rels) in enumerate(sorted(by_repo.items())):
+        if n >= _MAX_REPOS:
+            problems.append(f"{len(by_repo) - n} more repositories had files created in the "
+                            "run; they were not checked for files git ignores")
+            break
+        ignored, problem = _ignored(worktree, rels[:_MAX_PATHS], home=home, backend=backend)
+        if problem:
+            problems.append(f"{worktree}: cannot tell which new files git ignores: {problem}")
+        if ignored:
+            reports.append(_line(worktree, ignored))
+    return reports, problems
+
+
+def _line(worktree: str, ignored: list[str]) -> str:
+    groups = Counter(os.path.dirname(p) or "." for p in ignored)
+    shown = ", ".join(f"{d}/ ({c})" if d != "." else f"./ ({c})"
+                      for d, c in groups.most_common(_SHOWN))
+    more = f" and {len(groups) - _SHOWN} more directories" if len(groups) > _SHOWN else ""
+    return (f"{len(ignored)} files created during the run in {worktree} are ignored by git, so "
+            f"`git status` does not show them: {shown}{more}; review them before running them")
+
+
+def _ignored(worktree: str, rels: list[str], *, home: str,
+             backend: Backend | None) -> tuple[list[str], str]:
+    """The paths of ``rels`` git ignores (untracked and matching an ignore
+    rule), by `git check-ignore` in a read-only sandbox."""
+    git = shutil.which("git")
+    if git is None:
+        return [], ""
+    from .errors import SandboxError  # noqa: PLC0415
+    from .run import run  # noqa: PLC0415 - run imports guards, which import this
+
+    chunks: list[bytes] = []
+
+    def feed(stream: str, data: bytes) -> None:
+        if stream == "stdout":
+            chunks.append(data)
+
+    argv = [git, "-c", "core.fsmonitor=false", "-c", "safe.directory=*",
+            "--git-dir", os.path.join(worktree, ".git"), "--work-tree", worktree,
+            "check-ignore", "-z", "--stdin"]
+    stdin = b"".join(os.fsencode(r) + b"\0" for r in rels)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home}
+    try:
+        result = run(argv, _POLICY, cwd=worktree, env=env, stdin=stdin, timeout=20,
+                     on_output=feed, backend=backend)
+    except SandboxError as exc:
+        return [], f"git could not be run in a sandbox: {exc}"
+    if result.timed_out or result.killed_reason:
+        return [], "git did not answer in time"
+    if result.exit_code not in (0, 1):  # 1: nothing is ignored
+        return [], " ".join(result.stderr.split())[:200] or f"exit status {result.exit_code}"
+    out = b"".join(chunks).split(b"\0")
+    return sorted(os.fsdecode(p) for p in out if p), ""

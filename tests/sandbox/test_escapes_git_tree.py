@@ -1,0 +1,205 @@
+"""Escape tests: the tree of repositories around a run — nested ones under
+names the search skips, submodules' git directories planted under
+``.git/modules``, ``.git/commondir`` written while a host git is watching,
+many submodules — and files `git status` does not show.
+
+Judged from the host, with a control proving each attack ran (see escape_kit).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from escape_kit import consume_control, host_git, output, require, sh
+
+from sandbox.gitguard import SUFFIX
+
+pytestmark = [pytest.mark.sandbox]
+
+
+def _commit(repo: Path, message: str = "x") -> None:
+    proc = host_git(repo, "commit", "-q", "--allow-empty", "-m", message)
+    assert proc.returncode == 0, proc.stderr
+
+
+# -- repositories under names the search does not walk into -----------------------
+
+SKIPPED_NAMES = ["target", ".venv", "node_modules", "__pycache__"]
+
+
+@pytest.mark.parametrize("name", SKIPPED_NAMES)
+def test_a_repository_planted_under_a_dependency_tree_name_is_defused(
+    git_ws: Path, tmp_path: Path, name: str
+) -> None:
+    """Attack: the repository search skips dependency trees, so a planted
+    `target/.git` with `core.fsmonitor` waited for the user's `git status`
+    there. Such a directory is looked into (not walked below)."""
+    marker = tmp_path / "PLANTED-CODE-RAN"
+    proc = sh(git_ws, f"git init -q {name} && git -C {name} config core.fsmonitor "
+                      f"'touch {marker}' && echo ran > control.txt")
+    consume_control(git_ws, proc)
+    host_git(git_ws / name, "status")
+    assert not marker.exists(), "the host's git ran the planted repository's fsmonitor"
+    assert (git_ws / name / f".git{SUFFIX}").exists()
+
+
+@pytest.mark.parametrize("name", SKIPPED_NAMES)
+def test_an_existing_repository_under_a_skipped_name_is_protected_and_left_alone(
+    git_ws: Path, tmp_path: Path, name: str
+) -> None:
+    """The user's own repository named `target/`: found before the run, so
+    its hooks are read-only; untouched, it is not quarantined."""
+    repo = git_ws / name
+    repo.mkdir()
+    assert host_git(repo, "init", "-q").returncode == 0
+    marker = tmp_path / "PLANTED-CODE-RAN"
+    proc = sh(git_ws, f"printf '#!/bin/sh\\ntouch {marker}\\n' > {name}/.git/hooks/pre-commit "
+                      f"&& chmod +x {name}/.git/hooks/pre-commit; echo ran > control.txt")
+    consume_control(git_ws, proc)
+    assert (repo / ".git").is_dir(), output(proc)
+    assert not (repo / f".git{SUFFIX}").exists()
+    _commit(repo)
+    assert not marker.exists(), "a hook planted in the nested repository ran on the host"
+
+
+# -- git directories planted for submodules -----------------------------------------
+
+PLANT_MODULE = """
+    git clone -q --bare . .git/modules/m &&
+    git --git-dir=.git/modules/m config core.bare false &&
+    git --git-dir=.git/modules/m config core.fsmonitor 'touch {marker}' &&
+    echo ran > control.txt
+"""
+
+
+def _declared_submodule(ws: Path) -> None:
+    """A submodule `m` declared and committed but never checked out (a
+    clone made without --recursive): its git directory does not exist yet.
+    The gitlink names the superproject's own first commit, which a clone of
+    the superproject holds."""
+    head = host_git(ws, "rev-parse", "HEAD").stdout.decode().strip()
+    (ws / ".gitmodules").write_text('[submodule "m"]\n\tpath = m\n\turl = ./nowhere\n')
+    for args in (["update-index", "--add", "--cacheinfo", f"160000,{head},m"],
+                 ["add", ".gitmodules"], ["commit", "-q", "-m", "declare m"]):
+        proc = host_git(ws, *args)
+        assert proc.returncode == 0, proc.stderr
+
+
+def _submodule_update(ws: Path) -> None:
+    host_git(ws, "-c", "protocol.file.allow=always", "submodule", "update", "--init")
+    host_git(ws / "m", "status")
+
+
+def test_a_submodule_git_directory_planted_in_the_run_is_renamed_aside(
+    git_ws: Path, tmp_path: Path
+) -> None:
+    """Attack: a submodule `m` is declared but not checked out; the run makes
+    `.git/modules/m` with `core.fsmonitor`, and the user's `git submodule
+    update --init` takes the planted directory for the submodule's and runs
+    git in it. The new git directory is renamed aside after the run."""
+    marker = tmp_path / "PLANTED-CODE-RAN"
+    _declared_submodule(git_ws)
+    proc = sh(git_ws, PLANT_MODULE.format(marker=marker))
+    consume_control(git_ws, proc)
+    assert (git_ws / ".git" / "modules" / f"m{SUFFIX}").is_dir(), output(proc)
+    _submodule_update(git_ws)
+    assert not marker.exists(), "the host's `git submodule update` ran a planted fsmonitor"
+    assert "renamed to m" + SUFFIX in output(proc)
+
+
+def test_the_planted_submodule_git_directory_runs_code_without_the_sandbox(
+    git_ws: Path, tmp_path: Path
+) -> None:
+    """Control for the test above: unsandboxed, the attack runs on the host."""
+    marker = tmp_path / "PLANTED-CODE-RAN"
+    _declared_submodule(git_ws)
+    subprocess.run(["sh", "-c", PLANT_MODULE.format(marker=marker)], cwd=git_ws,
+                   capture_output=True, timeout=30, check=False)
+    _submodule_update(git_ws)
+    assert marker.exists()
+
+
+# -- a sentinel: .git/commondir must not appear, even for a moment ------------------
+
+
+def test_creating_git_commondir_stops_the_command_at_once(git_ws: Path) -> None:
+    """Attack: `.git/commondir` written while an editor's git polls the
+    repository: that git reads its config (and `core.fsmonitor`) from where
+    the file points before any post-run check. The run is stopped the
+    moment the name appears, and the file is taken away."""
+    proc = sh(git_ws, "echo ran > control.txt; echo /tmp > .git/commondir; sleep 5; "
+                      "echo survived > survived.txt")
+    consume_control(git_ws, proc)
+    assert proc.returncode == 137, output(proc)
+    assert not (git_ws / "survived.txt").exists()
+    assert "commondir was created during the run" in output(proc)
+    assert not (git_ws / ".git" / "commondir").exists()
+    assert host_git(git_ws, "status").returncode == 0
+
+
+# -- many submodules: beyond the mounted ones and the checked tree ------------------
+
+
+def _superproject(ws: Path, count: int) -> None:
+    """``count`` submodules, checked out, each with its git directory under
+    ``.git/modules`` (built on the host with git itself)."""
+    origin = ws.parent / "origin"
+    origin.mkdir()
+    assert host_git(origin, "init", "-q").returncode == 0
+    _commit(origin, "origin")
+    for n in range(count):
+        proc = host_git(ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q",
+                        str(origin), f"s{n}")
+        assert proc.returncode == 0, proc.stderr
+    _commit(ws, "submodules")
+
+
+@pytest.mark.slow
+def test_a_superproject_with_many_submodules_keeps_them_all_after_a_run(
+    git_ws: Path, tmp_path: Path
+) -> None:
+    """Twelve submodules: past the git directories protected by mounts, the
+    rest are tripwired. A run that leaves them alone leaves every one of
+    them working; a config planted in the last one is undone."""
+    _superproject(git_ws, 12)
+    marker = tmp_path / "PLANTED-CODE-RAN"
+    proc = sh(git_ws, "echo ran > control.txt")
+    consume_control(git_ws, proc)
+    assert SUFFIX not in output(proc), output(proc)
+    for n in range(12):
+        assert (git_ws / f"s{n}" / ".git").is_file(), f"s{n} was defused by a plain run"
+    proc = sh(git_ws, f"git -C s11 config core.fsmonitor 'touch {marker}'; "
+                      "echo ran > control.txt")
+    consume_control(git_ws, proc)
+    host_git(git_ws, "status")
+    host_git(git_ws / "s11", "status")
+    assert not marker.exists(), "a config planted in a submodule past the mounted ones ran"
+
+
+# -- files git status does not show --------------------------------------------------
+
+
+def test_files_created_where_git_ignores_them_are_reported(git_ws: Path) -> None:
+    """A `.pyc` planted in an ignored `__pycache__` runs on the next
+    `pytest`, and `git status` stays clean: each file git ignores that the
+    run created is reported (by directory), the visible ones are not."""
+    (git_ws / ".gitignore").write_text("build/\n__pycache__/\n")
+    assert host_git(git_ws, "add", ".gitignore").returncode == 0
+    _commit(git_ws, "ignore")
+    proc = sh(git_ws, "mkdir -p build pkg/__pycache__ && echo x > build/run.sh && "
+                      "echo x > pkg/__pycache__/mod.cpython-311.pyc && echo x > shown.txt && "
+                      "echo ran > control.txt")
+    consume_control(git_ws, proc)
+    text = output(proc)
+    require((git_ws / "build" / "run.sh").exists(), "the ignored file was written", proc)
+    assert "2 files created during the run" in text, text
+    assert "build/ (1)" in text and "pkg/__pycache__/ (1)" in text
+    assert "shown.txt" not in text
+
+
+def test_a_run_that_creates_only_files_git_shows_reports_nothing(git_ws: Path) -> None:
+    proc = sh(git_ws, "echo x > shown.txt && echo ran > control.txt")
+    consume_control(git_ws, proc)
+    assert "ignored by git" not in output(proc)

@@ -141,7 +141,12 @@ class Guards:
         except Exception as exc:
             outcome.problems.append(f"the search for planted git directories failed: {exc}")
         try:
-            paths = created_during(self.changed_dirs, self.git.started_ns)
+            # The plan's own stubs (empty files bubblewrap mounts over) and
+            # the names other checks own are not the command's creations.
+            owned = {s for s, _ in self.plan.stubs}.union(
+                self.plan.tripwires, self.plan.reports, self.plan.protected)
+            paths = [p for p in created_during(self.changed_dirs, self.git.started_ns)
+                     if p not in owned]
             if paths:
                 reports, problems = unseen_reports(paths, list(self.plan.repos),
                                                    home=self.git.home,

@@ -9,6 +9,7 @@ Judged from the host, with a control proving each attack ran (see escape_kit).
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -203,3 +204,28 @@ def test_a_run_that_creates_only_files_git_shows_reports_nothing(git_ws: Path) -
     proc = sh(git_ws, "echo x > shown.txt && echo ran > control.txt")
     consume_control(git_ws, proc)
     assert "ignored by git" not in output(proc)
+
+
+def test_a_run_that_creates_nothing_asks_git_nothing(
+    git_ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The empty stubs the sandbox itself mounts over missing protected
+    names (`.mcp.json`, `.gitmodules` …) are not the command's files: a run
+    that creates nothing starts no second sandbox to ask git about them."""
+    import sandbox.unseen
+    from sandbox import load_profile, run
+
+    asked: list[list[str]] = []
+    real = sandbox.unseen._ignored
+
+    def spy(worktree: str, rels: list[str], **kw: object) -> tuple[list[str], str]:
+        asked.append(rels)
+        return real(worktree, rels, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sandbox.unseen, "_ignored", spy)
+    time.sleep(0.1)  # the fixture's files are older than the run (50 ms of clock slack)
+    result = run(["true"], load_profile(), cwd=str(git_ws))
+    assert result.exit_code == 0
+    assert asked == []
+    run(["sh", "-c", "echo x > new.txt"], load_profile(), cwd=str(git_ws))
+    assert asked == [["new.txt"]]

@@ -49,6 +49,7 @@ LINT_DIRS := $(wildcard analyzers sandbox gateway profiles tests bench fuzz)
 
 lint: setup
 	@$(BIN)/ruff check $(LINT_DIRS)
+	@$(BIN)/lint-imports --no-cache
 
 typecheck: setup
 	@$(BIN)/mypy

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -35,7 +35,7 @@ def render_analysis(analysis: BashAnalysis, console: Console) -> None:
         )
     )
 
-    parts = []
+    parts: list[RenderableType] = []
     if analysis.subcommands:
         t = Table(title="subcommands", title_justify="left", show_lines=False)
         t.add_column("#", justify="right")

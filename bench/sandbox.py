@@ -3,8 +3,11 @@
   raw_bash            `bash -c true`, no sandbox (the baseline)
   bwrap_floor         bare bwrap with the same namespaces, no mounts/seccomp
   sandbox_isolated    sandbox.run(["true"]) with the default profile
-                      (network namespace, seccomp, mandatory denies) — the
-                      warm library path; target: within 8x of raw_bash
+                      (network namespace, seccomp, mandatory denies, the
+                      run's cgroup where one can be had) — the warm library
+                      path; target: within 8x of raw_bash
+  sandbox_no_cgroup   the same with no memory and no process limit (no
+                      cgroup made): the difference is the cgroup's cost
   sandbox_bash        sandbox.run(["bash", "-c", "true"]): what the Bash tool runs
   sandbox_networked   the networked profile: host proxy + in-sandbox launcher
   sandbox_100_denies  default profile plus 100 write-denied paths (100 mounts)
@@ -18,6 +21,7 @@ Run: .venv/bin/python bench/sandbox.py [--n 40]
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -34,6 +38,7 @@ from pathlib import Path
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from sandbox import FilesystemPolicy, load_profile, run  # noqa: E402
+from sandbox.cgroups import mechanism  # noqa: E402
 
 
 def measure(fn: Callable[[], object], n: int, warmup: int = 3) -> dict[str, float]:
@@ -99,11 +104,14 @@ def main() -> None:
         home_env = {**os.environ, "HOME": str(home)}
         exe = str(Path(sys.executable).with_name("shellgate"))
         cwd = str(ws)
+        unlimited = default.model_copy(update={"limits": default.limits.model_copy(
+            update={"memory": None, "max_processes": None})})
         report: dict[str, object] = {
             "runs": n,
             "raw_bash": measure(lambda: subprocess.run(["bash", "-c", "true"], check=True), n),
             "bwrap_floor": measure(lambda: subprocess.run(floor, check=True), n),
             "sandbox_isolated": measure(lambda: run(["true"], default, cwd=cwd), n),
+            "sandbox_no_cgroup": measure(lambda: run(["true"], unlimited, cwd=cwd), n),
             "sandbox_bash": measure(lambda: run(["bash", "-c", "true"], default, cwd=cwd), n),
             "sandbox_networked": measure(lambda: run(["true"], networked, cwd=cwd), n),
             "sandbox_100_denies": measure(lambda: run(["true"], denies, cwd=cwd), n),
@@ -122,6 +130,9 @@ def main() -> None:
         one_repo = report["sandbox_one_repo"]["median_ms"]  # type: ignore[index]
         report["ratio_isolated_to_raw"] = round(iso / raw, 2)
         report["ratio_one_repo_to_raw"] = round(one_repo / raw, 2)
+        no_cgroup = report["sandbox_no_cgroup"]["median_ms"]  # type: ignore[index]
+        report["cgroup_cost_ms"] = round(iso - no_cgroup, 2)
+        report["limits_mechanism"] = dataclasses.asdict(mechanism())
         report["targets"] = {"ratio_max": 8, "one_repo_ratio_max": 10, "cold_cli_max_ms": 250}
         report["meets_targets"] = iso / raw <= 8 and one_repo / raw <= 10 and cold < 250
         print(json.dumps(report, indent=2))

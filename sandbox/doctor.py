@@ -15,6 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .cgroups import RunCgroup, mechanism
 from .linux.seccomp import SeccompSpec, export_bpf, seccomp_available
 
 
@@ -189,6 +190,37 @@ def probe_privilege() -> Probe:
     )
 
 
+def probe_limits() -> Probe:
+    """Which memory and process limits a run gets here, proven by making
+    (and removing) a real group."""
+    found = mechanism()
+    if found.memory == "RLIMIT_DATA":
+        return Probe(
+            "limits",
+            False,
+            f"memory: RLIMIT_DATA per process, not the whole tree ({found.why}); tmpfs "
+            "pages are bounded by the tmpfs size caps, shared memory (memfd, System V) not "
+            f"at all; processes: {found.processes}",
+            "run shellgate in a cgroup that delegates the memory controller (cgroup v2: "
+            "`systemd-run --user --scope -p Delegate=yes shellgate ...`), or as root",
+            required=False,
+        )
+    try:
+        group = RunCgroup.create(64 << 20, 64)
+    except OSError as exc:
+        return Probe("limits", False, f"memory: {found.memory} should work ({found.why}) but "
+                     f"a group cannot be made: {exc}; runs fall back to RLIMIT_DATA",
+                     "check the cgroup's permissions", required=False)
+    problem = group.close() if group is not None else None
+    return Probe(
+        "limits",
+        problem is None,
+        f"memory: {found.memory}, {found.why} (the whole process tree, tmpfs pages "
+        f"included); processes: {found.processes}" + (f"; {problem}" if problem else ""),
+        required=False,
+    )
+
+
 def probe_ripgrep() -> Probe:
     path = shutil.which("rg")
     return Probe(
@@ -223,7 +255,8 @@ def run_probes() -> list[Probe]:
                 "use Linux (bubblewrap) or macOS (sandbox-exec)",
             )
         ]
-    return [probe_bwrap(), probe_userns(), probe_seccomp(), probe_ripgrep(), probe_privilege()]
+    return [probe_bwrap(), probe_userns(), probe_seccomp(), probe_limits(), probe_ripgrep(),
+            probe_privilege()]
 
 
 def sandbox_works(probes: list[Probe] | None = None) -> bool:

@@ -181,8 +181,11 @@ class Guards:
             renamed = defuse(root, repo.worktree, outcome.problems)
             outcome.tampered += renamed
             outcome.reports += [_defused_note(p) for p in renamed]
-        read_only = self.plan.unscanned
-        missed = [d for d in scan.unscanned if not any(_within(d, r) for r in read_only)]
+        # Linear in the directories (each looks up its own ancestors): a
+        # workspace of 300,000 directories the walk could not finish made a
+        # pairwise comparison here run for minutes.
+        read_only = frozenset(self.plan.unscanned)
+        missed = [d for d in scan.unscanned if not _below_any(d, read_only)]
         if missed or scan.unchecked:
             outcome.problems.append(
                 f"{len(missed) + len(scan.unchecked)} directories (such as "
@@ -204,14 +207,21 @@ class Guards:
             gitdir = resolve_gitdir(worktree)
             if gitdir is None or gitdir not in before:
                 continue
-            for found in gitdirs(gitdir):
+            # A symlink there is a git directory by another name: `ln -s
+            # ../x-cache .git/modules/lib` (or `.git/modules` itself a link)
+            # made `git submodule update --init` adopt a planted bare
+            # repository's hooks and fsmonitor. git never makes such links.
+            new = [*(p for p in gitdirs(gitdir) if p not in before), *_links_below(gitdir)]
+            for found in dict.fromkeys(new):
                 root = _root_of(roots, found)
-                if found in before or root is None:
+                if root is None:
                     continue
                 parent, name = os.path.split(found)
                 rel = os.path.relpath(parent, root)
                 fd = open_below(root, [] if rel == "." else rel.split("/"))
                 if fd is None:
+                    outcome.problems.append(f"{found} appeared during the run and cannot be "
+                                            "renamed aside; do not run git submodule there")
                     continue
                 try:
                     kept = rename_aside(fd, name, parent, outcome.problems)
@@ -224,12 +234,43 @@ class Guards:
                         f"its config and hooks for a submodule or worktree); renamed to {kept}")
 
 
+def _links_below(gitdir: str, depth: int = 4) -> list[str]:
+    """Symlinks at or below ``gitdir``'s ``modules`` and ``worktrees``."""
+    out: list[str] = []
+    stack = [(os.path.join(gitdir, sub), 0) for sub in ("modules", "worktrees")]
+    while stack and len(out) < 64:
+        path, level = stack.pop()
+        if os.path.islink(path):
+            out.append(path)
+            continue
+        if level >= depth or not os.path.isdir(path):
+            continue
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            continue
+        stack += [(e.path, level + 1) for e in entries
+                  if e.is_symlink() or e.is_dir(follow_symlinks=False)]
+    return out
+
+
 def _root_of(roots: list[str], path: str) -> str | None:
     return next((r for r in roots if _within(path, r)), None)
 
 
 def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _below_any(path: str, dirs: frozenset[str]) -> bool:
+    """Is ``path`` one of ``dirs`` or below one of them?"""
+    while True:
+        if path in dirs:
+            return True
+        parent = os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent
 
 
 def _defused_note(path: str) -> str:

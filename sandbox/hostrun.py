@@ -21,11 +21,12 @@ from typing import Literal
 
 import profiles as profile_data
 
+from .errors import PolicyError
 from .repos import Repo, config_targets, gitdirs
 
 Protection = Literal["block", "tripwire", "report"]
 #: git directories of one repository protected by mounts; the rest by tripwires
-_MOUNTED_GITDIRS = 8
+_MOUNTED_GITDIRS = 32
 Scope = Literal["gitdir", "repo", "home"]
 
 
@@ -131,7 +132,22 @@ def host_run_targets(
                 else:
                     targets.tripwire.append(path)
     real_home = os.path.realpath(home)
-    if any(real_home == r or real_home.startswith(r.rstrip("/") + "/") for r in roots):
-        for entry in by_scope["home"]:
+    for entry in by_scope["home"]:
+        path = real_home + "/" + entry.path
+        # Attack (from a review): `--allow-write ~/.local --allow-write
+        # ~/.config` left ~/.local/bin and ~/.config/git/config open, as the
+        # home's entries applied only when a root held the whole home. Each
+        # entry applies wherever it lies in a writable root; a root inside
+        # a blocked entry is refused (its mount would undo the block).
+        if any(_under(path, r) and path != r for r in roots):
             targets.add(real_home, entry)
+        elif entry.protection == "block":
+            inside = next((r for r in roots if _under(r, path)), None)
+            if inside is not None:
+                raise PolicyError(f"refusing to make {inside} writable: the host runs what is "
+                                  f"in {path} by itself ({entry.why})")
     return targets
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")

@@ -58,6 +58,8 @@ class FsPlan:
     stubs: tuple[tuple[str, str], ...]
     hidden_dirs: tuple[str, ...]
     hidden_files: tuple[str, ...]
+    #: the private /tmp: "/tmp" for bubblewrap (a tmpfs of its own), a host
+    #: directory for seatbelt, None when /tmp is the host's
     private_tmp: str | None = None
     #: paths checked after the run: created, changed or removed during it,
     #: they are undone and reported (see sandbox.guards)
@@ -314,6 +316,15 @@ def _writable_roots(policy: SandboxPolicy, cwd: str, home: str) -> list[str]:
             raise PolicyError(
                 f"refusing to make {root} writable: it is the root or a system "
                 "directory; choose a project directory as the workspace"
+            )
+        if "/.git/" in root + "/":
+            # Attack (from a review): `--allow-write other/.git` left its
+            # config writable (core.fsmonitor ran on the host's next git
+            # status); the git-directory protections apply only to git
+            # directories found below a writable root.
+            raise PolicyError(
+                f"refusing to make {root} writable: it is inside a git directory, whose "
+                "config and hooks git runs; make the repository's work tree the workspace"
             )
     return roots
 

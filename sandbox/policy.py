@@ -13,9 +13,10 @@ import functools
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from .errors import PolicyError
+from .sizes import parse_memory, parse_size
 
 #: Environment variables that pass into the sandbox unless removed. Anything
 #: else is dropped; ``LC_*`` is a pattern.
@@ -180,15 +181,35 @@ class EnvPolicy(_Frozen):
 
 
 class Limits(_Frozen):
-    """Resource limits; ``None`` means no limit of that kind."""
+    """Resource limits; ``None`` means no limit of that kind. Sizes accept
+    ``512M``, ``2GiB`` or bytes (see :mod:`sandbox.sizes`)."""
 
     wall_timeout: float = Field(default=600.0, gt=0)
     cpu_seconds: int | None = Field(default=None, gt=0)
+    #: RLIMIT_AS: breaks the address-space reservations of V8, the JVM and
+    #: sanitizers; ``memory`` is the limit to use
     address_space_bytes: int | None = Field(default=None, gt=0)
     open_files: int | None = Field(default=4096, gt=0)
     file_size_bytes: int | None = Field(default=None, gt=0)
     max_processes: int | None = Field(default=1024, gt=0)
     max_output_bytes: int = Field(default=1_048_576, gt=0)
+    #: the whole process tree's memory (a cgroup; else RLIMIT_DATA per
+    #: process): ``auto`` is half of RAM, ``off`` none, or a size / ``NN%``
+    memory: int | None = Field(default="auto", validate_default=True)
+    #: size caps of the sandbox's private tmpfs mounts
+    tmp_size: int = Field(default=2 << 30)
+    shm_size: int = Field(default=256 << 20)
+    run_size: int = Field(default=16 << 20)
+
+    @field_validator("memory", mode="before")
+    @classmethod
+    def _memory(cls, value: object) -> int | None:
+        return parse_memory(value)
+
+    @field_validator("tmp_size", "shm_size", "run_size", mode="before")
+    @classmethod
+    def _sizes(cls, value: object, info: ValidationInfo) -> int:
+        return parse_size(value, what=str(info.field_name))
 
 
 class SandboxPolicy(_Frozen):

@@ -40,6 +40,18 @@ class NetworkSettings(_Settings):
     allow_unix_sockets: bool | tuple[str, ...] = Field(default=False, alias="allowUnixSockets")
 
 
+class LimitsSettings(_Settings):
+    """shellgate's own ``sandbox.limits`` key. Settings can be a project's
+    file (``.claude/settings.json`` in a cloned repository), so they only
+    ever lower a limit: a repository cannot lift the host's protection."""
+
+    memory: str | int | None = None
+    tmp_size: str | int | None = Field(default=None, alias="tmpSize")
+    shm_size: str | int | None = Field(default=None, alias="shmSize")
+    run_size: str | int | None = Field(default=None, alias="runSize")
+    max_processes: int | None = Field(default=None, alias="maxProcesses", gt=0)
+
+
 class SandboxSettings(_Settings):
     """Claude Code's ``sandbox`` settings key (camelCase names accepted).
 
@@ -56,6 +68,7 @@ class SandboxSettings(_Settings):
     allow_unsandboxed_commands: bool | None = Field(default=None, alias="allowUnsandboxedCommands")
     filesystem: FilesystemSettings = FilesystemSettings()
     network: NetworkSettings = NetworkSettings()
+    limits: LimitsSettings = LimitsSettings()
 
 
 def parse_settings(data: object) -> SandboxSettings:
@@ -107,6 +120,7 @@ def apply_settings(policy: SandboxPolicy, settings: SandboxSettings) -> SandboxP
     try:
         return policy.model_copy(
             update={
+                "limits": _lower(policy.limits, settings.limits),
                 "filesystem": policy.filesystem.model_copy(
                     update={
                         "allow_write": policy.filesystem.allow_write + fs.allow_write,
@@ -124,6 +138,21 @@ def apply_settings(policy: SandboxPolicy, settings: SandboxSettings) -> SandboxP
         )
     except ValidationError as exc:
         raise PolicyError(f"invalid sandbox settings: {_first_error(exc)}") from None
+
+
+def _lower(limits: Limits, wanted: LimitsSettings) -> Limits:
+    """``limits`` with each value the settings give taken where it is lower."""
+    given = {k: v for k, v in wanted.model_dump().items() if v is not None}
+    if not given:
+        return limits
+    asked = Limits.model_validate({**limits.model_dump(), **given})
+    current = limits.model_dump()
+    lowered = {}
+    for key in given:
+        old, new = current[key], getattr(asked, key)
+        if new is not None and (old is None or new < old):
+            lowered[key] = new
+    return limits.model_copy(update=lowered)
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -88,10 +88,13 @@ class _Prepared:
 def _plan(chosen: Backend, policy: SandboxPolicy, cwd: str, home: str, res: Resources) -> FsPlan:
     if chosen == "none":
         return build_plan(policy, cwd, home=home, private_tmp=None, state_dir=runtime_dir())
-    scratch = tempfile.mkdtemp(prefix="run-", dir=runtime_dir())
-    res.dirs.append(scratch)
-    private_tmp = os.path.join(scratch, "tmp")
-    os.mkdir(private_tmp, 0o700)
+    if chosen == "bwrap":
+        private_tmp = "/tmp"  # noqa: S108 - a size-capped tmpfs inside the sandbox (linux/bwrap.py)
+    else:  # seatbelt: a host directory, removed after the run whatever its modes
+        scratch = tempfile.mkdtemp(prefix="run-", dir=runtime_dir())
+        res.dirs.append(scratch)
+        private_tmp = os.path.join(scratch, "tmp")
+        os.mkdir(private_tmp, 0o700)
     state = runtime_dir()
     return build_plan(policy, cwd, home=home, private_tmp=private_tmp, hide=(str(state),),
                       dotenv_cache=state / "dotenv-scan.json", state_dir=state)
@@ -168,6 +171,7 @@ def run(
     environ = dict(os.environ if env is None else env)
     home = environ.get("HOME") or os.path.expanduser("~")
     res = Resources()
+    left: list[str] = []
     try:
         with run_lock() as record:
             try:
@@ -191,6 +195,7 @@ def run(
                     stdin=stdin,
                     on_start=on_start,
                     after_spawn=prepared.gate,
+                    monitor=prepared.launch.monitor if prepared.launch is not None else None,
                 )
                 if prepared.launch is not None:
                     # before the post-run steps: their own renames and the
@@ -207,14 +212,15 @@ def run(
                     prepared.launch.watch.stop()
                 outcome = guards.after()
     finally:
-        res.close()
+        left = res.close()
     if outcome.tampered:
         _warn("sandbox.tampered", paths=outcome.tampered)
-    if outcome.tampered or outcome.problems or outcome.reports or plan.notes:
+    notes = (*plan.notes, *(prepared.launch.notes if prepared.launch is not None else ()))
+    if outcome.tampered or outcome.problems or outcome.reports or notes or left:
         result = dataclasses.replace(
             result,
             tampered=(*result.tampered, *outcome.tampered),
             reports=(*result.reports, *outcome.reports),
-            problems=(*result.problems, *plan.notes, *outcome.problems),
+            problems=(*result.problems, *notes, *outcome.problems, *left),
         )
     return result

@@ -18,17 +18,39 @@ import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import psutil
 
 from .policy import Limits
+from .sizes import human
 from .stdin import StdinFeeder
 
 #: on_output(stream, chunk): stream is "stdout" or "stderr"
 OutputCallback = Callable[[str, bytes], None]
 
 _READ_CHUNK = 65536
+#: how often the limits are checked: the cgroup's counters are cheap to
+#: read; counting the tree with psutil (no cgroup) walks all of /proc
+_LIMIT_POLL = 0.1
 _NPROC_POLL = 0.25
+
+
+class TreeMonitor(Protocol):
+    """What a backend knows about the sandbox's process tree (bubblewrap:
+    the run's cgroup and the sandbox's PID 1)."""
+
+    def processes(self) -> int | None:
+        """Processes in the sandbox, or None: count the tree instead."""
+
+    def forks_refused(self) -> int:
+        """Forks the kernel refused at the process cap."""
+
+    def oom_kills(self) -> int:
+        """Processes the memory limit killed."""
+
+    def kill(self) -> None:
+        """End everything in the sandbox at once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +76,8 @@ class ExecResult:
     problems: tuple[str, ...] = ()
     #: changes to review: planted files undone, instruction files changed …
     reports: tuple[str, ...] = ()
+    #: the memory limit was reached and the process tree was killed
+    memory_exceeded: bool = False
 
     @property
     def ok(self) -> bool:
@@ -97,22 +121,31 @@ class OutputCapture:
         )
 
 
-def rlimits(limits: Limits) -> list[tuple[int, int]]:
+def rlimits(limits: Limits, *, data: int | None = None) -> list[tuple[int, int]]:
     """(resource, value) pairs; each is set as both soft and hard limit, so
-    the sandboxed process cannot raise it again."""
+    the sandboxed process cannot raise it again. ``data``: RLIMIT_DATA, the
+    per-process memory bound used where no memory cgroup can be had.
+
+    RLIMIT_NPROC is a backstop at twice the cap, not the cap: it counts the
+    user's processes, and as root every root process on the host, so at the
+    cap itself it would refuse forks before the watchdog (which kills the
+    tree at the cap) saw the tree reach it — a fork bomb would then spin on
+    EAGAIN until the wall timeout."""
+    nproc = 2 * limits.max_processes if limits.max_processes is not None else None
     pairs = (
         (resource.RLIMIT_CPU, limits.cpu_seconds),
         (resource.RLIMIT_AS, limits.address_space_bytes),
+        (resource.RLIMIT_DATA, data),
         (resource.RLIMIT_NOFILE, limits.open_files),
         (resource.RLIMIT_FSIZE, limits.file_size_bytes),
-        (resource.RLIMIT_NPROC, limits.max_processes),
+        (resource.RLIMIT_NPROC, nproc),
     )
     return [(res, value) for res, value in pairs if value is not None]
 
 
-def apply_rlimits(pid: int, limits: Limits) -> None:
+def apply_rlimits(pid: int, limits: Limits, *, data: int | None = None) -> None:
     """Lower ``pid``'s limits (never raise them above what it already has)."""
-    for res, value in rlimits(limits):
+    for res, value in rlimits(limits, data=data):
         _soft, hard = resource.prlimit(pid, res)
         cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.prlimit(pid, res, (cap, cap))
@@ -157,8 +190,10 @@ class _Loop:
     sel: selectors.BaseSelector
     captures: dict[str, OutputCapture]
     on_output: OutputCallback | None
+    monitor: TreeMonitor | None = None
     timed_out: bool = False
     killed_reason: str | None = None
+    memory_exceeded: bool = False
 
 
 def _spawn(
@@ -200,6 +235,7 @@ def supervise(
     stdin: bytes | int | None = None,
     on_start: Callable[[int], None] | None = None,
     after_spawn: Callable[[int], None] | None = None,
+    monitor: TreeMonitor | None = None,
 ) -> ExecResult:
     """Run ``argv`` to completion under ``limits``; never raises for the
     command's own failures, only for failing to start it (:class:`StartError`).
@@ -232,14 +268,17 @@ def supervise(
         selectors.DefaultSelector(),
         {name: OutputCapture(limits.max_output_bytes) for name in ("stdout", "stderr")},
         on_output,
+        monitor,
     )
     state.sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
     state.sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
     try:
-        _watch(state, start + deadline_s, deadline_s, limits.max_processes)
+        _watch(state, start + deadline_s, deadline_s, limits)
     finally:
         _finish(state)
         _close_pipes(proc, feeder)
+    if monitor is not None and not state.killed_reason and monitor.oom_kills():
+        _memory_exceeded(state, limits)  # it ended before the watchdog looked
     code = proc.returncode
     exit_code, sig = (None, -code) if code < 0 else (code, None)
     return ExecResult(
@@ -251,12 +290,42 @@ def supervise(
         truncated=any(c.truncated for c in state.captures.values()),
         duration=time.monotonic() - start,
         killed_reason=state.killed_reason,
+        memory_exceeded=state.memory_exceeded,
     )
 
 
-def _watch(state: _Loop, deadline: float, deadline_s: float, max_processes: int | None) -> None:
-    """Pump output until both streams end, the deadline passes, or the
-    process tree grows past ``max_processes``."""
+def _memory_exceeded(state: _Loop, limits: Limits) -> None:
+    state.memory_exceeded = True
+    size = human(limits.memory) if limits.memory else "the limit"
+    state.killed_reason = (f"memory limit of {size} reached: the kernel killed a process, "
+                           "and the whole process tree was stopped")
+
+
+def _over_limit(state: _Loop, limits: Limits, count_tree: bool) -> bool:
+    """Check the memory and process limits; True (with the reason set)
+    when the tree must be killed."""
+    monitor, cap = state.monitor, limits.max_processes
+    count = None
+    if monitor is not None:
+        if monitor.oom_kills():
+            _memory_exceeded(state, limits)
+            return True
+        if cap is not None and monitor.forks_refused():
+            state.killed_reason = f"more than {cap} processes (a fork was refused at the cap)"
+            return True
+        count = monitor.processes()
+    if count is None and count_tree:
+        count = _count_tree(state.proc.pid)
+    if cap is not None and count is not None and count >= cap:
+        state.killed_reason = f"more than {cap} processes"
+        return True
+    return False
+
+
+def _watch(state: _Loop, deadline: float, deadline_s: float, limits: Limits) -> None:
+    """Pump output until both streams end, the deadline passes, or a limit
+    is crossed (memory, processes)."""
+    next_check = time.monotonic() + _LIMIT_POLL
     next_nproc_check = time.monotonic() + _NPROC_POLL
     sel = state.sel
     while sel.get_map():
@@ -267,12 +336,15 @@ def _watch(state: _Loop, deadline: float, deadline_s: float, max_processes: int 
             return
         if state.proc.poll() is not None and not _drain_ready(sel):
             return  # exited, pipes may be held open by nothing we care about
-        _pump(sel, sel.select(timeout=min(remaining, _NPROC_POLL)), state.captures,
+        _pump(sel, sel.select(timeout=min(remaining, _LIMIT_POLL)), state.captures,
               state.on_output)
-        if max_processes is not None and time.monotonic() >= next_nproc_check:
-            next_nproc_check = time.monotonic() + _NPROC_POLL
-            if _count_tree(state.proc.pid) > max_processes + 2:
-                state.killed_reason = f"more than {max_processes} processes"
+        now = time.monotonic()
+        if now >= next_check:
+            next_check = now + _LIMIT_POLL
+            count_tree = now >= next_nproc_check
+            if count_tree:
+                next_nproc_check = now + _NPROC_POLL
+            if _over_limit(state, limits, count_tree):
                 return
 
 
@@ -282,6 +354,13 @@ def _finish(state: _Loop) -> None:
     (the kernel ended it with PID 1); its process group still gets a
     SIGKILL for the ``none`` backend."""
     proc = state.proc
+    if state.monitor is not None and proc.poll() is None:
+        # SIGKILL to the sandbox's PID 1 ends every process in its PID
+        # namespace at once: walking a fork bomb's tree process by process
+        # took seconds.
+        state.monitor.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(2.0)  # bwrap notices its child's end and exits
     if proc.poll() is None:
         kill_tree(proc.pid)
     else:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import time
 from collections import Counter
 from typing import TYPE_CHECKING
 
@@ -44,11 +45,16 @@ _POLICY = SandboxPolicy(
 )
 
 
-def created_during(dirs: tuple[str, ...], since_ns: int) -> list[str]:
+def created_during(dirs: tuple[str, ...], since_ns: int, budget: float = 1.0) -> list[str]:
     """Files and links in ``dirs`` whose ctime is at or after ``since_ns``
-    (created, renamed into place, or changed in their mode or links)."""
+    (created, renamed into place, or changed in their mode or links), as
+    many as ``budget`` seconds find (a run that touched 300,000
+    directories must not hold the result for minutes)."""
     out: list[str] = []
+    deadline = time.monotonic() + budget
     for directory in dict.fromkeys(dirs):
+        if time.monotonic() > deadline or len(out) >= _MAX_PATHS:
+            break
         try:
             entries = list(os.scandir(directory))
         except OSError:

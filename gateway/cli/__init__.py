@@ -104,6 +104,18 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="wall-clock limit (default: the profile's)",
     )
+    limits = run.add_argument_group(
+        "limits", "sizes as 512M, 2G or bytes; each also a profile key (limits.*) and a "
+        "sandbox settings key (settings can only lower them)")
+    limits.add_argument(
+        "--memory", metavar="SIZE",
+        help="memory of the whole process tree (default: auto = half of RAM; NN%% of RAM; off)")
+    limits.add_argument("--tmp-size", metavar="SIZE", help="size of the private /tmp (default 2G)")
+    limits.add_argument("--shm-size", metavar="SIZE", help="size of /dev/shm (default 256M)")
+    limits.add_argument("--run-size", metavar="SIZE", help="size of /run (default 16M)")
+    limits.add_argument(
+        "--max-processes", type=int, metavar="N",
+        help="processes at once; the tree is killed at N (default 1024)")
     run.add_argument(
         "argv", nargs=argparse.REMAINDER, metavar="-- ARGV", help="the command and its arguments"
     )

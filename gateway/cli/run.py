@@ -15,8 +15,11 @@ import os
 import sys
 from typing import IO, TextIO
 
+from pydantic import ValidationError
+
 from sandbox import (
     ExecResult,
+    Limits,
     NetworkPolicy,
     PolicyError,
     SandboxError,
@@ -33,6 +36,8 @@ from .common import abs_dir, one_line
 #: Exit statuses of `shellgate run` that are not the command's own.
 EXIT_TIMEOUT = 124
 EXIT_SANDBOX = 125
+#: the memory limit killed the tree (128 + SIGKILL, as container runtimes say it)
+EXIT_MEMORY = 137
 
 
 def main(args: argparse.Namespace) -> int:
@@ -78,10 +83,25 @@ def _binary(stream: TextIO | None) -> IO[bytes]:
     return buffer
 
 
+#: `shellgate run` flags -> the `limits` keys they set
+_LIMIT_FLAGS = {"memory": "memory", "tmp_size": "tmp_size", "shm_size": "shm_size",
+                "run_size": "run_size", "max_processes": "max_processes"}
+
+
 def _policy(args: argparse.Namespace) -> SandboxPolicy:
     policy = load_profile(args.profile)
     if args.settings:
         policy = apply_settings(policy, parse_settings(_read_sandbox_key(args.settings)))
+    flags = {key: getattr(args, flag) for flag, key in _LIMIT_FLAGS.items()
+             if getattr(args, flag, None) is not None}
+    if flags:
+        # the user's own flags replace the profile's values (validated as a profile's)
+        try:
+            limits = Limits.model_validate({**policy.limits.model_dump(), **flags})
+        except ValidationError as exc:
+            msg = str(exc.errors()[0].get("msg", "invalid")).removeprefix("Value error, ")
+            raise PolicyError(msg) from None
+        policy = policy.model_copy(update={"limits": limits})
     if not (args.allow_write or args.allow_domain or args.git_read_only):
         return policy
     fs, net = policy.filesystem, policy.network
@@ -164,6 +184,8 @@ def _report(result: ExecResult) -> int:
         print(f"shellgate: {note}", file=sys.stderr)
     for problem in result.problems:
         print(f"shellgate: warning: {problem}", file=sys.stderr)
+    if result.memory_exceeded:
+        return EXIT_MEMORY
     if result.signal is not None:
         return 128 + result.signal
     return result.exit_code if result.exit_code is not None else EXIT_SANDBOX

@@ -41,6 +41,12 @@ class BwrapOptions:
     sys_hidden: tuple[str, ...] = ()
     #: bound back read-only over a hidden /sys (root: an allowlist)
     sys_visible: tuple[str, ...] = ()
+    #: size caps (bytes) of the sandbox's own tmpfs mounts: /tmp, /dev/shm,
+    #: /run, and each empty directory that hides a sensitive one
+    tmp_size: int = 2 << 30
+    shm_size: int = 256 << 20
+    run_size: int = 16 << 20
+    hidden_size: int = 1 << 20
 
 
 def _depth(path: str) -> int:
@@ -62,7 +68,15 @@ def bwrap_args(plan: FsPlan, opts: BwrapOptions) -> list[str]:
     if not opts.share_net:
         args.append("--unshare-net")
     args += ["--hostname", opts.hostname, "--cap-drop", "ALL"]
-    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    # Every tmpfs the command can write is size-capped, and /dev is read-only.
+    # Attack (from a review): /dev/shm and /run were tmpfs of half of RAM
+    # each, and tmpfs pages belong to no process, so the OOM killer cannot
+    # free them by killing the command; bwrap's --dev is one more such tmpfs
+    # (`cat /dev/zero > /dev/x`). Device nodes stay usable on a read-only
+    # /dev; /dev/pts is its own mount.
+    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--remount-ro", "/dev",
+             "--perms", "1777", "--size", str(opts.shm_size), "--tmpfs", "/dev/shm",  # noqa: S108
+             "--proc", "/proc"]
     for entry in opts.proc_read_only:
         if entry == "/proc":
             args += ["--remount-ro", "/proc"]
@@ -75,7 +89,12 @@ def bwrap_args(plan: FsPlan, opts: BwrapOptions) -> list[str]:
         ops.append((_depth(path), rank, list(items)))
 
     if plan.private_tmp is not None:
-        op(0, "/tmp", "--bind", plan.private_tmp, "/tmp")  # noqa: S108 - the sandbox's own /tmp
+        # A tmpfs, not a host directory: `fallocate -l 20G /tmp/big` landed
+        # on the host's disk, and a mode-000 tree there outlived the run.
+        # The tmpfs is capped, counts against the run's memory cgroup, and
+        # vanishes with the sandbox's mount namespace.
+        op(0, "/tmp", "--perms", "1777", "--size", str(opts.tmp_size),  # noqa: S108
+           "--tmpfs", "/tmp")  # noqa: S108
     if plan.cwd not in plan.writable:
         op(1, plan.cwd, "--ro-bind", plan.cwd, plan.cwd)  # stays visible over a private /tmp
     for path in plan.writable:
@@ -93,15 +112,15 @@ def bwrap_args(plan: FsPlan, opts: BwrapOptions) -> list[str]:
     # every remount makes bubblewrap re-read the whole mount table, ~0.15 ms
     # each; writes into it stay inside the sandbox and vanish with it.
     for path in plan.hidden_dirs:
-        op(5, path, "--tmpfs", path)
+        op(5, path, "--size", str(opts.hidden_size), "--tmpfs", path)
     for path in plan.hidden_files:
         op(5, path, "--ro-bind", "/dev/null", path)
     for path in opts.sys_hidden:
-        op(5, path, "--tmpfs", path)
+        op(5, path, "--size", str(opts.hidden_size), "--tmpfs", path)
     for path in opts.sys_visible:
         op(6, path, "--ro-bind", path, path)
     if opts.hide_run:
-        op(0, "/run", "--tmpfs", "/run")
+        op(0, "/run", "--size", str(opts.run_size), "--tmpfs", "/run")
     for _, _, items in sorted(ops, key=lambda o: (o[0], o[1])):
         args += items
     args += ["--chdir", plan.cwd]

@@ -24,6 +24,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -35,6 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 import profiles as profile_data
 
+from ..cgroups import RunCgroup
+from ..cleanup import remove_tree
 from ..errors import SandboxUnavailable
 from ..plan import FsPlan
 from ..policy import SandboxPolicy
@@ -97,8 +100,15 @@ class Resources:
     proxy: DomainProxy | None = None
     socks: list[socket.socket] = field(default_factory=list)
     watches: list[MountWatch] = field(default_factory=list)
+    cgroup: RunCgroup | None = None
 
-    def close(self) -> None:
+    def close(self) -> list[str]:
+        """Release everything; the problems met, one line each."""
+        problems: list[str] = []
+        if self.cgroup is not None:
+            problem = self.cgroup.close()
+            if problem:
+                problems.append(problem)
         for watch in self.watches:
             watch.close()
         if self.proxy is not None:
@@ -109,7 +119,10 @@ class Resources:
             with contextlib.suppress(OSError):
                 os.close(fd)
         for d in self.dirs:
-            shutil.rmtree(d, ignore_errors=True)
+            problem = remove_tree(d)
+            if problem:
+                problems.append(problem)
+        return problems
 
     def memfd(self, name: str, data: bytes) -> int:
         fd = os.memfd_create(name, 0)
@@ -131,6 +144,29 @@ class Resources:
 
 
 @dataclass
+class SandboxMonitor:
+    """The limits' view of one sandbox (a :class:`~sandbox.supervise.TreeMonitor`):
+    its cgroup, if it has one, and its PID 1 once bubblewrap reports it."""
+
+    group: RunCgroup | None
+    pid: int | None = None
+
+    def processes(self) -> int | None:
+        return self.group.processes() if self.group is not None else None
+
+    def forks_refused(self) -> int:
+        return self.group.forks_refused() if self.group is not None else 0
+
+    def oom_kills(self) -> int:
+        return self.group.oom_kills() if self.group is not None else 0
+
+    def kill(self) -> None:
+        if self.pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.pid, signal.SIGKILL)
+
+
+@dataclass
 class Launch:
     """A prepared bwrap run: what to execute and how to read its outcome."""
 
@@ -140,7 +176,10 @@ class Launch:
     status: _Status
     argv0: str
     watch: MountWatch
+    monitor: SandboxMonitor
     channel: LaunchChannel | None = None
+    #: what the run should know about its limits (a fallback taken)
+    notes: tuple[str, ...] = ()
 
     def interpret(self, result: ExecResult) -> ExecResult:
         """The command's result, an exec failure (126/127), or — when the
@@ -267,6 +306,13 @@ def prepare(
     block_r, block_w = res.pipe()
     pass_fds += [status_w, block_r]
     as_root = os.geteuid() == 0
+    limits = policy.limits
+    group, notes = _cgroup(policy)
+    res.cgroup = group
+    monitor = SandboxMonitor(group)
+    # No memory cgroup: each process's data segment is bounded instead.
+    data = limits.memory if limits.memory is not None and (
+        group is None or group.memory is None) else None
     opts = BwrapOptions(
         seccomp_fd=seccomp_fd,
         hide_run=not policy.network.allow_unix_sockets,
@@ -275,6 +321,9 @@ def prepare(
         proc_read_only=proc_read_only(as_root),
         sys_hidden=sys_hidden(as_root),
         sys_visible=sys_visible(as_root),
+        tmp_size=limits.tmp_size,
+        shm_size=limits.shm_size,
+        run_size=limits.run_size,
     )
     args = bwrap_args(plan, opts)
     if len(args) > _MAX_BWRAP_ARGS:
@@ -306,13 +355,28 @@ def prepare(
         child = first.get("child-pid") if first else None
         if not isinstance(child, int):
             return  # bwrap failed before the sandbox existed; interpret() says why
-        if rlimits(policy.limits):
-            apply_rlimits(child, policy.limits)
+        if rlimits(limits, data=data):
+            apply_rlimits(child, limits, data=data)
+        if group is not None:
+            group.attach(child)  # before the command starts: all of it inherits the group
+        monitor.pid = child
         watch.start(child)
         os.write(block_w, b"1")
 
     return Launch(bwrap_command(bwrap, args_fd, command), pass_fds, gate, status,
-                  argv[0], watch, channel)
+                  argv[0], watch, monitor, channel, notes)
+
+
+def _cgroup(policy: SandboxPolicy) -> tuple[RunCgroup | None, tuple[str, ...]]:
+    """The run's cgroup (None where the machine has none for this user:
+    rlimits and the watchdog instead). A group that should be possible but
+    cannot be made is a note, and the fallback."""
+    limits = policy.limits
+    try:
+        return RunCgroup.create(limits.memory, limits.max_processes), ()
+    except OSError as exc:
+        return None, (f"no cgroup for this run ({exc.strerror or exc}): memory is bounded per "
+                      "process (RLIMIT_DATA) and processes by the watchdog",)
 
 
 def _network(

@@ -210,3 +210,40 @@ def test_a_second_stderr_line_releases_what_was_held() -> None:
     stream.stream("stderr", b"bwrap: looks like bubblewrap\n")
     stream.stream("stderr", b"but the command goes on\n")
     assert err.getvalue() == b"bwrap: looks like bubblewrap\nbut the command goes on\n"
+
+
+@pytest.mark.sandbox
+def test_doctor_says_which_memory_limit_a_run_gets_and_why() -> None:
+    from sandbox.cgroups import mechanism
+
+    report = json.loads(sg("doctor", "--json").stdout)
+    limits = next(p for p in report["probes"] if p["name"] == "limits")
+    expected = mechanism()
+    assert f"memory: {expected.memory}" in limits["detail"]
+    assert f"processes: {expected.processes}" in limits["detail"]
+    assert expected.why in limits["detail"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--memory", "lots"], "memory: expected a size such as 512M or 2G"),
+        (["--tmp-size", "0"], "tmp_size: must be more than 0 bytes"),
+        (["--memory", "150%"], "between 0% and 100%"),
+    ],
+)
+def test_a_bad_limit_flag_is_one_line_and_nothing_runs(
+    tmp_path: Path, flags: list[str], message: str
+) -> None:
+    proc = sg("run", "--cwd", str(tmp_path), *flags, "--", "touch", "ran")
+    assert proc.returncode == 125
+    assert message in proc.stderr.decode()
+    assert not (tmp_path / "ran").exists()
+
+
+def test_run_help_lists_every_limit_with_its_default() -> None:
+    text = " ".join(sg("run", "--help").stdout.decode().split())
+    for flag, default in [("--memory", "half of RAM"), ("--tmp-size", "2G"),
+                          ("--shm-size", "256M"), ("--run-size", "16M"),
+                          ("--max-processes", "1024")]:
+        assert flag in text and default in text

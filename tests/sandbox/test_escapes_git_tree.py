@@ -229,3 +229,24 @@ def test_a_run_that_creates_nothing_asks_git_nothing(
     assert asked == []
     run(["sh", "-c", "echo x > new.txt"], load_profile(), cwd=str(git_ws))
     assert asked == [["new.txt"]]
+
+
+@pytest.mark.parametrize("link", [".git/modules/m", ".git/modules"])
+def test_a_symlink_planted_as_a_submodule_git_directory_is_renamed_aside(
+    git_ws: Path, tmp_path: Path, link: str
+) -> None:
+    """`ln -s ../x-cache .git/modules/m` makes `git submodule update
+    --init` adopt a planted bare repository, hooks and all."""
+    marker = tmp_path / "PLANTED-CODE-RAN"
+    _declared_submodule(git_ws)
+    target = "../x-cache" if link.endswith("/m") else "x-cache/modules"
+    bare = ".git/x-cache" if link.endswith("/m") else ".git/x-cache/modules/m"
+    proc = sh(git_ws, f"git init -q --bare {bare} && "
+                      f"git --git-dir={bare} config core.fsmonitor 'touch {marker}; false' && "
+                      f"mkdir -p .git/modules && rm -rf {link} && ln -s {target} {link} && "
+                      "echo ran > control.txt")
+    consume_control(git_ws, proc)
+    assert not (git_ws / link).is_symlink(), output(proc)
+    assert "renamed" in output(proc)
+    _submodule_update(git_ws)
+    assert not marker.exists()

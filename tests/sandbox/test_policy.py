@@ -9,6 +9,7 @@ import pytest
 from sandbox import (
     BUILTIN_PROFILES,
     EnvPolicy,
+    Limits,
     NetworkPolicy,
     PolicyError,
     apply_settings,
@@ -170,3 +171,60 @@ def test_broken_sandbox_settings_are_a_one_line_policy_error(bad: object) -> Non
 def test_over_broad_domains_from_settings_are_refused() -> None:
     with pytest.raises(PolicyError, match="too broad"):
         apply_settings(load_profile(), parse_settings({"network": {"allowedDomains": ["*.org"]}}))
+
+
+# -- limits: sizes, defaults, and settings that may only lower them ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("512M", 512 << 20), ("2G", 2 << 30), ("2GiB", 2 << 30), ("16mb", 16 << 20),
+     ("1048576", 1 << 20), (4096, 4096), ("1.5K", 1536)],
+)
+def test_sizes_are_read_as_people_write_them(text: object, expected: int) -> None:
+    from sandbox.sizes import parse_size
+
+    assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "lots", "-1", "0", "2X", True, 0, 1.5])
+def test_a_size_that_is_not_one_is_refused(text: object) -> None:
+    from sandbox.sizes import parse_size
+
+    with pytest.raises(PolicyError):
+        parse_size(text)
+
+
+def test_memory_defaults_to_half_of_ram_and_can_be_off_or_a_share() -> None:
+    from sandbox.sizes import total_ram
+
+    assert Limits().memory == total_ram() // 2
+    assert Limits(memory="off").memory is None
+    assert Limits(memory="25%").memory == total_ram() // 4
+    assert Limits().tmp_size == 2 << 30 and Limits().shm_size == 256 << 20
+    assert Limits().run_size == 16 << 20 and Limits().max_processes == 1024
+
+
+def test_every_builtin_profile_sets_the_limits() -> None:
+    for name in ("read-only", "workspace-write", "networked"):
+        limits = load_profile(name).limits
+        assert limits.memory is not None and limits.tmp_size == 2 << 30
+
+
+@pytest.mark.parametrize(
+    ("asked", "field", "expected"),
+    [
+        ({"memory": "1G"}, "memory", 1 << 30),                       # lower: taken
+        ({"tmpSize": "64G"}, "tmp_size", 2 << 30),                   # higher: ignored
+        ({"memory": "off"}, "memory", "profile"),                    # lifting: ignored
+        ({"maxProcesses": 50}, "max_processes", 50),
+        ({"shmSize": "64M", "runSize": "1M"}, "shm_size", 64 << 20),
+    ],
+)
+def test_settings_only_ever_lower_a_limit(asked: dict[str, object], field: str,
+                                          expected: object) -> None:
+    """A project's own settings file must not lift the host's protection."""
+    base = load_profile()
+    policy = apply_settings(base, parse_settings({"limits": asked}))
+    want = getattr(base.limits, field) if expected == "profile" else expected
+    assert getattr(policy.limits, field) == want

@@ -1,0 +1,282 @@
+"""A control group per run: a real memory limit on the whole process tree,
+and a process count the kernel enforces.
+
+Attack it answers (from a review): ``python3 -c 'bytearray(4 << 30)'``
+succeeded inside ``shellgate run`` — nothing bounded the command's memory,
+and an agent's runaway test suite can take the machine down. ``RLIMIT_AS``
+is no answer (V8, the JVM and sanitizers reserve far more address space than
+they use); ``RLIMIT_DATA`` bounds each process, not the tree, and not the
+pages of tmpfs or shared memory. A memory cgroup bounds all of it.
+
+Where one can be had, a run gets its own child of shellgate's *own* cgroup
+(``/proc/self/cgroup``), so the limit nests inside whatever already bounds
+shellgate:
+
+* cgroup v1 (this is what a root shellgate gets on a hybrid host with no
+  systemd as PID 1): a child in the ``memory`` hierarchy —
+  ``memory.limit_in_bytes``, and ``memory.memsw.limit_in_bytes`` so swap
+  does not extend it — and one in the ``pids`` hierarchy;
+* cgroup v2: a child of a cgroup that delegates ``memory`` to its children
+  (its ``cgroup.subtree_control`` names it, as a delegated systemd user
+  service or a container's root does): ``memory.max``, ``memory.swap.max``
+  = 0, ``memory.oom.group`` = 1 (the whole tree goes, not one process), and
+  ``pids.max`` when the ``pids`` controller is delegated too.
+
+Otherwise the fallback is ``RLIMIT_DATA`` on every process (see
+:func:`mechanism`, which ``shellgate doctor`` reports). The sandbox's first
+process is moved into the group before the command starts (the start gate
+in :mod:`sandbox.linux.launch`), so everything it starts inherits it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+import os
+import time
+from dataclasses import dataclass
+
+_PREFIX = "shellgate-"
+_SEQ = itertools.count()
+
+
+@dataclass(frozen=True, slots=True)
+class Mechanism:
+    """How runs are limited on this machine, and why."""
+
+    memory: str  # "cgroup v1" | "cgroup v2" | "RLIMIT_DATA"
+    processes: str  # "cgroup v1" | "cgroup v2" | "watchdog"
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Places:
+    """Where a run's groups are made: parent directories, or None."""
+
+    version: int
+    memory: str | None
+    pids: str | None
+    why: str
+
+
+def _own_cgroups() -> dict[str, str]:
+    """controller (or "" for the v2 hierarchy) -> this process's cgroup path."""
+    out: dict[str, str] = {}
+    with contextlib.suppress(OSError), open("/proc/self/cgroup", encoding="utf-8") as handle:
+        for line in handle:
+            _, controllers, path = line.rstrip("\n").split(":", 2)
+            for name in controllers.split(",") if controllers else [""]:
+                out[name] = path
+    return out
+
+
+def _mounts() -> dict[str, tuple[str, str]]:
+    """controller (or "" for cgroup2) -> (mount point, root of the mount)."""
+    out: dict[str, tuple[str, str]] = {}
+    with contextlib.suppress(OSError), open("/proc/self/mountinfo", encoding="utf-8") as handle:
+        for line in handle:
+            left, _, right = line.partition(" - ")
+            fields, tail = left.split(), right.split()
+            if len(fields) < 5 or len(tail) < 3:
+                continue
+            fstype, root, point = tail[0], fields[3], fields[4]
+            if fstype == "cgroup2":
+                out.setdefault("", (point, root))
+            elif fstype == "cgroup":
+                for option in tail[2].split(","):
+                    out.setdefault(option, (point, root))
+    return out
+
+
+def _own_dir(
+    controller: str, own: dict[str, str], mounts: dict[str, tuple[str, str]]
+) -> str | None:
+    if controller not in own or controller not in mounts:
+        return None
+    point, root = mounts[controller]
+    path = own[controller]
+    if root != "/" and (path == root or path.startswith(root.rstrip("/") + "/")):
+        path = path[len(root):] or "/"
+    full = os.path.join(point, path.lstrip("/"))
+    return full if os.path.isdir(full) else None
+
+
+def _writable(directory: str) -> bool:
+    return os.access(directory, os.W_OK | os.X_OK)
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="ascii") as handle:
+        return handle.read()
+
+
+@functools.cache
+def _places() -> _Places:
+    own, mounts = _own_cgroups(), _mounts()
+    memory_v1 = _own_dir("memory", own, mounts)
+    if memory_v1 is not None:
+        if not _writable(memory_v1):
+            return _Places(1, None, None, f"the memory cgroup {memory_v1} is not writable by "
+                           "this user (cgroup v1 is not delegated to users)")
+        pids = _own_dir("pids", own, mounts)
+        return _Places(1, memory_v1, pids if pids and _writable(pids) else None,
+                       f"a child of {memory_v1}")
+    unified = _own_dir("", own, mounts)
+    if unified is None:
+        return _Places(0, None, None, "no cgroup hierarchy with a memory controller is mounted")
+    try:
+        delegated = _read(os.path.join(unified, "cgroup.subtree_control")).split()
+    except OSError:
+        delegated = []
+    if "memory" not in delegated or not _writable(unified):
+        return _Places(2, None, None, f"{unified} does not delegate the memory controller to "
+                       "children this user may create (run under a delegated cgroup, e.g. "
+                       "`systemd-run --user --scope -p Delegate=yes`)")
+    return _Places(2, unified, unified if "pids" in delegated else None, f"a child of {unified}")
+
+
+def mechanism() -> Mechanism:
+    """What a run on this machine gets (``shellgate doctor`` shows it)."""
+    places = _places()
+    version = f"cgroup v{places.version}"
+    return Mechanism(
+        memory=version if places.memory else "RLIMIT_DATA",
+        processes=version if places.pids else "watchdog",
+        why=places.why,
+    )
+
+
+class RunCgroup:
+    """The groups of one run. Made by :meth:`create`, removed by :meth:`close`."""
+
+    def __init__(self, version: int, memory: str | None, pids: str | None) -> None:
+        self.version = version
+        self.memory = memory
+        self.pids = pids
+
+    @classmethod
+    def create(cls, memory: int | None, processes: int | None) -> RunCgroup | None:
+        """Groups with these limits, or None where the machine has none
+        (the caller falls back to rlimits). Raises OSError when a group
+        that should be possible cannot be made."""
+        places = _places()
+        want_memory = places.memory if memory is not None else None
+        want_pids = places.pids if processes is not None else None
+        if want_memory is None and want_pids is None:
+            return None
+        name = f"{_PREFIX}{os.getpid()}-{next(_SEQ)}"
+        group = cls(places.version, None, None)
+        try:
+            if want_memory is not None and memory is not None:
+                group.memory = _make(want_memory, name)
+                group._limit_memory(memory)
+            if want_pids is not None and processes is not None:
+                if want_pids == want_memory and group.memory is not None:
+                    group.pids = group.memory  # v2: one directory holds both
+                else:
+                    group.pids = _make(want_pids, name)
+                _write(group.pids, "pids.max", str(processes))
+        except OSError:
+            group.close()
+            raise
+        return group
+
+    def _limit_memory(self, limit: int) -> None:
+        assert self.memory is not None
+        if self.version == 1:
+            _write(self.memory, "memory.limit_in_bytes", str(limit))
+            if os.path.exists(os.path.join(self.memory, "memory.memsw.limit_in_bytes")):
+                _write(self.memory, "memory.memsw.limit_in_bytes", str(limit))
+            return
+        _write(self.memory, "memory.max", str(limit))
+        for name, value in (("memory.swap.max", "0"), ("memory.oom.group", "1")):
+            if os.path.exists(os.path.join(self.memory, name)):
+                _write(self.memory, name, value)
+
+    def attach(self, pid: int) -> None:
+        """Move ``pid`` (the sandbox's first process) into the groups."""
+        for directory in dict.fromkeys(d for d in (self.memory, self.pids) if d):
+            _write(directory, "cgroup.procs", str(pid))
+
+    def processes(self) -> int | None:
+        if self.pids is None:
+            return None
+        try:
+            return int(_read(os.path.join(self.pids, "pids.current")))
+        except (OSError, ValueError):
+            return None
+
+    def forks_refused(self) -> int:
+        """How many forks the process cap refused so far."""
+        if self.pids is None:
+            return 0
+        return _counter(os.path.join(self.pids, "pids.events"), "max")
+
+    def oom_kills(self) -> int:
+        """How many processes the memory limit killed so far."""
+        if self.memory is None:
+            return 0
+        if self.version == 1:
+            return _counter(os.path.join(self.memory, "memory.oom_control"), "oom_kill")
+        return _counter(os.path.join(self.memory, "memory.events"), "oom_kill")
+
+    def close(self) -> str | None:
+        """Remove the groups (their processes are gone by now); a problem
+        line when one stays."""
+        problem = None
+        for directory in dict.fromkeys(d for d in (self.pids, self.memory) if d):
+            deadline = time.monotonic() + 1.0
+            while True:
+                try:
+                    os.rmdir(directory)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError as exc:  # EBUSY: a process is still exiting
+                    if time.monotonic() > deadline:
+                        problem = f"cannot remove the run's cgroup {directory}: {exc.strerror}"
+                        break
+                    time.sleep(0.01)
+        self.memory = self.pids = None
+        return problem
+
+
+def _make(parent: str, name: str) -> str:
+    _sweep(parent)
+    path = os.path.join(parent, name)
+    os.mkdir(path)
+    return path
+
+
+def _sweep(parent: str) -> None:
+    """Remove the empty groups of runs whose shellgate is gone (killed
+    before it could clean up)."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(parent):
+            if not entry.name.startswith(_PREFIX):
+                continue
+            pid = entry.name[len(_PREFIX):].partition("-")[0]
+            if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                with contextlib.suppress(OSError):
+                    os.rmdir(entry.path)
+
+
+def _write(directory: str, name: str, value: str) -> None:
+    fd = os.open(os.path.join(directory, name), os.O_WRONLY)
+    try:
+        os.write(fd, value.encode("ascii"))
+    finally:
+        os.close(fd)
+
+
+def _counter(path: str, key: str) -> int:
+    """``key N`` from a flat-keyed cgroup file, 0 when absent."""
+    try:
+        for line in _read(path).splitlines():
+            name, _, value = line.partition(" ")
+            if name == key and value.strip().isdigit():
+                return int(value)
+    except OSError:
+        pass
+    return 0

@@ -50,8 +50,11 @@ def _stub_names() -> frozenset[str]:
 
 
 _FALLBACK: list[Path] = []
-#: the post-run search's budgets (re-check, then walk), seconds each
-_AFTER_BUDGET_S = 2.0
+#: the post-run search's budgets (re-check, then walk), seconds each. It
+#: lists only what changed in the run, so it takes long only after a run
+#: that made very many directories — which is how a review hid a planted
+#: repository from a 2 s search (300,000 empty directories, then a/b/c/.git)
+_AFTER_BUDGET_S = 10.0
 
 
 def runtime_dir() -> Path:
@@ -126,6 +129,7 @@ class Guards:
             outcome.tampered += found.undone
             outcome.reports += found.reports
             outcome.problems += found.problems
+            self._quarantine_gitdirs(found.changed, outcome)
         except Exception as exc:
             outcome.problems.append(f"tripwire check failed: {exc}")
         report = self.git.after()
@@ -156,6 +160,38 @@ class Guards:
         except Exception as exc:
             outcome.problems.append(f"the search for files git does not show failed: {exc}")
         return outcome
+
+    def _quarantine_gitdirs(self, changed: list[str], outcome: GuardOutcome) -> None:
+        """A submodule's or worktree's git directory whose entries were only
+        tripwired (past the ones mounted read-only) and changed in the run
+        is renamed aside whole: a hook written there cannot be put back
+        from a copy, and `git submodule update` would go on using the rest.
+        Without it, git clones the submodule again."""
+        nested = sorted((g for g in self.plan.gitdirs
+                         if "/.git/modules/" in g or "/.git/worktrees/" in g), key=len,
+                        reverse=True)
+        hit = {next((g for g in nested if _within(p, g)), None) for p in changed}
+        roots = list(self.plan.writable)
+        for gitdir in sorted(g for g in hit if g is not None):
+            root = _root_of(roots, gitdir)
+            if root is None or not os.path.isdir(gitdir):
+                continue
+            parent, name = os.path.split(gitdir)
+            rel = os.path.relpath(parent, root)
+            fd = open_below(root, [] if rel == "." else rel.split("/"))
+            if fd is None:
+                outcome.problems.append(f"{gitdir} was changed in the run and cannot be renamed "
+                                        "aside; do not run git submodule there")
+                continue
+            try:
+                kept = rename_aside(fd, name, parent, outcome.problems)
+            finally:
+                os.close(fd)
+            if kept is not None:
+                outcome.tampered.append(gitdir)
+                outcome.reports.append(
+                    f"the git directory {gitdir} was changed during the run (its config or "
+                    f"hooks); renamed to {kept}, so git sets the submodule up afresh")
 
     def _new_repositories(self, outcome: GuardOutcome) -> None:
         """A repository the plan did not know (created during the run, or

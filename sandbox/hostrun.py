@@ -14,6 +14,7 @@ writable root; the home directory when a writable root holds it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ import profiles as profile_data
 
 from .errors import PolicyError
 from .repos import Repo, config_targets, gitdirs
+from .tripwires import PTH
 
 Protection = Literal["block", "tripwire", "report"]
 #: git directories of one repository protected by mounts; the rest by tripwires
@@ -97,6 +99,8 @@ def host_run_targets(
     for top in tops:
         for entry in by_scope["repo"]:
             targets.add(top, entry)
+    for top in tops:
+        targets.report += _startup_file_dirs(top)
     worktrees = {r.worktree for r in repos}
     for root in roots:
         if root not in worktrees:
@@ -147,6 +151,24 @@ def host_run_targets(
                 raise PolicyError(f"refusing to make {inside} writable: the host runs what is "
                                   f"in {path} by itself ({entry.why})")
     return targets
+
+
+#: where a project keeps its virtualenv
+_VENV_NAMES = (".venv", "venv", ".env", "env")
+
+
+def _startup_file_dirs(top: str) -> list[str]:
+    """``SITE/*.pth`` report paths (see :mod:`sandbox.tripwires`) for each
+    virtualenv at ``top``."""
+    out: list[str] = []
+    for name in _VENV_NAMES:
+        lib = os.path.join(top, name, "lib")
+        if not os.path.isfile(os.path.join(top, name, "pyvenv.cfg")):
+            continue
+        with contextlib.suppress(OSError), os.scandir(lib) as entries:
+            out += [os.path.join(e.path, "site-packages") + PTH for e in entries
+                    if e.name.startswith("python") and e.is_dir(follow_symlinks=False)]
+    return out
 
 
 def _under(path: str, root: str) -> bool:

@@ -43,9 +43,31 @@ class Snapshot:
     mode: int = 0
     target: str = ""
     digest: str = ""
+    #: for a ``DIR/*.pth`` report: "name size mtime" of each startup file
+    entries: frozenset[str] = frozenset()
+
+
+#: a report path ending so watches the Python startup files of a directory
+PTH = "/*.pth"
+
+
+def _pth_snapshot(directory: str) -> Snapshot:
+    """The ``.pth`` files of a site-packages directory: Python runs their
+    ``import`` lines at every start of that environment's interpreter."""
+    try:
+        found = frozenset(
+            f"{e.name} {st.st_size} {st.st_mtime_ns}"
+            for e in os.scandir(directory)
+            if e.name.endswith(".pth") and (st := e.stat(follow_symlinks=False)))
+    except OSError:
+        return Snapshot("absent")
+    return Snapshot("dir", digest=hashlib.sha256(repr(sorted(found)).encode()).hexdigest(),
+                    entries=found)
 
 
 def snapshot(path: str) -> Snapshot:
+    if path.endswith(PTH):
+        return _pth_snapshot(path[: -len(PTH)])
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -95,6 +117,8 @@ class Outcome:
     undone: list[str] = field(default_factory=list)
     reports: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    #: every tripwire found different from before the run
+    changed: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -126,6 +150,9 @@ class Tripwires:
                 self._undo(path, before, now, out, what="protected link")
         for path, before in self.watched.items():
             now = snapshot(path)
+            if path.endswith(PTH):
+                _report_pth(path[: -len(PTH)], before, now, out)
+                continue
             if (now.kind, now.digest) != (before.kind, before.digest):
                 verb = {"absent": "created"}.get(before.kind, "changed")
                 if now.kind == "absent":
@@ -136,6 +163,7 @@ class Tripwires:
     def _undo(self, path: str, before: Snapshot, now: Snapshot, out: Outcome, what: str) -> None:
         if (now.kind, now.digest, now.target) == (before.kind, before.digest, before.target):
             return
+        out.changed.append(path)
         if before.kind in ("dir", "other"):
             # a directory cannot be put back from a copy: say so, move nothing
             out.reports.append(f"{what} {path} was changed during the run: review it")
@@ -182,6 +210,21 @@ class Tripwires:
                                     f"be put back; {note}")
         finally:
             os.close(fd)
+
+
+def _report_pth(directory: str, before: Snapshot, now: Snapshot, out: Outcome) -> None:
+    """Attack (from a red-team review): a `.pth` file planted in the
+    project's `.venv/lib/python3.X/site-packages` runs on every start of
+    `.venv/bin/python` — the user's next `pytest`, or the interpreter an
+    IDE starts by itself — and virtualenvs are ignored by git. Installing
+    a package legitimately adds some, so each new or changed one is named
+    for review, not undone."""
+    names = sorted({e.split(" ", 1)[0] for e in now.entries - before.entries})
+    if names:
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        out.reports.append(
+            f"Python startup files were added or changed in {directory} during the run: "
+            f"{shown}; every python of that environment runs them at start: review them")
 
 
 def _clear_path(root: str, parts: list[str], out: Outcome, *, create: bool) -> bool:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from escape_kit import consume_control, host_git, output, require, sh
+from escape_kit import consume_control, hook_script, host_git, output, require, sh
 
 from sandbox.gitguard import SUFFIX
 
@@ -143,40 +143,62 @@ def test_creating_git_commondir_stops_the_command_at_once(git_ws: Path) -> None:
 # -- many submodules: beyond the mounted ones and the checked tree ------------------
 
 
-def _superproject(ws: Path, count: int) -> None:
-    """``count`` submodules, checked out, each with its git directory under
-    ``.git/modules`` (built on the host with git itself)."""
+def _superproject(ws: Path, count: int, prefix: str = "") -> None:
+    """``count`` submodules at ``prefix``, checked out, each with its git
+    directory under ``.git/modules`` (built on the host with git itself)."""
     origin = ws.parent / "origin"
     origin.mkdir()
     assert host_git(origin, "init", "-q").returncode == 0
     _commit(origin, "origin")
     for n in range(count):
         proc = host_git(ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q",
-                        str(origin), f"s{n}")
+                        str(origin), f"{prefix}s{n}")
         assert proc.returncode == 0, proc.stderr
     _commit(ws, "submodules")
 
 
+#: more submodules than the git directories a run protects by mounts (32),
+#: deeper than the search for repositories goes (4 levels): reached only
+#: through the superproject's `.git/modules`
+MANY = 34
+DEEP = "a/b/c/d/"
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("plant", ["config", "hook"])
 def test_a_superproject_with_many_submodules_keeps_them_all_after_a_run(
-    git_ws: Path, tmp_path: Path
+    git_ws: Path, tmp_path: Path, plant: str
 ) -> None:
-    """Twelve submodules: past the git directories protected by mounts, the
-    rest are tripwired. A run that leaves them alone leaves every one of
-    them working; a config planted in the last one is undone."""
-    _superproject(git_ws, 12)
+    """Past the git directories protected by mounts, the rest are
+    tripwired. A run that leaves them alone leaves every one of them
+    working; one whose config or hooks the run changed is renamed aside
+    whole (a hook cannot be put back from a copy), and nothing planted
+    runs on the host — neither on `git status` nor on `git submodule update`."""
+    _superproject(git_ws, MANY, DEEP)
     marker = tmp_path / "PLANTED-CODE-RAN"
     proc = sh(git_ws, "echo ran > control.txt")
     consume_control(git_ws, proc)
     assert SUFFIX not in output(proc), output(proc)
-    for n in range(12):
-        assert (git_ws / f"s{n}" / ".git").is_file(), f"s{n} was defused by a plain run"
-    proc = sh(git_ws, f"git -C s11 config core.fsmonitor 'touch {marker}'; "
-                      "echo ran > control.txt")
+    for n in range(MANY):
+        assert (git_ws / f"{DEEP}s{n}" / ".git").is_file(), f"s{n} was defused by a plain run"
+    # planted in every submodule: the mounted ones refuse it, the others
+    # are the ones under test
+    if plant == "config":
+        plants = [f"git -C {DEEP}s{n} config core.fsmonitor 'touch {marker}' 2>/dev/null"
+                  for n in range(MANY)]
+    else:
+        plants = [hook_script(f".git/modules/{DEEP}s{n}/hooks/pre-commit", marker)
+                  + " 2>/dev/null" for n in range(MANY)]
+    proc = sh(git_ws, "; ".join(plants) + "; echo ran > control.txt")
     consume_control(git_ws, proc)
+    require("renamed" in output(proc) or plant == "config", "some submodule took the plant",
+            proc)
     host_git(git_ws, "status")
-    host_git(git_ws / "s11", "status")
-    assert not marker.exists(), "a config planted in a submodule past the mounted ones ran"
+    host_git(git_ws, "-c", "protocol.file.allow=always", "submodule", "update", "--init")
+    for n in range(MANY):
+        host_git(git_ws / f"{DEEP}s{n}", "status")
+        host_git(git_ws / f"{DEEP}s{n}", "commit", "-q", "--allow-empty", "-m", "host commit")
+    assert not marker.exists(), f"a {plant} planted in a submodule past the mounted ones ran"
 
 
 # -- files git status does not show --------------------------------------------------

@@ -51,7 +51,7 @@ class Mechanism:
 
 
 @dataclass(frozen=True, slots=True)
-class _Places:
+class Places:
     """Where a run's groups are made: parent directories, or None."""
 
     version: int
@@ -60,32 +60,35 @@ class _Places:
     why: str
 
 
-def _own_cgroups() -> dict[str, str]:
-    """controller (or "" for the v2 hierarchy) -> this process's cgroup path."""
+def parse_cgroup(text: str) -> dict[str, str]:
+    """``/proc/self/cgroup``: controller (or "" for the v2 hierarchy) ->
+    the process's cgroup path."""
     out: dict[str, str] = {}
-    with contextlib.suppress(OSError), open("/proc/self/cgroup", encoding="utf-8") as handle:
-        for line in handle:
-            _, controllers, path = line.rstrip("\n").split(":", 2)
-            for name in controllers.split(",") if controllers else [""]:
-                out[name] = path
+    for line in text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, path = parts
+        for name in controllers.split(",") if controllers else [""]:
+            out[name] = path
     return out
 
 
-def _mounts() -> dict[str, tuple[str, str]]:
-    """controller (or "" for cgroup2) -> (mount point, root of the mount)."""
+def parse_mountinfo(text: str) -> dict[str, tuple[str, str]]:
+    """``/proc/self/mountinfo``: controller (or "" for cgroup2) -> (mount
+    point, root of the mount)."""
     out: dict[str, tuple[str, str]] = {}
-    with contextlib.suppress(OSError), open("/proc/self/mountinfo", encoding="utf-8") as handle:
-        for line in handle:
-            left, _, right = line.partition(" - ")
-            fields, tail = left.split(), right.split()
-            if len(fields) < 5 or len(tail) < 3:
-                continue
-            fstype, root, point = tail[0], fields[3], fields[4]
-            if fstype == "cgroup2":
-                out.setdefault("", (point, root))
-            elif fstype == "cgroup":
-                for option in tail[2].split(","):
-                    out.setdefault(option, (point, root))
+    for line in text.splitlines():
+        left, _, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if len(fields) < 5 or len(tail) < 3:
+            continue
+        fstype, root, point = tail[0], fields[3], fields[4]
+        if fstype == "cgroup2":
+            out.setdefault("", (point, root))
+        elif fstype == "cgroup":
+            for option in tail[2].split(","):
+                out.setdefault(option, (point, root))
     return out
 
 
@@ -98,8 +101,16 @@ def _own_dir(
     path = own[controller]
     if root != "/" and (path == root or path.startswith(root.rstrip("/") + "/")):
         path = path[len(root):] or "/"
-    full = os.path.join(point, path.lstrip("/"))
+    full = os.path.normpath(os.path.join(point, path.lstrip("/")))
     return full if os.path.isdir(full) else None
+
+
+def _proc(name: str) -> str:
+    try:
+        with open(f"/proc/self/{name}", encoding="utf-8") as handle:
+            return handle.read()
+    except OSError:
+        return ""
 
 
 def _writable(directory: str) -> bool:
@@ -112,28 +123,33 @@ def _read(path: str) -> str:
 
 
 @functools.cache
-def _places() -> _Places:
-    own, mounts = _own_cgroups(), _mounts()
+def _places() -> Places:
+    return places_for(parse_cgroup(_proc("cgroup")), parse_mountinfo(_proc("mountinfo")))
+
+
+def places_for(own: dict[str, str], mounts: dict[str, tuple[str, str]]) -> Places:
+    """Where a process in cgroups ``own``, seeing ``mounts``, makes a run's
+    groups (and why not, when it cannot)."""
     memory_v1 = _own_dir("memory", own, mounts)
     if memory_v1 is not None:
         if not _writable(memory_v1):
-            return _Places(1, None, None, f"the memory cgroup {memory_v1} is not writable by "
+            return Places(1, None, None, f"the memory cgroup {memory_v1} is not writable by "
                            "this user (cgroup v1 is not delegated to users)")
         pids = _own_dir("pids", own, mounts)
-        return _Places(1, memory_v1, pids if pids and _writable(pids) else None,
+        return Places(1, memory_v1, pids if pids and _writable(pids) else None,
                        f"a child of {memory_v1}")
     unified = _own_dir("", own, mounts)
     if unified is None:
-        return _Places(0, None, None, "no cgroup hierarchy with a memory controller is mounted")
+        return Places(0, None, None, "no cgroup hierarchy with a memory controller is mounted")
     try:
         delegated = _read(os.path.join(unified, "cgroup.subtree_control")).split()
     except OSError:
         delegated = []
     if "memory" not in delegated or not _writable(unified):
-        return _Places(2, None, None, f"{unified} does not delegate the memory controller to "
+        return Places(2, None, None, f"{unified} does not delegate the memory controller to "
                        "children this user may create (run under a delegated cgroup, e.g. "
                        "`systemd-run --user --scope -p Delegate=yes`)")
-    return _Places(2, unified, unified if "pids" in delegated else None, f"a child of {unified}")
+    return Places(2, unified, unified if "pids" in delegated else None, f"a child of {unified}")
 
 
 def mechanism() -> Mechanism:
@@ -156,11 +172,13 @@ class RunCgroup:
         self.pids = pids
 
     @classmethod
-    def create(cls, memory: int | None, processes: int | None) -> RunCgroup | None:
+    def create(cls, memory: int | None, processes: int | None, *,
+               places: Places | None = None) -> RunCgroup | None:
         """Groups with these limits, or None where the machine has none
         (the caller falls back to rlimits). Raises OSError when a group
-        that should be possible cannot be made."""
-        places = _places()
+        that should be possible cannot be made. ``places``: where (default:
+        this process's own cgroups)."""
+        places = places or _places()
         want_memory = places.memory if memory is not None else None
         want_pids = places.pids if processes is not None else None
         if want_memory is None and want_pids is None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import functools
+import hashlib
 import os
 import stat
 import tempfile
@@ -197,13 +198,16 @@ class Guards:
         """A repository the plan did not know (created during the run, or
         in a directory not re-checked in time) waits for the user to run git
         in it — with a planted config. If the run created or touched it, its
-        `.git` is renamed aside. Same walk as the plan's, so it re-lists only
-        the directories that changed; larger budgets, as nothing waits on
-        it but the result."""
+        `.git` is renamed aside. The walk goes to every depth
+        (:data:`sandbox.repos.DEEP_SPEC`), cached between runs, so it
+        re-lists only the directories that changed; larger budgets, as
+        nothing waits on it but the result."""
         roots = list(self.plan.writable)
         if not roots:
             return
-        scan = find_repos(roots, None, budget=_AFTER_BUDGET_S, revalidate_budget=_AFTER_BUDGET_S,
+        key = hashlib.sha256("\0".join(roots).encode()).hexdigest()[:16]
+        scan = find_repos(roots, runtime_dir() / f"repos-deep-{key}.json", deep=True,
+                          budget=_AFTER_BUDGET_S, revalidate_budget=_AFTER_BUDGET_S,
                           exclude=frozenset(s for s, _ in self.plan.stubs))
         self.changed_dirs = scan.changed
         known = set(self.plan.repos) | self.git.seen_worktrees

@@ -45,6 +45,26 @@ REPO_SPEC = WalkSpec(
     budget_s=0.02,
     revalidate_budget_s=0.05,
 )
+#: The search after the run: every depth, dependency trees included. A
+#: repository planted in an existing directory deeper than the plan's search
+#: goes (`src/main/java/com/acme/.git`, `node_modules/left-pad/.git`, from a
+#: review) is invisible to `git status` at the top, and obeyed by git run
+#: inside it — or by an editor opening a file there. Only a changed
+#: directory's ctime moves, not its parents', so every directory is
+#: re-checked (one lstat each, from the cache); only the changed ones are
+#: listed again.
+DEEP_SPEC = WalkSpec(
+    name="repos-deep",
+    match_file=lambda name: name == ".git",
+    match_dirs=frozenset({".git"}),
+    # package and build caches nobody runs git in (the home's, mostly: a
+    # writable home would otherwise cost a stat of every cached file's
+    # directory on every run)
+    skip_dirs=frozenset({".cache", ".npm", ".pnpm-store", ".rustup", ".gradle", ".m2"}),
+    max_depth=64,
+    budget_s=5.0,
+    revalidate_budget_s=5.0,
+)
 #: at most this many git directories per repository (submodules, worktrees)
 _MAX_GITDIRS = 256
 #: include files followed at most this deep
@@ -79,13 +99,14 @@ def find_repos(
     budget: float | None = None,
     revalidate_budget: float | None = None,
     exclude: frozenset[str] = frozenset(),
+    deep: bool = False,
 ) -> RepoScan:
     """Every repository in ``roots`` (a root itself included). A `.git`
     directory without ``HEAD`` is no repository (git would not take it for
     one): an empty stub of a concurrent run, say. ``exclude``: paths not to
     look into (this run's own stubs)."""
-    result = walk(REPO_SPEC, roots, cache, budget=budget, revalidate_budget=revalidate_budget,
-                  exclude=exclude)
+    result = walk(DEEP_SPEC if deep else REPO_SPEC, roots, cache, budget=budget,
+                  revalidate_budget=revalidate_budget, exclude=exclude)
     worktrees = sorted({os.path.dirname(path) for path in result.found
                         if path not in exclude and _is_repository(path)})
     repos = tuple(Repo(w, resolve_gitdir(w)) for w in worktrees)

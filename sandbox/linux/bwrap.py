@@ -56,6 +56,18 @@ def _depth(path: str) -> int:
 def bwrap_args(plan: FsPlan, opts: BwrapOptions) -> list[str]:
     """The arguments for ``--args FD``: namespaces, mounts, working directory
     and seccomp — everything but the command."""
+    args = [*_namespaces(opts), *_system_mounts(opts), *_plan_mounts(plan, opts)]
+    args += ["--chdir", plan.cwd]
+    if opts.seccomp_fd is not None:
+        args += ["--seccomp", str(opts.seccomp_fd)]
+    if opts.status_fd is not None:
+        args += ["--json-status-fd", str(opts.status_fd)]
+    if opts.block_fd is not None:
+        args += ["--block-fd", str(opts.block_fd)]
+    return args
+
+
+def _namespaces(opts: BwrapOptions) -> list[str]:
     args = [
         "--new-session",  # no controlling terminal: TIOCSTI cannot reach the user's tty
         "--die-with-parent",
@@ -67,22 +79,30 @@ def bwrap_args(plan: FsPlan, opts: BwrapOptions) -> list[str]:
     ]
     if not opts.share_net:
         args.append("--unshare-net")
-    args += ["--hostname", opts.hostname, "--cap-drop", "ALL"]
+    return [*args, "--hostname", opts.hostname, "--cap-drop", "ALL"]
+
+
+def _system_mounts(opts: BwrapOptions) -> list[str]:
+    """The host read-only, the sandbox's own /dev and /proc."""
     # Every tmpfs the command can write is size-capped, and /dev is read-only.
     # Attack (from a review): /dev/shm and /run were tmpfs of half of RAM
     # each, and tmpfs pages belong to no process, so the OOM killer cannot
     # free them by killing the command; bwrap's --dev is one more such tmpfs
     # (`cat /dev/zero > /dev/x`). Device nodes stay usable on a read-only
     # /dev; /dev/pts is its own mount.
-    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--remount-ro", "/dev",
-             "--perms", "1777", "--size", str(opts.shm_size), "--tmpfs", "/dev/shm",  # noqa: S108
-             "--proc", "/proc"]
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--remount-ro", "/dev",
+            "--perms", "1777", "--size", str(opts.shm_size), "--tmpfs", "/dev/shm",  # noqa: S108
+            "--proc", "/proc"]
     for entry in opts.proc_read_only:
         if entry == "/proc":
             args += ["--remount-ro", "/proc"]
         else:
             args += ["--ro-bind-try", entry, entry]
+    return args
 
+
+def _plan_mounts(plan: FsPlan, opts: BwrapOptions) -> list[str]:
+    """The plan's mounts, shallow to deep (a deeper path wins)."""
     ops: list[tuple[int, int, list[str]]] = []  # (depth, rank, args)
 
     def op(rank: int, path: str, *items: str) -> None:
@@ -110,7 +130,7 @@ def bwrap_args(plan: FsPlan, opts: BwrapOptions) -> list[str]:
             op(4, path, "--ro-bind", "/dev/null", path)
     # Hiding a directory is an empty tmpfs over it. Not remounted read-only:
     # every remount makes bubblewrap re-read the whole mount table, ~0.15 ms
-    # each; writes into it stay inside the sandbox and vanish with it.
+    # each; writes into it stay inside the sandbox, capped, and vanish with it.
     for path in plan.hidden_dirs:
         op(5, path, "--size", str(opts.hidden_size), "--tmpfs", path)
     for path in plan.hidden_files:
@@ -121,16 +141,7 @@ def bwrap_args(plan: FsPlan, opts: BwrapOptions) -> list[str]:
         op(6, path, "--ro-bind", path, path)
     if opts.hide_run:
         op(0, "/run", "--size", str(opts.run_size), "--tmpfs", "/run")
-    for _, _, items in sorted(ops, key=lambda o: (o[0], o[1])):
-        args += items
-    args += ["--chdir", plan.cwd]
-    if opts.seccomp_fd is not None:
-        args += ["--seccomp", str(opts.seccomp_fd)]
-    if opts.status_fd is not None:
-        args += ["--json-status-fd", str(opts.status_fd)]
-    if opts.block_fd is not None:
-        args += ["--block-fd", str(opts.block_fd)]
-    return args
+    return [item for _, _, items in sorted(ops, key=lambda o: (o[0], o[1])) for item in items]
 
 
 def encode_args(args: Sequence[str]) -> bytes:

@@ -305,7 +305,6 @@ def prepare(
     status_r, status_w = res.pipe()
     block_r, block_w = res.pipe()
     pass_fds += [status_w, block_r]
-    as_root = os.geteuid() == 0
     limits = policy.limits
     group, notes = _cgroup(policy)
     res.cgroup = group
@@ -313,19 +312,7 @@ def prepare(
     # No memory cgroup: each process's data segment is bounded instead.
     data = limits.memory if limits.memory is not None and (
         group is None or group.memory is None) else None
-    opts = BwrapOptions(
-        seccomp_fd=seccomp_fd,
-        hide_run=not policy.network.allow_unix_sockets,
-        status_fd=status_w,
-        block_fd=block_r,
-        proc_read_only=proc_read_only(as_root),
-        sys_hidden=sys_hidden(as_root),
-        sys_visible=sys_visible(as_root),
-        tmp_size=limits.tmp_size,
-        shm_size=limits.shm_size,
-        run_size=limits.run_size,
-    )
-    args = bwrap_args(plan, opts)
+    args = bwrap_args(plan, _options(policy, seccomp_fd, status_w, block_r))
     if len(args) > _MAX_BWRAP_ARGS:
         raise SandboxUnavailable(
             f"the sandbox would take {len(args)} bubblewrap arguments (at most "
@@ -333,14 +320,7 @@ def prepare(
     args_fd = res.memfd("shellgate-bwrap-args", encode_args(args))
     pass_fds.append(args_fd)
     status = _Status(status_r)
-    watch = MountWatch([*plan.hidden_files, *plan.hidden_dirs, *plan.protected,
-                        *(path for path, _ in plan.stubs), *plan.pinned], files=plan.protected,
-                       sentinels=plan.sentinels)
-    res.watches.append(watch)
-    try:
-        watch.arm()
-    except OSError as exc:
-        raise SandboxUnavailable(str(exc)) from None
+    watch = _armed_watch(plan, res)
 
     def gate(pid: int) -> None:
         """bwrap has created the sandbox and waits on the block fd: set the
@@ -365,6 +345,38 @@ def prepare(
 
     return Launch(bwrap_command(bwrap, args_fd, command), pass_fds, gate, status,
                   argv[0], watch, monitor, channel, notes)
+
+
+def _options(policy: SandboxPolicy, seccomp_fd: int, status_fd: int,
+             block_fd: int) -> BwrapOptions:
+    as_root = os.geteuid() == 0
+    limits = policy.limits
+    return BwrapOptions(
+        seccomp_fd=seccomp_fd,
+        hide_run=not policy.network.allow_unix_sockets,
+        status_fd=status_fd,
+        block_fd=block_fd,
+        proc_read_only=proc_read_only(as_root),
+        sys_hidden=sys_hidden(as_root),
+        sys_visible=sys_visible(as_root),
+        tmp_size=limits.tmp_size,
+        shm_size=limits.shm_size,
+        run_size=limits.run_size,
+    )
+
+
+def _armed_watch(plan: FsPlan, res: Resources) -> MountWatch:
+    """The mount watch over every name the plan mounts over, armed before
+    the sandbox exists (no watch, no run)."""
+    watch = MountWatch([*plan.hidden_files, *plan.hidden_dirs, *plan.protected,
+                        *(path for path, _ in plan.stubs), *plan.pinned], files=plan.protected,
+                       sentinels=plan.sentinels)
+    res.watches.append(watch)
+    try:
+        watch.arm()
+    except OSError as exc:
+        raise SandboxUnavailable(str(exc)) from None
+    return watch
 
 
 def _cgroup(policy: SandboxPolicy) -> tuple[RunCgroup | None, tuple[str, ...]]:

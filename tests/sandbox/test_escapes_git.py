@@ -155,26 +155,34 @@ def test_a_nested_repository_without_a_gitlink_is_defused_too(
     assert (git_ws / where / f".git{SUFFIX}").exists()
 
 
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="KNOWN LIMIT: repositories are looked for 4 levels below a writable root, "
-    "outside dependency trees (node_modules …); one planted deeper, registered nowhere, is "
-    "left alone, and a user who later runs git inside it runs its config. Reproducer: "
-    "`shellgate run -- sh -c 'mkdir -p node_modules/x && cd node_modules/x && git init -q && "
-    "git config core.fsmonitor \"touch /tmp/PWNED\"'`, then `git -C node_modules/x status`.",
-)
-def test_a_nested_repository_planted_where_no_search_looks_is_defused(
-    git_ws: Path, tmp_path: Path
+@pytest.mark.parametrize("where", [
+    "node_modules/x",             # inside a dependency tree
+    "src/main/java/com/acme",     # an existing directory deeper than the plan's search
+    "a/b/c/d/e/f/g/h",            # made in the run, far down
+])
+def test_a_nested_repository_planted_where_the_plan_does_not_look_is_defused(
+    git_ws: Path, tmp_path: Path, where: str
 ) -> None:
+    """The plan looks for repositories 4 levels deep, outside dependency
+    trees; the search after the run looks everywhere. In an existing
+    directory (holding tracked files, so `git status` at the top shows
+    nothing new), only that directory's ctime moves."""
     marker = tmp_path / "PLANTED-CODE-RAN"
+    existing = git_ws / "src/main/java/com/acme"
+    existing.mkdir(parents=True)
+    (existing / "App.java").write_text("class App {}\n")
+    assert host_git(git_ws, "add", ".").returncode == 0
+    assert host_git(git_ws, "commit", "-q", "-m", "app").returncode == 0
+    sh(git_ws, "true")  # a run that knows the tree as it is
     script = f"""
-        mkdir -p node_modules/x && cd node_modules/x && git init -q &&
+        mkdir -p {where} && cd {where} && git init -q &&
         git config core.fsmonitor 'touch {marker}' && cd {git_ws} && echo ran > control.txt
     """
     proc = sh(git_ws, script)
     consume_control(git_ws, proc)
-    host_git(git_ws / "node_modules" / "x", "status")
+    host_git(git_ws / where, "status")
     assert not marker.exists(), "the host's git ran a nested repository's fsmonitor"
+    assert (git_ws / where / f".git{SUFFIX}").exists(), output(proc)
 
 
 # -- 4b. the gitlink guard must never be turned against the host ----------------------

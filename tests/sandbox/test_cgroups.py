@@ -1,0 +1,102 @@
+"""Where a run's cgroup is made, and what is written into it — over fake
+cgroup trees (the decision logic; the real v1 hierarchy of this machine is
+exercised by tests/sandbox/test_escapes_limits.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from sandbox.cgroups import RunCgroup, parse_cgroup, parse_mountinfo, places_for
+
+V1_CGROUP = "9:name=systemd:/\n8:pids:/\n4:memory:/jobs/42\n0::/\n"
+V2_CGROUP = "0::/user.slice/user-1000.slice/user@1000.service/app.slice\n"
+
+
+def _mountinfo(base: Path, *, v1: bool) -> str:
+    if v1:
+        return (f"30 25 0:26 / {base}/memory rw - cgroup cgroup rw,memory\n"
+                f"31 25 0:27 / {base}/pids rw - cgroup cgroup rw,pids\n"
+                f"32 25 0:28 / {base}/unified rw - cgroup2 cgroup2 rw\n")
+    return f"30 25 0:26 / {base} rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n"
+
+
+def test_the_own_cgroup_and_the_mounts_are_read_from_proc_text() -> None:
+    assert parse_cgroup(V1_CGROUP) == {"name=systemd": "/", "pids": "/", "memory": "/jobs/42",
+                                       "": "/"}
+    mounts = parse_mountinfo(_mountinfo(Path("/sys/fs/cgroup"), v1=True))
+    assert mounts["memory"] == ("/sys/fs/cgroup/memory", "/")
+    assert mounts[""] == ("/sys/fs/cgroup/unified", "/")
+
+
+def test_cgroup_v1_gives_a_child_of_the_own_memory_and_pids_groups(tmp_path: Path) -> None:
+    (tmp_path / "memory" / "jobs" / "42").mkdir(parents=True)
+    (tmp_path / "pids").mkdir()
+    places = places_for(parse_cgroup(V1_CGROUP), parse_mountinfo(_mountinfo(tmp_path, v1=True)))
+    assert places.version == 1
+    assert places.memory == str(tmp_path / "memory" / "jobs" / "42")
+    assert places.pids == str(tmp_path / "pids")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write any directory")
+def test_an_unwritable_v1_group_falls_back_and_says_why(tmp_path: Path) -> None:
+    own = tmp_path / "memory" / "jobs" / "42"
+    own.mkdir(parents=True)
+    own.chmod(0o555)
+    places = places_for(parse_cgroup(V1_CGROUP), parse_mountinfo(_mountinfo(tmp_path, v1=True)))
+    assert places.memory is None and "not writable" in places.why
+
+
+@pytest.mark.parametrize(
+    ("delegated", "memory", "pids"),
+    [("memory pids", True, True), ("memory", True, False), ("cpu", False, False)],
+)
+def test_cgroup_v2_needs_the_memory_controller_delegated(
+    tmp_path: Path, delegated: str, memory: bool, pids: bool
+) -> None:
+    own = tmp_path / V2_CGROUP.strip().split("::")[1].lstrip("/")
+    own.mkdir(parents=True)
+    (own / "cgroup.subtree_control").write_text(delegated + "\n")
+    places = places_for(parse_cgroup(V2_CGROUP), parse_mountinfo(_mountinfo(tmp_path, v1=False)))
+    assert places.version == 2
+    assert (places.memory is not None) is memory
+    assert (places.pids is not None) is pids
+    if not memory:
+        assert "does not delegate the memory controller" in places.why
+
+
+def test_a_v2_run_group_gets_its_limits_no_swap_and_the_whole_tree_killed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    own = tmp_path / "svc"
+    own.mkdir()
+    (own / "cgroup.subtree_control").write_text("memory pids\n")
+    places = places_for({"": "/svc"}, {"": (str(tmp_path), "/")})
+    original_mkdir = os.mkdir
+
+    def mkdir_with_files(path: str, mode: int = 0o777) -> None:
+        original_mkdir(path, mode)  # a real cgroupfs makes the control files itself
+        for name in ("memory.max", "memory.swap.max", "memory.oom.group", "pids.max",
+                     "cgroup.procs"):
+            Path(path, name).write_text("")
+
+    monkeypatch.setattr(os, "mkdir", mkdir_with_files)
+    group = RunCgroup.create(256 << 20, 100, places=places)
+    monkeypatch.undo()
+    assert group is not None and group.memory == group.pids
+    made = Path(group.memory or "")
+    assert (made / "memory.max").read_text() == str(256 << 20)
+    assert (made / "memory.swap.max").read_text() == "0"
+    assert (made / "memory.oom.group").read_text() == "1"
+    assert (made / "pids.max").read_text() == "100"
+    group.attach(12345)
+    assert (made / "cgroup.procs").read_text() == "12345"
+    (made / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 2\n")
+    assert group.oom_kills() == 2
+
+
+def test_no_limit_asked_makes_no_group(tmp_path: Path) -> None:
+    places = places_for({"": "/"}, {"": (str(tmp_path), "/")})
+    assert RunCgroup.create(None, None, places=places) is None

@@ -86,6 +86,12 @@ class HostRunTargets:
             # an existing tripwire name inside a git directory (a linked
             # worktree's commondir) is simply read-only: git never writes it
             self.block.append((path, entry.kind, entry.stub))
+            if gitdir and not entry.stub:
+                # Missing, it becomes a tripwire (see sandbox.plan); inside a
+                # git directory, also a sentinel: a host `git status` during
+                # the run would obey a planted `config.worktree` (with
+                # extensions.worktreeConfig on) before the post-run check.
+                self.sentinels.append(path)
 
 
 def host_run_targets(

@@ -233,8 +233,8 @@ class MountWatch:
         if not path:
             return "the watch over the protected paths lost events; the command was stopped"
         if path in self.sentinels:
-            return (f"{path} was created during the run: git obeys it (a host git would read "
-                    "its configuration from where it points); the command was stopped")
+            return (f"{path} was created during the run: git obeys it, and a host git running "
+                    "meanwhile (an editor polls git status) would have; the command was stopped")
         return (f"{path} was replaced or removed during the run (on the host, or by the "
                 "command through a link), which lifts the sandbox's protection of it; the "
                 "command was stopped")

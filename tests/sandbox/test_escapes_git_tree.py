@@ -125,18 +125,25 @@ def test_the_planted_submodule_git_directory_runs_code_without_the_sandbox(
 # -- a sentinel: .git/commondir must not appear, even for a moment ------------------
 
 
-def test_creating_git_commondir_stops_the_command_at_once(git_ws: Path) -> None:
+@pytest.mark.parametrize(("name", "content"), [
+    ("commondir", "/tmp"),
+    # obeyed when extensions.worktreeConfig is on (git sparse-checkout sets it)
+    ("config.worktree", "[core]\\n\\tfsmonitor = touch /tmp/x"),
+])
+def test_creating_a_git_file_git_obeys_stops_the_command_at_once(
+    git_ws: Path, name: str, content: str
+) -> None:
     """Attack: `.git/commondir` written while an editor's git polls the
     repository: that git reads its config (and `core.fsmonitor`) from where
     the file points before any post-run check. The run is stopped the
     moment the name appears, and the file is taken away."""
-    proc = sh(git_ws, "echo ran > control.txt; echo /tmp > .git/commondir; sleep 5; "
+    proc = sh(git_ws, f"echo ran > control.txt; printf '{content}' > .git/{name}; sleep 5; "
                       "echo survived > survived.txt")
     consume_control(git_ws, proc)
     assert proc.returncode == 137, output(proc)
     assert not (git_ws / "survived.txt").exists()
-    assert "commondir was created during the run" in output(proc)
-    assert not (git_ws / ".git" / "commondir").exists()
+    assert f"{name} was created during the run" in output(proc)
+    assert not (git_ws / ".git" / name).exists()
     assert host_git(git_ws, "status").returncode == 0
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .cleanup import remove_tree
 from .errors import SandboxUnavailable
 from .gitguard import GitGuard
 from .gitpaths import defuse, nested_changed, open_below, rename_aside
@@ -75,6 +76,22 @@ def runtime_dir() -> Path:
         except OSError as exc:
             raise SandboxUnavailable(f"no private runtime directory: {exc}") from None
     return _FALLBACK[0]
+
+
+def empty_dir() -> str:
+    """An empty directory in the runtime directory, bound read-only over a
+    hidden one (see sandbox.linux.bwrap). Made again if anything is in it or
+    it is not a plain directory."""
+    path = runtime_dir() / "empty"
+    try:
+        st = path.lstat()
+        if stat.S_ISDIR(st.st_mode) and not any(os.scandir(path)):
+            return str(path)
+        remove_tree(str(path))
+    except FileNotFoundError:
+        pass
+    path.mkdir(mode=0o555)
+    return str(path)
 
 
 def _private(path: Path) -> bool:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from .errors import SandboxUnavailable
-from .guards import Guards, record_stubs, run_lock, runtime_dir
+from .guards import Guards, empty_dir, record_stubs, run_lock, runtime_dir
 from .linux.launch import PROXY_PORT, Launch, Resources, prepare
 from .macos.seatbelt import seatbelt_command
 from .plan import FsPlan, build_plan
@@ -127,7 +127,8 @@ def _prepare(
             for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
                 env[name] = env[name.lower()] = f"http://127.0.0.1:{proxy_port}"
         return _Prepared(seatbelt_command(argv, plan, proxy_port=proxy_port), env)
-    launch = prepare(argv, policy, plan, res, on_proxy_event=on_proxy_event)
+    launch = prepare(argv, policy, plan, res, on_proxy_event=on_proxy_event,
+                     empty_dir=empty_dir())
     return _Prepared(launch.argv, sb_env, launch.pass_fds, launch.gate, launch)
 
 

@@ -49,6 +49,9 @@ class TreeMonitor(Protocol):
     def oom_kills(self) -> int:
         """Processes the memory limit killed."""
 
+    def overfull(self) -> str | None:
+        """Why a private filesystem holds too much, if it does."""
+
     def kill(self) -> None:
         """End everything in the sandbox at once."""
 
@@ -312,6 +315,10 @@ def _over_limit(state: _Loop, limits: Limits, count_tree: bool) -> bool:
             return True
         if cap is not None and monitor.forks_refused():
             state.killed_reason = f"more than {cap} processes (a fork was refused at the cap)"
+            return True
+        full = monitor.overfull()
+        if full:
+            state.killed_reason = full
             return True
         count = monitor.processes()
     if count is None and count_tree:

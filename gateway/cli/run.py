@@ -124,6 +124,10 @@ def _policy(args: argparse.Namespace) -> SandboxPolicy:
     )
 
 
+#: the most stderr held back while it may be bubblewrap's failure line
+_HOLD_MAX = 4096
+
+
 class _Output:
     """Streams the command's output as it comes. Stderr that so far is one
     line starting with ``bwrap: `` is held back (bubblewrap writes its line
@@ -144,7 +148,12 @@ class _Output:
         if name == "stderr" and self.holding:
             candidate = self.held + data
             one_line = b"\n" not in candidate[:-1]
-            if one_line and (candidate.startswith(b"bwrap: ") or b"bwrap: ".startswith(candidate)):
+            # bubblewrap's own line is short. Attack (from a review): a
+            # command writing 64 MiB after `bwrap: ` with no newline was held
+            # (and re-copied per chunk) in this process, outside every limit.
+            short = len(candidate) <= _HOLD_MAX
+            if one_line and short and (candidate.startswith(b"bwrap: ")
+                                       or b"bwrap: ".startswith(candidate)):
                 self.held = candidate
                 return
         self.release()

@@ -114,8 +114,18 @@ UNIFIED_NUMBERS: dict[str, int] = {
     "fspick": 433, "clone3": 435, "openat2": 437, "mount_setattr": 442,
     "fchmodat2": 452, "open_tree_attr": 467,
 }
-# Families nobody in a coding sandbox needs; vsock reaches the hypervisor.
-_ALWAYS_BLOCKED_FAMILIES = {17: "AF_PACKET", 40: "AF_VSOCK", 31: "AF_BLUETOOTH", 15: "AF_KEY"}
+# Socket families are an allow-list: unix (when the policy allows it) and
+# IP (when networked); every other family the kernel knows is refused. The
+# kernel refuses a family at or past AF_MAX itself (46 in Linux 6.x), so
+# 0..63 covers every one. Attack (from a red-team review): a deny-list left
+# AF_NETLINK open, and netlink receive queues are charged to no cgroup — 100
+# pairs of netlink sockets held 784 MiB of host kernel memory under
+# `--memory 64M` (one process could hold ~32 GB); vsock reaches the
+# hypervisor, packet sockets the link layer.
+_FAMILY_LIMIT = 64
+_FAMILY_NAMES = {0: "AF_UNSPEC", 4: "AF_IPX", 5: "AF_APPLETALK", 9: "AF_X25", 15: "AF_KEY",
+                 16: "AF_NETLINK", 17: "AF_PACKET", 31: "AF_BLUETOOTH", 38: "AF_ALG",
+                 40: "AF_VSOCK", 44: "AF_XDP", 45: "AF_MCTP"}
 
 Op = Literal["eq", "masked_eq"]
 
@@ -240,12 +250,11 @@ def filter_rules(spec: SeccompSpec) -> tuple[Rule, ...]:
     ]
     rules += _personality_rules()
     rules += _setid_rules()
-    families = dict(_ALWAYS_BLOCKED_FAMILIES)
-    if not spec.allow_unix:
-        families[AF_UNIX] = "AF_UNIX"
-    if not spec.allow_inet:
-        families[AF_INET] = "AF_INET"
-        families[AF_INET6] = "AF_INET6"
+    allowed = {*([AF_UNIX] if spec.allow_unix else []),
+               *([AF_INET, AF_INET6] if spec.allow_inet else [])}
+    names = {**_FAMILY_NAMES, AF_UNIX: "AF_UNIX", AF_INET: "AF_INET", AF_INET6: "AF_INET6"}
+    families = {f: names.get(f, f"address family {f}") for f in range(_FAMILY_LIMIT)
+                if f not in allowed}
     rules += [
         Rule("socket", errno.EPERM, f"{name} sockets", (_eq32(0, family),))
         for family, name in families.items()

@@ -200,6 +200,22 @@ def test_bubblewraps_line_is_held_however_it_is_split(pieces: list[bytes]) -> No
     assert err.getvalue() == b"".join(pieces)
 
 
+def test_a_long_line_that_looks_like_bubblewraps_is_not_held_in_memory() -> None:
+    """A command writing megabytes after `bwrap: ` with no newline: past a
+    few KiB it is the command's output, streamed as it comes."""
+    import io
+
+    from gateway.cli.run import _Output
+
+    out, err = io.BytesIO(), io.BytesIO()
+    stream = _Output(out, err)
+    stream.stream("stderr", b"bwrap: ")
+    for _ in range(64):
+        stream.stream("stderr", b"x" * 1024)
+    assert len(stream.held) == 0
+    assert len(err.getvalue()) == 7 + 64 * 1024
+
+
 def test_a_second_stderr_line_releases_what_was_held() -> None:
     import io
 

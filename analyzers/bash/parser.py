@@ -153,6 +153,43 @@ def _join_continuations(src: bytes, root: Any) -> bytes | None:
     return bytes(out)
 
 
+def heredoc_delimiter(start: str) -> str | None:
+    """The line that ends a here-document for bash: the delimiter word after
+    quote removal (``E'O'F``, ``E"O"F``, ``EOF''`` and ``\\EOF`` all end at
+    ``EOF``), or None for a form this does not model (``$'...'``)."""
+    out: list[str] = []
+    i, quote = 0, ""
+    while i < len(start):
+        c = start[i]
+        if quote == "'":
+            if c == "'":
+                quote = ""
+            else:
+                out.append(c)
+        elif quote == '"':
+            if c == '"':
+                quote = ""
+            elif c == "\\" and i + 1 < len(start) and start[i + 1] in '"\\$`':
+                i += 1
+                out.append(start[i])
+            elif c in "$`":
+                return None
+            else:
+                out.append(c)
+        elif c in "'\"":
+            quote = c
+        elif c == "\\":
+            i += 1
+            if i < len(start):
+                out.append(start[i])
+        elif c in "$`":
+            return None
+        else:
+            out.append(c)
+        i += 1
+    return None if quote else "".join(out)
+
+
 def _heredoc_is_quoted(node: Any) -> bool:
     for child in node.children:
         if child.type == "heredoc_start":
@@ -421,6 +458,14 @@ class _Walker(WordEvaluator):
             self.fail(f"unsupported syntax {n.type!r} in test")
             self.descend(n, depth + 1, nested=True)
         leaves.sort(key=lambda n: n.start_byte)
+        if self.text(node).startswith("[") and not self.text(node).startswith("[["):
+            # In `[ ... ]`, bash reads `>` and `<` as redirections; tree-sitter
+            # as comparisons. Attack (from a review): `[ a = b > FILE ]`
+            # truncated FILE; `[ a > /dev/tcp/host/80 ]` opened a connection.
+            for leaf in leaves:
+                if self.text(leaf) in (">", "<", ">>", ">|", "<>", "&>", ">&", "<&"):
+                    self.fail(f"{self.text(leaf)!r} inside [ ]: bash reads it as a redirection")
+                    break
         for leaf in leaves:
             if not leaf.is_named or leaf.type in ("test_operator", "regex"):
                 tok = self.text(leaf)
@@ -518,6 +563,7 @@ class _Walker(WordEvaluator):
         extra: list[Redirect] = []
         heredoc_body: str | None = None
         quoted = False
+        delimiter: str | None = None
         for child in node.children:
             ct = child.type
             if ct == "file_descriptor":
@@ -529,10 +575,17 @@ class _Walker(WordEvaluator):
                 op = ct
             elif ct == "heredoc_start":
                 quoted = _heredoc_is_quoted(child)
+                delimiter = heredoc_delimiter(self.text(child))
             elif ct == "heredoc_body":
                 heredoc_body = self.heredoc_body(child, quoted, depth, nested)
             elif ct == "heredoc_end":
-                continue
+                # bash ends the here-document at the delimiter after quote
+                # removal; tree-sitter at the literal text. Attack (from a
+                # review): `cat <<E'O'F`, a line `EOF`, then `touch x`, then
+                # `E'O'F` — bash runs `touch x`, tree-sitter reads it as text.
+                if delimiter is None or self.text(child) != delimiter:
+                    self.fail("here-document delimiter that bash and the parser read "
+                              f"differently ({self.text(child)!r})")
             elif ct in ("file_redirect", "herestring_redirect"):
                 extra.extend(self.redirect(child, depth, nested, trailing))
             elif ct in ("pipeline", "list", "command", "redirected_statement"):

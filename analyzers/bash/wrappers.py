@@ -170,6 +170,8 @@ class _Peel:
 
 
 _StepFn = Callable[[tuple[str, ...]], "_Peel | None"]
+#: wrappers that append or substitute words read at run time
+_RUNTIME_BUILDERS = frozenset({"xargs", "parallel"})
 
 
 def strip_wrappers(argv: tuple[str, ...], assignments: tuple[Assignment, ...] = ()) -> Unwrapped:
@@ -205,6 +207,14 @@ def strip_wrappers(argv: tuple[str, ...], assignments: tuple[Assignment, ...] = 
             problem = problem or "eval re-parses its arguments as shell code"
         problem = problem or peel.problem
         if peel.payload is not None:
+            builder = next((w for w in wrappers[:-1] if w in _RUNTIME_BUILDERS), None)
+            if builder is not None:
+                # From a review: `xargs -I{} sh -c {}` runs whatever arrives
+                # on stdin; `xargs sh -c 'cat "$1"' _` binds $1 to words the
+                # analysis never sees. The payload it can read is not the
+                # program that runs.
+                problem = problem or (f"a shell started by {builder} runs words that arrive at "
+                                      "run time")
             payload, positional, rest = peel.payload, peel.positional, ()
             break
         if peel.rest == rest:
@@ -368,7 +378,11 @@ def _shell(argv: tuple[str, ...]) -> _Peel | None:
     has_c = False
     while i < len(argv):
         a = argv[i]
-        if a in ("--noprofile", "--norc", "--posix", "--"):
+        if a == "--":
+            # options end: the next word is a script *file*, even `-c`
+            # (from a review: `bash -- -c ls` runs a file named `-c`)
+            return None
+        if a in ("--noprofile", "--norc", "--posix"):
             i += 1
             continue
         if a in ("-o", "+o", "-O", "+O"):

@@ -19,6 +19,8 @@ full: git accepts unique abbreviations (``--outp``), this table does not.
 
 from __future__ import annotations
 
+import re
+
 from .flags import Arg, ParsedArgs, Spec, parse_args
 
 N, V, NUM, R, OPT = Arg.NONE, Arg.VALUE, Arg.NUM, Arg.READ, Arg.OPTIONAL
@@ -215,6 +217,24 @@ for _bad in ("--no-index", "--textconv"):
     del _SIMPLE["grep"][_bad]
 
 
+#: configuration keys whose values are credentials or carry them
+_SECRET_KEY = re.compile(
+    r"(^credential\.|pass|token|secret|auth|extraheader|cookie|\.insteadof$|^url\.)", re.I)
+#: placeholders of --format/--pretty that make git run gpg (which then
+#: creates ~/.gnupg): %G?, %GG, %GS, %GK, %GF, %GP, %GT
+_SIGNATURE_FORMAT = re.compile(r"%G")
+
+
+def _format_problem(args: tuple[str, ...]) -> str | None:
+    """From a review: `git log --format=%G?` runs gpg to verify signatures."""
+    for i, a in enumerate(args):
+        value = a.partition("=")[2] if a.startswith(("--format=", "--pretty=")) else (
+            args[i + 1] if a in ("--format", "--pretty") and i + 1 < len(args) else "")
+        if _SIGNATURE_FORMAT.search(value):
+            return "a --format with signature placeholders (%G…) runs gpg"
+    return None
+
+
 def _config(args: tuple[str, ...]) -> str | None:
     """Reading one key is read-only; dumping user- or system-level config is
     not: `~/.gitconfig` may carry tokens (`url.https://TOKEN@host.insteadOf`)."""
@@ -224,6 +244,12 @@ def _config(args: tuple[str, ...]) -> str | None:
     p = parse_args(("config", *args), Spec(flags=_CONFIG_READ_FLAGS))
     if p.problem:
         return p.problem
+    if p.has("--global", "--system", "--file", "-f", "--blob"):
+        # From a review: `git config --global KEY` printed a token from
+        # ~/.gitconfig; the user's and the system's files are not the project's.
+        return "git config reading the user's or the system's configuration may print credentials"
+    if any(_SECRET_KEY.search(a) for a in p.positionals[:1]):
+        return "git config reading a key that holds credentials"
     dumps = listing or p.has("--list", "-l", "--get-regexp", "--get-urlmatch")
     if dumps and not p.has("--local", "--worktree"):
         return "git config listing all settings may print credentials from other scopes"
@@ -324,6 +350,9 @@ def git_problem(argv: tuple[str, ...]) -> str | None:
     table = _SIMPLE.get(sub)
     if table is None:
         return f"git {sub} is not a known read-only git command"
+    signature = _format_problem(args)
+    if signature:
+        return f"git {sub}: {signature}"
     p = parse_args((sub, *args), Spec(flags=table, numeric_shorthand=sub not in ("diff",)))
     if p.problem:
         return f"git {sub}: {p.problem}"

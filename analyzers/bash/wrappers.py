@@ -245,10 +245,13 @@ def _options(
     *,
     first_positional: re.Pattern[str] | None = None,
     values: dict[str, str] | None = None,
+    optional: frozenset[str] = frozenset(),
 ) -> tuple[int, str | None]:
     """Skip a wrapper's options. Returns (index of the wrapped command,
     problem). ``valued`` options take an argument (attached or next word);
-    their values are stored in ``values`` when given."""
+    ``optional`` ones take one only attached (``-e``, ``-eEOF``,
+    ``--eof=EOF``), never the next word; their values are stored in
+    ``values`` when given."""
     i = 1
     while i < len(argv):
         a = argv[i]
@@ -260,6 +263,11 @@ def _options(
         if a.startswith("--"):
             key, eq, attached = a.partition("=")
             if key in flags:
+                i += 1
+                continue
+            if key in optional:
+                if values is not None:
+                    values[key] = attached
                 i += 1
                 continue
             if key in valued:
@@ -275,6 +283,10 @@ def _options(
             if opt in flags:
                 j += 1
                 continue
+            if opt in optional:
+                if values is not None:
+                    values[opt] = a[j + 1 :]
+                break  # the rest of the cluster is its value
             if opt in valued:
                 if j + 1 == len(a):
                     value = argv[i + 1] if i + 1 < len(argv) else ""
@@ -355,14 +367,21 @@ _XARGS_FLAGS = frozenset(
     "-0 --null -r --no-run-if-empty -t --verbose -x --exit -p --interactive --open-tty -o".split()
 )
 _XARGS_VALUED = frozenset(
-    "-n --max-args -L --max-lines -P --max-procs -d --delimiter -s --max-chars -I --replace "
-    "-E -a --arg-file -e --eof --process-slot-var".split()
+    "-n --max-args -L -P --max-procs -d --delimiter -s --max-chars -I -E -a --arg-file "
+    "--process-slot-var".split()
 )
+#: GNU xargs: these take their value only attached (`-e`, `-eEND`, `--eof=END`);
+#: the next word is the next option or the command. From a review: read as
+#: taking the next word, `xargs -e --arg-file=~/.ssh/id_rsa echo` hid the file
+#: xargs reads. Checked against the installed xargs by
+#: tests/analyzers/test_option_tables.py.
+_XARGS_OPTIONAL = frozenset("-e --eof -i --replace -l --max-lines".split())
 
 
 def _xargs(argv: tuple[str, ...]) -> _Peel | None:
     values: dict[str, str] = {}
-    i, problem = _options(argv, _XARGS_FLAGS, _XARGS_VALUED, values=values)
+    i, problem = _options(argv, _XARGS_FLAGS, _XARGS_VALUED, values=values,
+                          optional=_XARGS_OPTIONAL)
     if problem:
         return _Peel(argv, problem=problem)
     # `xargs -a FILE` reads its arguments from FILE: `xargs -a ~/.ssh/id_rsa echo`

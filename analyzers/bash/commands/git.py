@@ -48,13 +48,15 @@ _DIFF = _table(
     "--indent-heuristic --no-indent-heuristic -1 -2 -3 -0 --base --ours --theirs "
     "--no-relative --no-stat -t -m -c --cc --remerge-diff --no-diff-merges --combined-all-paths "
     "--ignore-matching-lines --no-abbrev --follow",
-    valued="-U -S -G -I -l --unified --diff-filter --word-diff-regex --src-prefix "
+    valued="-S -G -I -l --diff-filter --word-diff-regex --src-prefix "
     "--dst-prefix --line-prefix --anchored --diff-algorithm --inter-hunk-context "
     "--stat-width --stat-name-width --stat-graph-width --stat-count --diff-merges "
     "--ws-error-highlight --color-moved-ws -O",
+    # -U/--unified take their value only attached (git log -U --output=F wrote F
+    # while the table had skipped --output=F as -U's value; from a review)
     optional="--stat --dirstat --submodule --color --word-diff --color-words --abbrev "
     "--relative --find-renames --find-copies --break-rewrites --ignore-submodules "
-    "--color-moved -M -C -B -X",
+    "--color-moved -M -C -B -X -U --unified",
 )
 # `-O<orderfile>` reads a file; keep it out: the file is not visible as a path.
 del _DIFF["-O"]
@@ -74,10 +76,11 @@ _LOG = {
         "--show-linear-break --show-pulls --full-diff --no-graph --stdin --ignore-missing "
         "--unpacked --objects --in-commit-order --no-object-names",
         valued="--skip --since --after --until --before --author --committer --grep "
-        "--min-parents --max-parents --exclude --date --encoding --decorate-refs "
-        "--decorate-refs-exclude --since-as-filter --format -L --glob --exclude-hidden",
+        "--exclude --date --encoding --decorate-refs --decorate-refs-exclude "
+        "--since-as-filter -L --glob --exclude-hidden",
+        # value only attached: `--format X` is no option of git's at all
         optional="--pretty --decorate --branches --tags --remotes --expand-tabs --notes "
-        "--show-notes",
+        "--show-notes --format --min-parents --max-parents",
         nums="-n --max-count",
     ),
 }
@@ -93,8 +96,8 @@ _BLAME = _table(
     "--show-stats --score-debug -f --show-name -n --show-number -s -e --show-email -w "
     "--color-lines --color-by-age --progress --no-progress --first-parent -b --minimal "
     "-c",
-    valued="-L --ignore-rev --date --abbrev",
-    optional="-M -C",
+    valued="-L --ignore-rev --date",
+    optional="-M -C --abbrev",
     reads="--ignore-revs-file --contents -S",
 )
 _BRANCH = _table(

@@ -1,0 +1,97 @@
+"""The analyzer's option tables, checked against the installed tools.
+
+A table that says an option takes the next word as its value makes the
+analyzer skip that word unjudged. Where the real tool takes its value only
+attached (`git log -U5`, `xargs -eEND`), the skipped word is really the
+next option: from a review, `git log -U --output=FILE` wrote FILE, and
+`xargs -e --arg-file=~/.ssh/id_rsa echo` printed the key, both allowed.
+So each entry that claims the next word is asked of the tool itself: it is
+given the option followed by a probe word that is an unknown option, and
+the tool's complaint says whether it took the probe as a value.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from analyzers.bash.commands.flags import Arg
+from analyzers.bash.commands.git import _SIMPLE
+from analyzers.bash.wrappers import _XARGS_OPTIONAL, _XARGS_VALUED
+
+PROBE = "--sg-probe"
+ENV = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "GIT_PAGER": "cat", "LC_ALL": "C",
+       "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("repo")
+    for args in (["init", "-q"], ["-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q",
+                                  "--allow-empty", "-m", "init"]):
+        subprocess.run(["git", "-C", str(path), *args], check=True, env=ENV, capture_output=True)
+    return path
+
+
+def _complaint(argv: list[str], cwd: Path) -> str:
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=10,
+                          stdin=subprocess.DEVNULL, env=ENV, check=False)
+    return proc.stderr
+
+
+def _git_takes_next_word(repo: Path, sub: str, opt: str) -> bool | None:
+    """True: git took the probe as the option's value; False: it read the
+    probe as an option of its own (or the separate form is no option at
+    all); None: this git does not know the option."""
+    err = _complaint(["git", sub, opt, PROBE], repo)
+    name = opt.lstrip("-")
+    if f"unknown option `{name}'" in err or f"unknown switch `{name}'" in err:
+        return None
+    refused = (f"unknown option `{PROBE.lstrip('-')}'", f"unknown option `{PROBE}'",
+               f"unrecognized argument: {PROBE}", f"unrecognized argument: {opt}\n")
+    return not any(message in err for message in refused)
+
+
+GIT_VALUED = sorted({(sub, opt) for sub, table in _SIMPLE.items()
+                     for opt, kind in table.items() if kind is Arg.VALUE})
+
+
+@pytest.mark.parametrize(("sub", "opt"), GIT_VALUED, ids=[f"{s} {o}" for s, o in GIT_VALUED])
+def test_a_git_option_the_table_gives_the_next_word_takes_it(
+    repo: Path, sub: str, opt: str
+) -> None:
+    taken = _git_takes_next_word(repo, sub, opt)
+    assert taken is not False, (
+        f"git {sub} {opt} does not take the next word as its value (its value is attached "
+        "only): the table would skip that word unjudged")
+
+
+@pytest.mark.parametrize(("sub", "opt"), [("log", "-U"), ("log", "--unified"), ("log", "--format"),
+                                          ("log", "--min-parents"), ("show", "--format"),
+                                          ("blame", "--abbrev")])
+def test_options_whose_value_is_attached_only_leave_the_next_word_to_be_judged(
+    repo: Path, sub: str, opt: str
+) -> None:
+    """The entries the review found, asked of git and of the table alike."""
+    assert _git_takes_next_word(repo, sub, opt) is False
+    assert _SIMPLE[sub][opt] is not Arg.VALUE
+
+
+XARGS = shutil.which("xargs")
+
+
+def _xargs_takes_next_word(opt: str, cwd: Path) -> bool:
+    err = _complaint([XARGS or "xargs", opt, PROBE, "true"], cwd)
+    return f"unrecognized option '{PROBE}'" not in err and "invalid option" not in err
+
+
+@pytest.mark.skipif(XARGS is None, reason="xargs is not installed")
+@pytest.mark.parametrize("opt", sorted(_XARGS_VALUED | _XARGS_OPTIONAL))
+def test_the_xargs_table_agrees_with_the_installed_xargs(opt: str, tmp_path: Path) -> None:
+    expected = opt in _XARGS_VALUED
+    assert _xargs_takes_next_word(opt, tmp_path) is expected, (
+        f"xargs {opt}: the table says it {'takes' if expected else 'does not take'} the next "
+        "word, the installed xargs disagrees")

@@ -59,6 +59,18 @@ SAFE_ENV_VARS = frozenset(
     }
 )
 assert len(SAFE_ENV_VARS) == 26
+#: safe variables whose value the C library may open as a file: `TZ=/path`
+#: (or `TZ=:/path`) reads a time-zone file, a locale name with a slash a
+#: locale directory. From a review: `TZ=/etc/shadow date` was allowed.
+_FILE_NAMING_VARS = frozenset({"TZ", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_TIME"})
+
+
+def _names_a_file(name: str, value: str) -> bool:
+    if name not in _FILE_NAMING_VARS:
+        return False
+    value = value.lstrip(":")
+    return value.startswith(("/", "~", ".")) or ".." in value or (
+        name != "TZ" and "/" in value)
 
 #: Directories whose binaries are trusted to be what their name says. A
 #: command written as ``./cat`` or ``/tmp/cat`` is not ``cat``.
@@ -227,7 +239,7 @@ def strip_wrappers(argv: tuple[str, ...], assignments: tuple[Assignment, ...] = 
     return Unwrapped(
         argv=rest,
         env=tuple(env),
-        unsafe_env=tuple(n for n, _ in env if n not in SAFE_ENV_VARS),
+        unsafe_env=tuple(n for n, v in env if n not in SAFE_ENV_VARS or _names_a_file(n, v)),
         wrappers=tuple(wrappers),
         stdin_args="xargs" in wrappers,
         shell_payload=payload,

@@ -300,20 +300,54 @@ def _git(argv: tuple[str, ...]) -> CommandFacts:
 
 
 def _strings(argv: tuple[str, ...]) -> CommandFacts:
-    """binutils reads ``@FILE`` as more arguments, and echoes the words it
-    finds there in error messages: ``strings @~/.docker/config.json``."""
+    """binutils reads every argument ``@FILE`` — an option's value too
+    (``strings -T @FILE``, from a review) — as more arguments, and echoes the
+    words it finds there in error messages: ``strings @~/.docker/config.json``."""
     facts = _facts_from_spec(argv, READERS["strings"])
     if not facts.read_only:
         return facts
-    reads = tuple(r[1:] if r.startswith("@") and len(r) > 1 else r for r in facts.reads)
-    return CommandFacts(True, reads=reads)
+    reads = [r for r in facts.reads if not r.startswith("@")]
+    reads += [w[1:] for w in argv[1:] if w.startswith("@") and len(w) > 1]
+    return CommandFacts(True, reads=tuple(dict.fromkeys(reads)))
+
+
+def _file(argv: tuple[str, ...]) -> CommandFacts:
+    """``file -m A:B`` loads each magic file of the colon-separated list (from
+    a review: ``file -m a:/etc/shadow`` read the second one)."""
+    facts = _facts_from_spec(argv, READERS["file"])
+    if not facts.read_only:
+        return facts
+    reads = [part for r in facts.reads for part in (r, *r.split(":")) if part]
+    return CommandFacts(True, reads=tuple(dict.fromkeys(reads)))
+
+
+def _whereis(argv: tuple[str, ...]) -> CommandFacts:
+    """``whereis -B DIR... -f NAME``: the directories after -B, -M or -S (up
+    to -f) are listed (from a review: ``whereis -B ~/.ssh -f id_rsa``)."""
+    facts = _facts_from_spec(argv, READERS["whereis"])
+    if not facts.read_only:
+        return facts
+    dirs: list[str] = []
+    listing = False
+    for word in argv[1:]:
+        if word in ("-B", "-M", "-S"):
+            listing = True
+        elif word == "-f":
+            listing = False
+        elif listing and not word.startswith("-"):
+            dirs.append(word)
+    return CommandFacts(True, reads=tuple(dirs))
 
 
 def _jq(argv: tuple[str, ...]) -> CommandFacts:
     p = parse_args(argv, _JQ)
     if p.problem:
         return CommandFacts(False, f"jq: {p.problem}", unknown=argv[1:])
-    files = () if p.has("--args", "--jsonargs") else p.positionals[1:]
+    # After --args / --jsonargs the positional words are values, not files;
+    # before it they are still files jq reads. From a review: `jq . /etc/shadow
+    # --args x` read the file while every operand was dropped from the check.
+    cut = next((i for i, a in enumerate(argv) if a in ("--args", "--jsonargs")), len(argv))
+    files = parse_args(argv[:cut], _JQ).positionals[1:]
     return CommandFacts(True, reads=tuple(f for f in files if f != "-"))
 
 
@@ -334,4 +368,6 @@ _SPECIAL_READERS = {
     "git": _git,
     "jq": _jq,
     "strings": _strings,
+    "file": _file,
+    "whereis": _whereis,
 }

@@ -375,6 +375,11 @@ def git_reads(argv: tuple[str, ...]) -> list[str]:
     if i >= len(argv):
         return []
     sub, args = argv[i], argv[i + 1 :]
+    if sub == "rev-parse":
+        # `--resolve-git-dir PATH` opens PATH to see whether it is a git
+        # directory (from a review: it reported on ~/.ssh)
+        return [args[j + 1] for j, a in enumerate(args[:-1]) if a == "--resolve-git-dir"] + [
+            a.partition("=")[2] for a in args if a.startswith("--resolve-git-dir=")]
     table = _CONFIG_READ_FLAGS if sub == "config" else _SIMPLE.get(sub)
     if table is None:
         return []

@@ -24,6 +24,9 @@ def _date_check(p: ParsedArgs) -> str | None:
     # `date MMDDhhmm` and `date -s` set the clock; only `+FORMAT` is a read.
     if any(not x.startswith("+") for x in p.positionals):
         return "date with an operand other than +FORMAT sets the clock"
+    # `date -d 'TZ="/etc/shadow" now'` opens the file as a time zone (from a review)
+    if any(name in ("-d", "--date") and value and "TZ=" in value for name, value in p.flags):
+        return "date -d with TZ= inside opens a time-zone file by path"
     return None
 
 

@@ -374,7 +374,7 @@ def _decide(command: str, cwd: str, status: ParseStatus, acc: _Acc, home: str) -
         )
     for s in subs:
         for p in s.paths:
-            if p.sensitive is not None:
+            if p.sensitive is not None and p.sensitive.level == "deny":
                 return verdict(
                     Decision.DENY,
                     f"{p.access.value} of sensitive path {p.path} ({p.sensitive.why})",
@@ -382,6 +382,17 @@ def _decide(command: str, cwd: str, status: ParseStatus, acc: _Acc, home: str) -
                     "allow it",
                 )
     no_rules = "only an explicit approval can run it; permission rules do not apply"
+    # A dotenv file holds secrets: reading one into the model's context needs
+    # a person, inside the project too (`cat .env` was allowed before).
+    needs_human = next((p for s in subs for p in s.paths if p.sensitive is not None), None)
+    if needs_human is not None and needs_human.sensitive is not None:
+        return verdict(
+            Decision.ASK,
+            f"{needs_human.access.value} of {needs_human.path} ({needs_human.sensitive.why}) "
+            "needs a person's approval",
+            "built-in sensitive path list (profiles/sensitive-paths.toml), level \"ask\"; "
+            + no_rules,
+        )
     if status is ParseStatus.TOO_COMPLEX or reasons:
         why = reasons[0] if reasons else "the command cannot be analyzed statically"
         return verdict(Decision.ASK, f"cannot be analyzed statically: {why}", no_rules)

@@ -123,7 +123,8 @@ def judge_path(
         allowed = roots if access is Access.READ else roots[:1]
         inside = not climbs and any(is_inside(path, r) for r in allowed)
         sensitive = match_sensitive(path, home, glob=glob)
-        if sensitive is not None and sensitive.outside_workspace_only and is_inside(path, roots[0]):
+        if (sensitive is not None and sensitive.level == "deny"
+                and sensitive.outside_workspace_only and is_inside(path, roots[0])):
             sensitive = None
         out.append(PathAccess(raw, path, access, inside, sensitive, glob))
     return out

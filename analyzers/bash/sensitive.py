@@ -24,13 +24,19 @@ from profiles import read_toml
 class SensitivePath:
     pattern: str
     why: str
+    #: the sandbox hides it only outside the working directory
     outside_workspace_only: bool = False
+    #: "deny": never; "ask": a person must approve, wherever it lies
+    level: str = "deny"
+    #: file names the entry does not cover (`.env.example`)
+    exceptions: tuple[str, ...] = ()
 
 
 def _load() -> tuple[SensitivePath, ...]:
     data = read_toml("sensitive-paths.toml")
     return tuple(
-        SensitivePath(e["path"], e["why"], e.get("scope") == "outside-workspace")
+        SensitivePath(e["path"], e["why"], e.get("scope") == "outside-workspace",
+                      e.get("level", "deny"), tuple(e.get("except", ())))
         for e in data["paths"]
     )
 
@@ -80,7 +86,10 @@ def match_sensitive(path: str, home: str, *, glob: bool = False) -> SensitivePat
     compiled = _compiled(home)
     if not glob and not _combined(home).match(path):
         return None  # the common case: one regex says "none of them"
+    name = path.rsplit("/", 1)[-1]
     for rx, entry, parts in compiled:
+        if entry.exceptions and name in entry.exceptions:
+            continue
         if rx.match(path):
             return entry
         if glob and _glob_overlaps(path.split("/"), parts):

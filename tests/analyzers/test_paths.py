@@ -467,8 +467,6 @@ SENSITIVE_DENIED = [
     "cat /proc/self/environ",
     "cat /proc/*/environ",
     "cat /etc/shadow",
-    "cat ../other/.env",
-    "cat /tmp/x/.env.local",
     "cd ~/.ssh && cat id_rsa",
     "cd ~ && cat .ssh/id_rsa",
     "cat ~/.s*/id_rsa",
@@ -502,10 +500,24 @@ def test_a_sensitive_path_is_denied_even_inside_an_extra_read_dir() -> None:
     assert result.decision == "deny"
 
 
+DOTENV = ["cat .env", "cat src/.env", "cat .env.local", "grep KEY .env.production",
+          "cat ../other/.env", "cat /tmp/x/.env.local", "cp ../other/.env ."]
+
+
+@pytest.mark.parametrize("cmd", DOTENV, ids=DOTENV)
+def test_a_dotenv_file_anywhere_needs_a_person(cmd: str) -> None:
+    """Reading a dotenv file puts secrets in the model's context: inside the
+    project too, it is a person's call, and no permission rule makes it."""
+    result = analyze(cmd)
+    assert result.decision == "ask"
+    assert "needs a person's approval" in result.reason
+    assert not result.rules_apply
+
+
 NOT_SENSITIVE = [
-    ("cat .env", "allow"),
-    ("cat src/.env", "allow"),
-    ("cat .env.local", "allow"),
+    ("cat .env.example", "allow"),
+    ("cat config/.env.sample", "allow"),
+    ("cat environment.py", "allow"),
     ("cat ~/.docker/other", "ask"),
     ("cat ~/.sshx", "ask"),
     ("cat /etc/passwd", "ask"),
@@ -514,7 +526,7 @@ NOT_SENSITIVE = [
 
 
 @pytest.mark.parametrize(("cmd", "decision"), NOT_SENSITIVE, ids=[c for c, _ in NOT_SENSITIVE])
-def test_the_projects_own_dotenv_and_lookalikes_are_not_sensitive(cmd: str, decision: str) -> None:
+def test_dotenv_templates_and_lookalikes_are_not_sensitive(cmd: str, decision: str) -> None:
     result = analyze(cmd)
     assert all(p.sensitive is None for p in result.paths)
     assert result.decision == decision

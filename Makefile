@@ -18,12 +18,14 @@ test: setup lint typecheck unit
 setup: system-deps $(STAMP)
 
 # bubblewrap runs the sandbox, libseccomp builds its syscall filter, ripgrep
-# backs Grep; all from the distro. As root, the escape suite also runs as an
+# backs Grep, strace watches commands for the execution oracle (fuzz/); all
+# from the distro. As root, the escape suite also runs as an
 # unprivileged user, from a venv of the system python3 (python3-venv).
 system-deps:
 	@missing=""; \
 	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	command -v rg >/dev/null 2>&1 || missing="$$missing ripgrep"; \
+	command -v strace >/dev/null 2>&1 || missing="$$missing strace"; \
 	if [ "$$(id -u)" = 0 ]; then \
 	  /usr/bin/python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	fi; \

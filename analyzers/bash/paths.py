@@ -93,9 +93,13 @@ def is_inside(path: str, root: str) -> bool:
 
 def _may_climb(raw: str) -> bool:
     """A glob component that can match ``..`` (``.*``, ``.?``, ``..*``)
-    may walk out of any directory."""
+    may walk out of any directory. Only a component that starts with a
+    literal ``.`` can: bash never matches ``.`` or ``..`` otherwise, dotglob
+    or not, so a bare ``*`` stays where it is (``cat *`` asked before)."""
     return any(
-        any(c in part for c in "*?[") and fnmatch.fnmatchcase("..", part) for part in raw.split("/")
+        part.startswith(".") and any(c in part for c in "*?[")
+        and fnmatch.fnmatchcase("..", part)
+        for part in raw.split("/")
     )
 
 

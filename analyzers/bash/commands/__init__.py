@@ -351,6 +351,33 @@ def _jq(argv: tuple[str, ...]) -> CommandFacts:
     return CommandFacts(True, reads=tuple(f for f in files if f != "-"))
 
 
+#: variables that hold no secrets: printing one is read-only (the
+#: environment is not scrubbed where the command runs unsandboxed)
+NON_SECRET_VARS = frozenset({"PATH", "HOME", "PWD", "OLDPWD", "SHELL", "USER", "LOGNAME", "LANG",
+                             "TERM", "HOSTNAME", "SHLVL", "TZ", "LC_ALL", "EDITOR", "VISUAL"})
+#: tools whose `--version` prints and exits, checked by the execution oracle
+#: (tests/fuzz): nothing written, nothing else run, no file outside the system
+VERSION_ONLY = frozenset({"python3", "python", "node", "gcc", "g++", "cc", "clang", "make",
+                          "cmake", "rustc", "cargo", "go", "ruby", "perl", "bash"})
+
+
+def _printenv(argv: tuple[str, ...]) -> CommandFacts:
+    names = argv[1:]
+    if not names:
+        return CommandFacts(False, "printenv with no name prints every variable, secrets included")
+    secret = next((n for n in names if n not in NON_SECRET_VARS), None)
+    if secret is not None:
+        return CommandFacts(False, f"printenv {secret}: not a variable known to hold no secret")
+    return CommandFacts(True)
+
+
+def _version(argv: tuple[str, ...]) -> CommandFacts:
+    allowed = {("--version",), ("-V",)} if argv[0].startswith("python") else {("--version",)}
+    if tuple(argv[1:]) in allowed:
+        return CommandFacts(True)
+    return CommandFacts(False, f"{argv[0]!r} is not a known read-only command", unknown=argv[1:])
+
+
 _SPECIAL_READERS = {
     "printf": _printf,
     "test": _test,
@@ -370,4 +397,6 @@ _SPECIAL_READERS = {
     "strings": _strings,
     "file": _file,
     "whereis": _whereis,
+    "printenv": _printenv,
+    **dict.fromkeys(VERSION_ONLY, _version),
 }

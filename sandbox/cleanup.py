@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import stat
 
@@ -57,3 +58,22 @@ def _open_up(top: str) -> None:
                 os.chmod(directory, stat.S_IMODE(st.st_mode) | 0o700)
         with contextlib.suppress(OSError), os.scandir(directory) as entries:
             stack.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
+
+
+#: caches kept per kind in the runtime directory (one per workspace)
+KEEP_CACHES = 256
+
+
+def prune_caches(directory: str, pattern: re.Pattern[str], keep: int = KEEP_CACHES) -> None:
+    """Remove the least recently written files of ``directory`` whose names
+    match ``pattern`` beyond the ``keep`` newest: one cache file per
+    workspace would otherwise grow without bound (a test suite made ten
+    thousand). Only looked at once a quarter more than ``keep`` exist."""
+    with contextlib.suppress(OSError):
+        entries = [e for e in os.scandir(directory) if pattern.fullmatch(e.name)]
+        if len(entries) <= keep + keep // 4:
+            return
+        entries.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime_ns)
+        for entry in entries[: len(entries) - keep]:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)

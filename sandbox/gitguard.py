@@ -54,11 +54,13 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .cleanup import prune_caches
 from .gitlinks import enumerate_gitlinks
 from .gitpaths import (
     SUFFIX,
@@ -254,6 +256,9 @@ class GitGuard:
 # runtime directory: a run reads only the entries of its own repositories.
 
 
+_ENTRY_NAME = re.compile(r"[0-9a-f]{24}\.json")
+
+
 def _entry_path(cache: Path, worktree: str) -> Path:
     return cache / (hashlib.sha256(worktree.encode()).hexdigest()[:24] + ".json")
 
@@ -283,3 +288,5 @@ def _save_cache(cache: Path | None, updates: dict[str, tuple[Stamp, frozenset[st
         with contextlib.suppress(OSError):
             tmp.write_text(json.dumps(data), "utf-8")
             os.replace(tmp, target)
+    if updates:
+        prune_caches(str(cache), _ENTRY_NAME)

@@ -24,12 +24,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import stat
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .cleanup import prune_caches
 
 _RACY_NS = 2_000_000_000
 _VERSION = 5
@@ -176,6 +179,9 @@ def _save(cache: Path, state: _State) -> None:
     with contextlib.suppress(OSError):
         tmp.write_text(state.to_json(), "utf-8")
         os.replace(tmp, cache)
+    # one cache per set of roots: keep the most recent ones of this kind
+    kind = re.escape(cache.name.rsplit("-", 1)[0])
+    prune_caches(str(cache.parent), re.compile(rf"{kind}-[0-9a-f]{{16}}\.json"))
 
 
 def _revalidate(state: _State, deadline: float) -> tuple[bool, list[str]]:

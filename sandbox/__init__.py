@@ -39,6 +39,7 @@ _LAZY = {
     "DomainProxy": "proxy",
     "ProxyEvent": "proxy",
     "Probe": "doctor",
+    "repository_programs": "repos",
     "run_probes": "doctor",
     "sandbox_works": "doctor",
 }
@@ -56,6 +57,7 @@ def __getattr__(name: str) -> object:
 if TYPE_CHECKING:
     from .doctor import Probe, run_probes, sandbox_works
     from .proxy import DomainProxy, ProxyEvent
+    from .repos import repository_programs
 
 __all__ = [
     "BUILTIN_PROFILES",
@@ -85,6 +87,7 @@ __all__ = [
     "host_files",
     "load_profile",
     "parse_settings",
+    "repository_programs",
     "run",
     "run_probes",
     "sandbox_env",

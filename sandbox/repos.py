@@ -212,6 +212,61 @@ def config_targets(gitdir: str, worktree: str, home: str) -> list[tuple[str, str
     return out
 
 
+#: (section, key) of a repository's configuration that make git's *reads*
+#: run a program: `git status` runs core.fsmonitor and clean filters, `git
+#: diff`/`log -p` textconv and diff.external, output goes through the pager,
+#: signatures through gpg.program
+_PROGRAM_KEYS = frozenset({
+    ("core", "fsmonitor"), ("core", "pager"), ("core", "sshcommand"), ("core", "askpass"),
+    ("core", "gitproxy"), ("core", "alternaterefscommand"), ("core", "editor"),
+    ("diff", "external"), ("diff", "textconv"), ("diff", "command"),
+    ("filter", "clean"), ("filter", "smudge"), ("filter", "process"),
+    ("gpg", "program"), ("interactive", "difffilter"),
+})
+_NOT_A_PROGRAM = frozenset({"", "false", "no", "off", "0", "true", "yes", "on", "1", "cat"})
+
+
+def repository_programs(cwd: str) -> tuple[str, ...]:
+    """``section.key=value`` of each entry of the configuration of the
+    repository holding ``cwd`` (its ``config``, ``config.worktree`` and the
+    files they include — not the user's own global configuration) that
+    makes git's reads run a program; read without running git."""
+    worktree = _containing_worktree(cwd)
+    gitdir = resolve_gitdir(worktree) if worktree else None
+    if gitdir is None:
+        return ()
+    out: list[str] = []
+    seen: set[str] = set()
+    pending = [(os.path.join(gitdir, name), 0) for name in ("config", "config.worktree")]
+    while pending:
+        path, depth = pending.pop()
+        if path in seen or depth > _MAX_INCLUDE_DEPTH:
+            continue
+        seen.add(path)
+        for section, key, value in parse_config(path):
+            if section in ("include", "includeif") and key == "path" and value:
+                pending.append((_expand(value, os.path.dirname(path), "~"), depth + 1))
+            elif section == "pager" or (section, key) in _PROGRAM_KEYS or (
+                    section == "log" and key == "showsignature" and value.lower() in ("true", "1")):
+                if section == "core" and key == "fsmonitor" and value.lower() in _NOT_A_PROGRAM:
+                    continue  # the built-in daemon, or off
+                if section != "log" and value.lower() in _NOT_A_PROGRAM - {"true", "1"}:
+                    continue
+                out.append(f"{section}.{key}={value}")
+    return tuple(out)
+
+
+def _containing_worktree(cwd: str) -> str | None:
+    path = os.path.abspath(cwd)
+    while True:
+        if os.path.lexists(os.path.join(path, ".git")):
+            return path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+
+
 def _own_worktree(gitdir: str) -> str | None:
     """``core.worktree`` of a git directory's own config (submodules and
     linked worktrees name their work tree there), resolved."""

@@ -15,6 +15,7 @@ Order of judgement (first match decides):
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 from dataclasses import dataclass, field
 
@@ -62,6 +63,7 @@ def analyze_bash(
     extra_read_dirs: tuple[str, ...] | list[str] = (),
     home: str | None = None,
     use_tree_sitter: bool = True,
+    repo_programs: tuple[str, ...] = (),
 ) -> BashAnalysis:
     """Analyze one bash command line that would run in ``cwd``.
 
@@ -69,6 +71,10 @@ def analyze_bash(
     when ``None`` it is symbolic: ``~`` paths are never inside the working
     directory and still match the sensitive list. ``use_tree_sitter=False``
     forces the legacy splitter (as when the grammar is unavailable).
+    ``repo_programs``: a fact the caller may give about the repository at
+    ``cwd`` — the configuration entries in it that run programs
+    (``core.fsmonitor=…``, a clean filter, ``diff.external``), read without
+    running git; with any, git's reads are not read-only.
     """
     if not isinstance(command, str):
         raise InvalidArgument("command must be a string")
@@ -96,7 +102,31 @@ def analyze_bash(
     acc = _Acc()
     ts = use_tree_sitter and tree_sitter_available()
     status = _walk(command, (cwd,), home_s, roots, acc, depth=0, via=None, ts=ts)
+    if repo_programs:
+        acc.subcommands = [_hostile_repository(s, repo_programs) for s in acc.subcommands]
     return _decide(command, cwd, status, acc, home_s)
+
+
+#: git invocations that read nothing of the work tree or its configuration's
+#: programs: safe in a repository whose configuration runs programs
+_GIT_CONFIG_FREE = frozenset({"--version", "version", "config", "rev-parse", "help"})
+
+
+def _hostile_repository(s: Subcommand, programs: tuple[str, ...]) -> Subcommand:
+    """Attack (from a review): `git status`, `git diff` and friends refresh
+    the index and run `core.fsmonitor`, clean filters, textconv,
+    `diff.external` and the pager from the repository's configuration. In
+    the sandbox that configuration is protected; under `shellgate hook`
+    (the command runs unsandboxed) a cloned repository's config runs."""
+    if not s.read_only or not s.argv or s.argv[0] != "git":
+        return s
+    sub = next((a for a in s.argv[1:] if not a.startswith("-")), "")
+    if sub in _GIT_CONFIG_FREE or s.argv[1:] == ("--version",):
+        return s
+    return dataclasses.replace(
+        s, read_only=False,
+        reason=f"the repository's configuration runs programs ({programs[0]}), and git {sub} "
+               "may run them")
 
 
 def _parse(

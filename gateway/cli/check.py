@@ -30,7 +30,8 @@ def main(args: argparse.Namespace) -> int:
     if command == "-":
         command = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
     try:
-        analysis = analyze_bash(command, cwd, extra_read_dirs=extra, home=home())
+        analysis = analyze_bash(command, cwd, extra_read_dirs=extra, home=home(),
+                                repo_programs=repo_programs(cwd))
     except Exception as exc:
         message = f"internal error: {one_line(exc)}"
         if args.json:
@@ -48,6 +49,23 @@ def main(args: argparse.Namespace) -> int:
 
         render_analysis(analysis, Console(highlight=False))
     return 0
+
+
+def repo_programs(cwd: str) -> tuple[str, ...]:
+    """The configuration entries of the repository at ``cwd`` that make
+    git's reads run programs (a fact the analyzer cannot gather: it does no
+    I/O). Read from the config files, never by running git; the sandbox
+    package (and its import time) is loaded only inside a repository."""
+    path = cwd
+    while True:
+        if os.path.lexists(os.path.join(path, ".git")):
+            from sandbox import repository_programs  # noqa: PLC0415
+
+            return repository_programs(cwd)
+        parent = os.path.dirname(path)
+        if parent == path:
+            return ()
+        path = parent
 
 
 def _check_jsonl(stdin: IO[bytes], out: IO[str], cwd: str, extra: tuple[str, ...]) -> int:
@@ -77,7 +95,8 @@ def _check_line(
         return {"line": number, "error": '"cwd" must be an absolute path'}
     try:
         analysis: BashAnalysis = analyze_bash(
-            item["command"], line_cwd, extra_read_dirs=extra, home=home
+            item["command"], line_cwd, extra_read_dirs=extra, home=home,
+            repo_programs=repo_programs(line_cwd),
         )
     except AnalyzerError as exc:
         return {"line": number, "error": str(exc)}

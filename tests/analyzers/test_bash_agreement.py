@@ -78,3 +78,4 @@ def test_the_delimiter_is_what_bash_compares_lines_with(start: str, end: str | N
         script = f"cat <<{start}\nbody\n{end}\necho after > AFTER\n"
         _bash(script, tmp_path)
         assert (tmp_path / "AFTER").exists()
+

@@ -1,0 +1,40 @@
+"""`shellgate check` inside a repository whose configuration runs programs:
+git's reads ask (under `shellgate hook` the command runs unsandboxed, and
+`git status` there runs the repository's core.fsmonitor)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SHELLGATE = str(Path(sys.executable).with_name("shellgate"))
+
+
+def _check(cwd: Path, command: str) -> dict[str, object]:
+    proc = subprocess.run([SHELLGATE, "check", "--json", "--cwd", str(cwd), command],
+                          capture_output=True, text=True, timeout=60, check=True)
+    result: dict[str, object] = json.loads(proc.stdout)
+    return result
+
+
+def test_git_reads_in_a_hostile_repository_ask(tmp_path: Path) -> None:
+    repo = tmp_path / "cloned"
+    marker = tmp_path / "FSMONITOR-RAN"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "config", "core.fsmonitor", f"touch {marker}; false"],
+                   check=True)
+    subprocess.run(["git", "-C", str(repo), "status"], capture_output=True, check=False)
+    assert marker.exists(), "control: git status runs the repository's fsmonitor"
+    for command in ("git status", "git diff", "git log --oneline"):
+        result = _check(repo, command)
+        assert result["decision"] == "ask", result
+        assert "core.fsmonitor" in str(result["reason"])
+    assert _check(repo, "ls")["decision"] == "allow"
+
+
+def test_git_reads_in_a_plain_repository_stay_allowed(tmp_path: Path) -> None:
+    repo = tmp_path / "plain"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert _check(repo, "git status")["decision"] == "allow"

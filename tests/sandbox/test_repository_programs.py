@@ -1,0 +1,61 @@
+"""Which repositories' configuration makes git's reads run programs — read
+from the files, never by running git (the fact `shellgate check` gives the
+analyzer; see tests/gateway/test_cli_check_repo.py)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sandbox import repository_programs
+
+
+def _repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    return repo
+
+
+def _config(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "config", *args], check=True)
+
+
+@pytest.mark.parametrize(("key", "value", "reported"), [
+    ("core.fsmonitor", "touch /tmp/x", "core.fsmonitor=touch /tmp/x"),
+    ("filter.lfs.clean", "evil %f", "filter.clean=evil %f"),
+    ("filter.x.process", "evil", "filter.process=evil"),
+    ("diff.bin.textconv", "evil", "diff.textconv=evil"),
+    ("diff.external", "evil", "diff.external=evil"),
+    ("core.pager", "evil", "core.pager=evil"),
+    ("pager.log", "evil", "pager.log=evil"),
+    ("gpg.program", "evil", "gpg.program=evil"),
+    ("log.showSignature", "true", "log.showsignature=true"),
+])
+def test_an_entry_that_runs_a_program_on_reads_is_found(
+    tmp_path: Path, key: str, value: str, reported: str
+) -> None:
+    repo = _repo(tmp_path)
+    _config(repo, key, value)
+    (repo / "deep" / "dir").mkdir(parents=True)
+    assert reported in repository_programs(str(repo / "deep" / "dir"))
+
+
+@pytest.mark.parametrize(("key", "value"), [("core.fsmonitor", "false"), ("core.fsmonitor", "true"),
+                                            ("user.name", "x"), ("core.autocrlf", "input")])
+def test_entries_that_run_nothing_are_not_found(tmp_path: Path, key: str, value: str) -> None:
+    repo = _repo(tmp_path)
+    _config(repo, key, value)
+    assert repository_programs(str(repo)) == ()
+
+
+def test_an_included_file_is_read_too(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / "extra.cfg").write_text("[core]\n\tfsmonitor = evil\n")
+    _config(repo, "include.path", "../extra.cfg")
+    assert "core.fsmonitor=evil" in repository_programs(str(repo))
+
+
+def test_outside_a_repository_there_is_nothing(tmp_path: Path) -> None:
+    assert repository_programs(str(tmp_path)) == ()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -194,22 +195,31 @@ def config_targets(gitdir: str, worktree: str, home: str) -> list[tuple[str, str
     ``core.worktree``; a relative hooksPath is relative to that."""
     worktree = _own_worktree(gitdir) or worktree
     out: list[tuple[str, str]] = []
+    starts = [_expand(p, "/", home) for p in _SHARED_CONFIGS]
+    starts += [os.path.join(gitdir, name) for name in ("config", "config.worktree")]
+    for path, section, key, value in _config_entries(starts, home):
+        if section == "core" and key == "hookspath" and value:
+            out.append((_expand(value, worktree, home), "dir"))
+        elif section in ("include", "includeif") and key == "path" and value:
+            out.append((_expand(value, os.path.dirname(path), home), "file"))
+    return out
+
+
+def _config_entries(starts: list[str], home: str) -> Iterator[tuple[str, str, str, str]]:
+    """(file, section, key, value) of the config files ``starts`` and of
+    every file they include (``include.path``, ``includeIf.*.path``), at
+    most :data:`_MAX_INCLUDE_DEPTH` deep, each file once."""
     seen: set[str] = set()
-    pending = [(_expand(p, "/", home), 0) for p in _SHARED_CONFIGS]
-    pending += [(os.path.join(gitdir, name), 0) for name in ("config", "config.worktree")]
+    pending = [(p, 0) for p in starts]
     while pending:
         path, depth = pending.pop()
         if path in seen or depth > _MAX_INCLUDE_DEPTH:
             continue
         seen.add(path)
         for section, key, value in parse_config(path):
-            if section == "core" and key == "hookspath" and value:
-                out.append((_expand(value, worktree, home), "dir"))
-            elif section in ("include", "includeif") and key == "path" and value:
-                target = _expand(value, os.path.dirname(path), home)
-                out.append((target, "file"))
-                pending.append((target, depth + 1))
-    return out
+            yield path, section, key, value
+            if section in ("include", "includeif") and key == "path" and value:
+                pending.append((_expand(value, os.path.dirname(path), home), depth + 1))
 
 
 #: (section, key) of a repository's configuration that make git's *reads*
@@ -236,23 +246,14 @@ def repository_programs(cwd: str) -> tuple[str, ...]:
     if gitdir is None:
         return ()
     out: list[str] = []
-    seen: set[str] = set()
-    pending = [(os.path.join(gitdir, name), 0) for name in ("config", "config.worktree")]
-    while pending:
-        path, depth = pending.pop()
-        if path in seen or depth > _MAX_INCLUDE_DEPTH:
-            continue
-        seen.add(path)
-        for section, key, value in parse_config(path):
-            if section in ("include", "includeif") and key == "path" and value:
-                pending.append((_expand(value, os.path.dirname(path), "~"), depth + 1))
-            elif section == "pager" or (section, key) in _PROGRAM_KEYS or (
-                    section == "log" and key == "showsignature" and value.lower() in ("true", "1")):
-                if section == "core" and key == "fsmonitor" and value.lower() in _NOT_A_PROGRAM:
-                    continue  # the built-in daemon, or off
-                if section != "log" and value.lower() in _NOT_A_PROGRAM - {"true", "1"}:
-                    continue
-                out.append(f"{section}.{key}={value}")
+    starts = [os.path.join(gitdir, name) for name in ("config", "config.worktree")]
+    for _, section, key, value in _config_entries(starts, "~"):
+        if section == "log":
+            if key == "showsignature" and value.lower() in ("true", "1"):
+                out.append(f"{section}.{key}={value}")  # runs gpg.program
+        elif (section == "pager" or (section, key) in _PROGRAM_KEYS) and (
+                value.lower() not in _NOT_A_PROGRAM):
+            out.append(f"{section}.{key}={value}")  # fsmonitor=true is git's own daemon
     return tuple(out)
 
 

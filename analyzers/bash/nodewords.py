@@ -47,6 +47,8 @@ WORDISH = frozenset(
     }
 )
 _IFS_CHARS = frozenset(" \t\n")
+#: special parameters that always expand to one decimal number
+_NUMERIC_SPECIALS = frozenset({"?", "#"})
 
 
 @dataclass(slots=True)
@@ -175,8 +177,13 @@ class WordEvaluator:
         return _Piece(value, "\0" * len(value), True)
 
     def expansion(self, node: Any, *, quoted: bool) -> _Piece:
-        """``$NAME``: resolved from variables assigned earlier in the command."""
+        """``$NAME``: resolved from variables assigned earlier in the command.
+        ``$?`` and ``$#`` always expand to one decimal number (an exit
+        status, a count): a word with no space, glob or option in it, so
+        `grep foo f; echo $?` is as static as `echo 1` (it asked before)."""
         name = self.text(node)[1:]
+        if name in _NUMERIC_SPECIALS:
+            return _Piece("0", "\0", True)
         return self._resolve(name, quoted, f"variable ${name}")
 
     def braced_expansion(self, node: Any, *, quoted: bool) -> _Piece:

@@ -6,7 +6,8 @@ sed is a full editor and a backdoor around file-edit permissions:
 read other files into the output, ``W`` writes. Accepted scripts are
 sequences (``;``-separated) of: line printing (``5p``, ``1,10p``, ``$p``,
 ``/re/p``; with ``-n``), ``d``, ``q``, ``=`` and ``s/re/repl/FLAGS`` with
-FLAGS from ``g p i I m M 1-9``. Refused outright: ``!`` (negation), ``{}``
+FLAGS from ``g p i I m M 1-9``, each address possibly negated (``1!p``).
+Refused outright: ``{}``
 blocks, non-ASCII text (homoglyph delimiters), a backslash delimiter
 (``s\\a\\b\\``), newlines, and script files (``-f``). ``-i`` turns every file
 operand into a write.
@@ -99,8 +100,6 @@ def sed_script_problem(script: str, *, quiet: bool) -> str | None:
         return "sed script contains non-ASCII characters"
     if "\n" in script:
         return "sed script contains a newline"
-    if "!" in script.replace("\\!", ""):
-        return "sed address negation '!' is not allowed"
     if "{" in _outside_regexes(script) or "}" in _outside_regexes(script):
         return "sed blocks '{}' are not allowed"
     pos = 0
@@ -108,6 +107,12 @@ def sed_script_problem(script: str, *, quiet: bool) -> str | None:
     while pos < n:
         m = _RANGE_RE.match(script, pos)
         pos = m.end() if m else pos
+        if m and pos < n and script[pos] == "!":
+            # negation (`1!p`, `/x/!d`) selects the other lines; the command
+            # after it is judged like any other (`1!e` is still refused)
+            pos += 1
+            while pos < n and script[pos] in " \t":
+                pos += 1
         if pos >= n:
             return "sed address without a command"
         cmd = script[pos]

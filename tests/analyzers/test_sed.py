@@ -71,6 +71,9 @@ ALLOWED_SCRIPTS_BROKEN = [
     pytest.param("s/a/b/;5p", True, id="substitute-then-print-line"),
     pytest.param("/x/p;/y/p", True, id="print-two-regex-addresses"),
     pytest.param("s/a/b/; p", True, id="space-after-semicolon"),
+    pytest.param("1!p", True, id="negated-address-print"),
+    pytest.param("/x/!d", False, id="negated-regex-delete"),
+    pytest.param("1,3 ! d", False, id="negation-with-spaces"),
 ]
 
 
@@ -97,8 +100,9 @@ REFUSED_SCRIPTS = [
     pytest.param("s/a/b/0", False, "0", id="s-numeric-flag-zero"),
     pytest.param("s/a/b/ w x", False, "w", id="w-after-space"),
     pytest.param("s/a/b/;w x", False, "'w'", id="w-as-second-command"),
-    pytest.param("1!d", False, "!", id="negation"),
-    pytest.param("$!N", False, "!", id="negation-before-N"),
+    pytest.param("1!e id", False, "'e'", id="negation-before-e"),
+    pytest.param("$!N", False, "'N'", id="negation-before-N"),
+    pytest.param("/x/!w out", True, "'w'", id="negation-before-w"),
     pytest.param("1{p}", True, "{}", id="block"),
     pytest.param("/x/{s/a/b/;w out\n}", False, "newline", id="block-with-write"),
     pytest.param("s∕a∕b∕", False, "non-ASCII", id="homoglyph-delimiter"),
@@ -228,7 +232,7 @@ def test_printing_several_lines_is_allowed_end_to_end() -> None:
         "sed e",
         "sed 'e id' f",
         "sed 'r /etc/passwd' f",
-        "sed '1!d' f",
+        "sed '1!e id' f",
         "sed -n '1{p}' f",
         "sed 's\\a\\b\\' f",
         "sed -f script.sed f",

@@ -95,3 +95,55 @@ def test_the_xargs_table_agrees_with_the_installed_xargs(opt: str, tmp_path: Pat
     assert _xargs_takes_next_word(opt, tmp_path) is expected, (
         f"xargs {opt}: the table says it {'takes' if expected else 'does not take'} the next "
         "word, the installed xargs disagrees")
+
+
+#: how GNU getopt, clap (rg) and others say an option they got was unknown
+REFUSED_PROBE = (f"unrecognized option '{PROBE}'", f"Found argument '{PROBE}'",
+                 f"unexpected argument '{PROBE}'", f"unrecognized option `{PROBE}'")
+
+
+def _reader_tables() -> list[tuple[str, str]]:
+    from analyzers.bash.commands.readers import READERS
+    from analyzers.bash.commands.search import GREP, RG
+
+    tables = {**{name: sp.flags for name, sp in READERS.items()}, "grep": GREP.flags,
+              "rg": RG.flags}
+    return sorted((name, opt) for name, flags in tables.items() if shutil.which(name)
+                  for opt, kind in flags.items() if kind in (Arg.VALUE, Arg.READ, Arg.NUM))
+
+
+READER_OPTIONS = _reader_tables()
+
+
+@pytest.mark.parametrize(("name", "opt"), READER_OPTIONS,
+                         ids=[f"{n} {o}" for n, o in READER_OPTIONS])
+def test_a_reader_option_the_table_gives_the_next_word_takes_it(
+    name: str, opt: str, tmp_path: Path
+) -> None:
+    """Every reader's option that the table says takes a value, asked of the
+    installed tool: given a probe word after it, the tool must not complain
+    about the probe as an unknown option (it took it as the value)."""
+    err = _complaint([name, opt, PROBE, "/dev/null"], tmp_path)
+    if f"unrecognized option '{opt}" in err or f"invalid option -- '{opt[1:]}'" in err:
+        return  # this version of the tool does not know the option: it fails, harmlessly
+    if name == "rg":
+        # clap never takes a word starting with `-` as a value: `rg -m --pre=sh`
+        # fails ("requires 1 values"), so the word is not run as an option.
+        # The real question for rg: does a plain word after the option go?
+        proc = subprocess.run(["rg", opt, "1", "--files", str(tmp_path)], capture_output=True,
+                              text=True, timeout=10, stdin=subprocess.DEVNULL, env=ENV,
+                              check=False)
+        if f"Found argument '{opt}'" in proc.stderr:
+            return  # an option of a newer ripgrep: this one refuses it, harmlessly
+        assert "wasn't expected" not in proc.stderr, proc.stderr
+        return
+    assert not any(m in err for m in REFUSED_PROBE), (
+        f"{name} {opt} does not take the next word: the table would skip it unjudged")
+
+
+def test_the_probe_tells_a_switch_from_an_option_with_a_value(tmp_path: Path) -> None:
+    """The detector itself: a switch leaves the probe to be refused."""
+    assert any(m in _complaint(["grep", "-i", PROBE, "x", "/dev/null"], tmp_path)
+               for m in REFUSED_PROBE)
+    assert not any(m in _complaint(["grep", "-e", PROBE, "/dev/null"], tmp_path)
+                   for m in REFUSED_PROBE)

@@ -9,39 +9,43 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .background import BackgroundProcess, start_background
 from .errors import PolicyError, SandboxError, SandboxUnavailable
-from .hostrun import HostFile, host_files
-from .plan import FsPlan, build_plan
-from .policy import (
-    EnvPolicy,
-    FilesystemPolicy,
-    Limits,
-    NetworkPolicy,
-    SandboxPolicy,
-    domain_matches,
-    validate_domain_pattern,
-)
-from .profiles import (
-    BUILTIN_PROFILES,
-    DEFAULT_PROFILE,
-    SandboxSettings,
-    apply_settings,
-    load_profile,
-    parse_settings,
-)
-from .run import Backend, default_backend, run, sandbox_env
-from .supervise import ExecResult, OutputCapture
 
-# The proxy (asyncio) and the doctor are loaded on first use (PEP 562):
-# `shellgate run` starts faster without them.
+# Everything else is loaded on first use (PEP 562): `shellgate check` reads a
+# repository's configuration through `repository_programs` without paying
+# for pydantic, psutil and the launcher (about 180 ms).
 _LAZY = {
+    "BackgroundProcess": "background",
+    "start_background": "background",
+    "HostFile": "hostrun",
+    "host_files": "hostrun",
+    "FsPlan": "plan",
+    "build_plan": "plan",
+    "EnvPolicy": "policy",
+    "FilesystemPolicy": "policy",
+    "Limits": "policy",
+    "NetworkPolicy": "policy",
+    "SandboxPolicy": "policy",
+    "domain_matches": "policy",
+    "validate_domain_pattern": "policy",
+    "BUILTIN_PROFILES": "profiles",
+    "DEFAULT_PROFILE": "profiles",
+    "SandboxSettings": "profiles",
+    "apply_settings": "profiles",
+    "load_profile": "profiles",
+    "parse_settings": "profiles",
+    "Backend": "runner",
+    "default_backend": "runner",
+    "run": "runner",
+    "sandbox_env": "runner",
+    "ExecResult": "supervise",
+    "OutputCapture": "supervise",
     "DomainProxy": "proxy",
     "ProxyEvent": "proxy",
     "Probe": "doctor",
-    "repository_programs": "repos",
     "run_probes": "doctor",
     "sandbox_works": "doctor",
+    "repository_programs": "repos",
 }
 
 
@@ -51,13 +55,37 @@ def __getattr__(name: str) -> object:
         raise AttributeError(f"module 'sandbox' has no attribute {name!r}")
     import importlib  # noqa: PLC0415
 
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # once loaded, a plain attribute
+    return value
 
 
 if TYPE_CHECKING:
+    from .background import BackgroundProcess, start_background
     from .doctor import Probe, run_probes, sandbox_works
+    from .hostrun import HostFile, host_files
+    from .plan import FsPlan, build_plan
+    from .policy import (
+        EnvPolicy,
+        FilesystemPolicy,
+        Limits,
+        NetworkPolicy,
+        SandboxPolicy,
+        domain_matches,
+        validate_domain_pattern,
+    )
+    from .profiles import (
+        BUILTIN_PROFILES,
+        DEFAULT_PROFILE,
+        SandboxSettings,
+        apply_settings,
+        load_profile,
+        parse_settings,
+    )
     from .proxy import DomainProxy, ProxyEvent
     from .repos import repository_programs
+    from .runner import Backend, default_backend, run, sandbox_env
+    from .supervise import ExecResult, OutputCapture
 
 __all__ = [
     "BUILTIN_PROFILES",

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Sequence
 
 from .policy import SandboxPolicy
-from .run import Backend, run
+from .runner import Backend, run
 from .supervise import ExecResult, kill_tree
 
 

@@ -76,7 +76,7 @@ from .gitpaths import (
 )
 
 if TYPE_CHECKING:
-    from .run import Backend
+    from .runner import Backend
 
 __all__ = ["SUFFIX", "GitGuard", "GuardReport", "safe_link_name"]
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from .policy import EnvPolicy, FilesystemPolicy, Limits, SandboxPolicy
 
 if TYPE_CHECKING:
-    from .run import Backend
+    from .runner import Backend
 
 GITLINK_MODE = "160000"
 #: most gitlink records kept (beyond it the answer is "cannot tell")
@@ -94,7 +94,7 @@ def enumerate_gitlinks(
     if git is None:
         return Enumeration(frozenset(), "")
     from .errors import SandboxError  # noqa: PLC0415
-    from .run import run  # noqa: PLC0415 - run imports this module's user
+    from .runner import run  # noqa: PLC0415 - run imports this module's user
 
     parser = _StageParser()
     argv = [

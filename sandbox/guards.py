@@ -42,7 +42,7 @@ from .tripwires import Tripwires
 from .unseen import created_during, unseen_reports
 
 if TYPE_CHECKING:
-    from .run import Backend
+    from .runner import Backend
 
 @functools.cache
 def _stub_names() -> frozenset[str]:

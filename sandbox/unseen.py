@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from .policy import EnvPolicy, FilesystemPolicy, Limits, SandboxPolicy
 
 if TYPE_CHECKING:
-    from .run import Backend
+    from .runner import Backend
 
 #: at most this many candidate paths per repository, and repositories per run
 _MAX_PATHS = 10_000
@@ -112,7 +112,7 @@ def _ignored(worktree: str, rels: list[str], *, home: str,
     if git is None:
         return [], ""
     from .errors import SandboxError  # noqa: PLC0415
-    from .run import run  # noqa: PLC0415 - run imports guards, which import this
+    from .runner import run  # noqa: PLC0415 - run imports guards, which import this
 
     chunks: list[bytes] = []
 

@@ -191,20 +191,10 @@ class Guards:
         hit = {next((g for g in nested if _within(p, g)), None) for p in changed}
         roots = list(self.plan.writable)
         for gitdir in sorted(g for g in hit if g is not None):
-            root = _root_of(roots, gitdir)
-            if root is None or not os.path.isdir(gitdir):
+            if not os.path.isdir(gitdir):
                 continue
-            parent, name = os.path.split(gitdir)
-            rel = os.path.relpath(parent, root)
-            fd = open_below(root, [] if rel == "." else rel.split("/"))
-            if fd is None:
-                outcome.problems.append(f"{gitdir} was changed in the run and cannot be renamed "
-                                        "aside; do not run git submodule there")
-                continue
-            try:
-                kept = rename_aside(fd, name, parent, outcome.problems)
-            finally:
-                os.close(fd)
+            kept = _rename_below(roots, gitdir, outcome.problems,
+                                 unreachable="was changed in the run")
             if kept is not None:
                 outcome.tampered.append(gitdir)
                 outcome.reports.append(
@@ -270,25 +260,34 @@ class Guards:
             # repository's hooks and fsmonitor. git never makes such links.
             new = [*(p for p in gitdirs(gitdir) if p not in before), *_links_below(gitdir)]
             for found in dict.fromkeys(new):
-                root = _root_of(roots, found)
-                if root is None:
-                    continue
-                parent, name = os.path.split(found)
-                rel = os.path.relpath(parent, root)
-                fd = open_below(root, [] if rel == "." else rel.split("/"))
-                if fd is None:
-                    outcome.problems.append(f"{found} appeared during the run and cannot be "
-                                            "renamed aside; do not run git submodule there")
-                    continue
-                try:
-                    kept = rename_aside(fd, name, parent, outcome.problems)
-                finally:
-                    os.close(fd)
+                kept = _rename_below(roots, found, outcome.problems,
+                                     unreachable="appeared during the run")
                 if kept is not None:
                     outcome.tampered.append(found)
                     outcome.reports.append(
                         f"a git directory was created at {found} during the run (git would use "
                         f"its config and hooks for a submodule or worktree); renamed to {kept}")
+
+
+def _rename_below(roots: list[str], path: str, problems: list[str], *,
+                  unreachable: str) -> str | None:
+    """Rename ``path`` aside through directory descriptors below the
+    writable root holding it; the new name, or None (a problem line says
+    why when its directory cannot be reached)."""
+    root = _root_of(roots, path)
+    if root is None:
+        return None
+    parent, name = os.path.split(path)
+    rel = os.path.relpath(parent, root)
+    fd = open_below(root, [] if rel == "." else rel.split("/"))
+    if fd is None:
+        problems.append(f"{path} {unreachable} and cannot be renamed aside; do not run git "
+                        "submodule there")
+        return None
+    try:
+        return rename_aside(fd, name, parent, problems)
+    finally:
+        os.close(fd)
 
 
 def _links_below(gitdir: str, depth: int = 4) -> list[str]:

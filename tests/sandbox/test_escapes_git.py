@@ -143,7 +143,12 @@ def test_a_nested_repository_without_a_gitlink_is_defused_too(
 ) -> None:
     """Attack: the same planted repository, registered nowhere, waiting for
     the user to run git inside its directory. Its `.git` is renamed aside."""
-    marker = tmp_path / "PLANTED-CODE-RAN"
+    _plant_unregistered_repository_and_judge(git_ws, tmp_path / "PLANTED-CODE-RAN", where)
+
+
+def _plant_unregistered_repository_and_judge(git_ws: Path, marker: Path, where: str) -> None:
+    """A repository made at ``where`` with a planted fsmonitor, registered
+    nowhere; the host's git run inside it afterwards must not run it."""
     script = f"""
         mkdir -p {where} && cd {where} && git init -q &&
         git config core.fsmonitor 'touch {marker}' && cd {git_ws} && echo ran > control.txt
@@ -152,7 +157,7 @@ def test_a_nested_repository_without_a_gitlink_is_defused_too(
     consume_control(git_ws, proc)
     host_git(git_ws / where, "status")
     assert not marker.exists(), "the host's git ran a nested repository's fsmonitor"
-    assert (git_ws / where / f".git{SUFFIX}").exists()
+    assert (git_ws / where / f".git{SUFFIX}").exists(), output(proc)
 
 
 @pytest.mark.parametrize("where", [
@@ -167,22 +172,13 @@ def test_a_nested_repository_planted_where_the_plan_does_not_look_is_defused(
     trees; the search after the run looks everywhere. In an existing
     directory (holding tracked files, so `git status` at the top shows
     nothing new), only that directory's ctime moves."""
-    marker = tmp_path / "PLANTED-CODE-RAN"
     existing = git_ws / "src/main/java/com/acme"
     existing.mkdir(parents=True)
     (existing / "App.java").write_text("class App {}\n")
     assert host_git(git_ws, "add", ".").returncode == 0
     assert host_git(git_ws, "commit", "-q", "-m", "app").returncode == 0
     sh(git_ws, "true")  # a run that knows the tree as it is
-    script = f"""
-        mkdir -p {where} && cd {where} && git init -q &&
-        git config core.fsmonitor 'touch {marker}' && cd {git_ws} && echo ran > control.txt
-    """
-    proc = sh(git_ws, script)
-    consume_control(git_ws, proc)
-    host_git(git_ws / where, "status")
-    assert not marker.exists(), "the host's git ran a nested repository's fsmonitor"
-    assert (git_ws / where / f".git{SUFFIX}").exists(), output(proc)
+    _plant_unregistered_repository_and_judge(git_ws, tmp_path / "PLANTED-CODE-RAN", where)
 
 
 # -- 4b. the gitlink guard must never be turned against the host ----------------------

@@ -32,6 +32,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analyzers import WorkspaceFacts
+from sandbox import dotenv_below
+
 _EXEMPTIONS = Path(__file__).with_name("oracle_exemptions.toml")
 _TRACED = ("execve,execveat,open,openat,openat2,creat,connect,sendto,sendmsg,unlink,unlinkat,"
            "rename,renameat,renameat2,mkdir,mkdirat,rmdir,truncate,link,linkat,symlink,"
@@ -93,6 +96,16 @@ class Oracle:
 
     def close(self) -> None:
         shutil.rmtree(self._template.parent, ignore_errors=True)
+
+    def workspace(self, project: str) -> WorkspaceFacts:
+        """The facts a caller gives the analyzer about the fixture, as if it
+        lay at ``project`` (the path the commands are analyzed at): its
+        dotenv files, found by the sandbox's walk, as the CLI finds them."""
+        found = dotenv_below([str(self._template)], None)
+        moved = tuple(project + f[len(str(self._template)):] for f in found.files)
+        return WorkspaceFacts(searched=(project,), dotenv_files=moved,
+                              unsearched=tuple(project + u[len(str(self._template)):]
+                                               for u in found.unknown))
 
     # -- set-up -----------------------------------------------------------------------------
 

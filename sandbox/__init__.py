@@ -46,6 +46,9 @@ _LAZY = {
     "run_probes": "doctor",
     "sandbox_works": "doctor",
     "repository_programs": "repos",
+    "runtime_dir": "guards",
+    "DotenvBelow": "dotenv_scan",
+    "dotenv_below": "dotenv_scan",
 }
 
 
@@ -63,6 +66,8 @@ def __getattr__(name: str) -> object:
 if TYPE_CHECKING:
     from .background import BackgroundProcess, start_background
     from .doctor import Probe, run_probes, sandbox_works
+    from .dotenv_scan import DotenvBelow, dotenv_below
+    from .guards import runtime_dir
     from .hostrun import HostFile, host_files
     from .plan import FsPlan, build_plan
     from .policy import (
@@ -93,6 +98,7 @@ __all__ = [
     "Backend",
     "BackgroundProcess",
     "DomainProxy",
+    "DotenvBelow",
     "EnvPolicy",
     "ExecResult",
     "FilesystemPolicy",
@@ -112,12 +118,14 @@ __all__ = [
     "build_plan",
     "default_backend",
     "domain_matches",
+    "dotenv_below",
     "host_files",
     "load_profile",
     "parse_settings",
     "repository_programs",
     "run",
     "run_probes",
+    "runtime_dir",
     "sandbox_env",
     "sandbox_works",
     "start_background",

@@ -15,8 +15,10 @@ run, and the next run carries on where this one stopped.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from .walk import WalkResult, WalkSpec, walk
@@ -173,3 +175,50 @@ def _fold(
     dirs = {d for d in dirs if not any(d != o and _under(d, o) for o in dirs)}
     files = {f for f in files if not any(_under(f, d) for d in dirs)}
     return sorted(files), sorted(dirs)
+
+
+# -- the workspace's own dotenv files (a fact for the analyzer) ---------------------
+
+#: the workspace walk: every depth a command's `grep -r` would reach, the
+#: same trees skipped (installed dependencies and caches hold published files)
+WORKSPACE_SPEC = WalkSpec(
+    name="dotenv-below",
+    match_file=is_dotenv,
+    match_dirs=DOTENV_DIRS,
+    skip_dirs=SKIP_DIRS,
+    max_depth=64,
+    budget_s=BUDGET_S,
+    revalidate_budget_s=REVALIDATE_BUDGET_S,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DotenvBelow:
+    """The dotenv files below some directories: ``searched`` (existing
+    directories walked), ``files`` found (a ``.envs`` directory as
+    ``.envs/.env``), ``unknown`` directories the walk could not finish or
+    list — a dotenv file may be anywhere below them."""
+
+    searched: tuple[str, ...]
+    files: tuple[str, ...]
+    unknown: tuple[str, ...]
+
+
+def dotenv_below(dirs: list[str], cache_dir: Path | None) -> DotenvBelow:
+    """The workspace's own dotenv files, for the analyzer: a command that
+    reads the contents of a tree (`grep -r KEY .`, `find . -exec cat {} +`)
+    and reaches one needs a person, as `cat .env` does. The sandbox leaves
+    the workspace's dotenv files readable (the project needs them), so the
+    fact matters inside it too. Cached like the home walk (``cache_dir``:
+    the private runtime directory) and bounded: what the budget leaves is
+    ``unknown``, and the next call carries on."""
+    roots = sorted({os.path.abspath(d) for d in dirs if os.path.isdir(d)})
+    cache = None
+    if cache_dir is not None:
+        key = hashlib.sha256("\0".join(roots).encode()).hexdigest()[:16]
+        cache = cache_dir / f"dotenv-below-{key}.json"
+    found = walk(WORKSPACE_SPEC, roots, cache)
+    files = [os.path.join(p, ".env") if os.path.basename(p) in DOTENV_DIRS else p
+             for p in found.found]
+    unknown = (*found.unscanned, *found.unchecked, *found.unlistable)
+    return DotenvBelow(tuple(roots), tuple(files), tuple(unknown))

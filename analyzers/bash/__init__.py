@@ -18,6 +18,7 @@ from .quoting import QuoteViews, extract_quoted_content
 from .result import BashAnalysis, Decision, Subcommand
 from .semantics import ExitMeaning, interpret_exit_code
 from .sensitive import SENSITIVE_PATHS, SensitivePath, match_sensitive
+from .workspace import TreeRead, WorkspaceFacts
 from .wrappers import SAFE_ENV_VARS
 
 __all__ = [
@@ -41,6 +42,8 @@ __all__ = [
     "QuoteViews",
     "SensitivePath",
     "Subcommand",
+    "TreeRead",
+    "WorkspaceFacts",
     "analyze_bash",
     "command_prefix",
     "extract_quoted_content",

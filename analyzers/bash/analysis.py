@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from ..errors import InvalidArgument
 from .checks import CheckInput, Finding, run_checks
 from .classify import classify_command, classify_pipeline
-from .commands import command_facts, glob_problem
+from .commands import command_facts, find_prints_only_paths, glob_problem
 from .destructive import HardLimit, destructive_warnings, hard_limits
 from .ir import ParseResult, ParseStatus, SimpleCommand
 from .legacy import parse_legacy
@@ -31,6 +31,7 @@ from .paths import Access, PathAccess, judge_path, resolve
 from .prefixes import MAX_SUGGESTED_RULES, suggest_rule
 from .quoting import extract_quoted_content
 from .result import BashAnalysis, Decision, Subcommand
+from .workspace import TreeRead, WorkspaceFacts, dotenv_reached
 from .wrappers import SAFE_ENV_VARS, Unwrapped, base_name, strip_wrappers
 
 #: Above this many subcommands nothing is analyzed one by one and nothing is
@@ -54,6 +55,8 @@ class _Acc:
     hard_limits: list[HardLimit] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
     legacy: bool = False
+    #: what the caller found around the command (``None``: nobody looked)
+    workspace: WorkspaceFacts | None = None
 
 
 def analyze_bash(
@@ -63,7 +66,7 @@ def analyze_bash(
     extra_read_dirs: tuple[str, ...] | list[str] = (),
     home: str | None = None,
     use_tree_sitter: bool = True,
-    repo_programs: tuple[str, ...] = (),
+    workspace: WorkspaceFacts | None = None,
 ) -> BashAnalysis:
     """Analyze one bash command line that would run in ``cwd``.
 
@@ -71,10 +74,11 @@ def analyze_bash(
     when ``None`` it is symbolic: ``~`` paths are never inside the working
     directory and still match the sensitive list. ``use_tree_sitter=False``
     forces the legacy splitter (as when the grammar is unavailable).
-    ``repo_programs``: a fact the caller may give about the repository at
-    ``cwd`` — the configuration entries in it that run programs
-    (``core.fsmonitor=…``, a clean filter, ``diff.external``), read without
-    running git; with any, git's reads are not read-only.
+    ``workspace``: what the caller found around ``cwd`` (dotenv files, the
+    repository's program-running configuration; see :class:`WorkspaceFacts`).
+    ``None`` means nobody looked: a command that reads the contents of a
+    directory tree (``grep -r``, ``find -exec cat``) is taken to reach a
+    dotenv file and needs a person.
     """
     if not isinstance(command, str):
         raise InvalidArgument("command must be a string")
@@ -99,11 +103,12 @@ def analyze_bash(
             "only an explicit approval can run it",
             parse_reasons=("command too long",),
         )
-    acc = _Acc()
+    acc = _Acc(workspace=workspace)
     ts = use_tree_sitter and tree_sitter_available()
     status = _walk(command, (cwd,), home_s, roots, acc, depth=0, via=None, ts=ts)
-    if repo_programs:
-        acc.subcommands = [_hostile_repository(s, repo_programs) for s in acc.subcommands]
+    programs = workspace.repo_programs if workspace is not None else ()
+    if programs:
+        acc.subcommands = [_hostile_repository(s, programs) for s in acc.subcommands]
     return _decide(command, cwd, status, acc, home_s)
 
 
@@ -186,7 +191,16 @@ def _walk(
                     and len(acc.reasons) == before[2]
                     and all(s.read_only for s in acc.subcommands[before[0] :])
                 )
-        sub = _subcommand(cmd, unwrapped, here, home, roots, via, payload_ok)
+        stdin_find = (
+            argvs[index - 1]
+            if unwrapped.null_separated
+            and _piped_from_alone(commands, index)
+            and argvs[index - 1][:1] == ("find",)
+            and find_prints_only_paths(argvs[index - 1])
+            else None
+        )
+        sub = _subcommand(cmd, unwrapped, here, home, roots, via, payload_ok, stdin_find,
+                          acc.workspace)
         acc.subcommands.append(sub)
         redirect_targets = tuple(
             r.target.value
@@ -219,6 +233,23 @@ def _walk(
         )
     )
     return worst
+
+
+def _piped_from_alone(commands: tuple[SimpleCommand, ...], index: int) -> bool:
+    """Is the command before ``commands[index]`` the whole left side of the
+    pipe into it? Not in ``{ printf -- '-f/etc/shadow\\0'; find . -print0; }
+    | xargs -0 grep x``, where the group's first command feeds the pipe too:
+    each element of a pipeline has a scope of its own, shared by every
+    command of a group."""
+    if index == 0 or commands[index].op != "|" or commands[index].nested:
+        return False
+    cmd, prev = commands[index], commands[index - 1]
+    return (
+        not prev.nested
+        and len(prev.scope) == len(cmd.scope)
+        and prev.scope != cmd.scope
+        and sum(1 for c in commands if c.scope == prev.scope) == 1
+    )
 
 
 def _positional_variables(unwrapped: Unwrapped) -> dict[str, str] | None:
@@ -268,11 +299,14 @@ def _subcommand(
     roots: tuple[str, ...],
     via: str | None,
     payload_ok: bool,
+    stdin_find: tuple[str, ...] | None = None,
+    workspace: WorkspaceFacts | None = None,
 ) -> Subcommand:
     argv = unwrapped.argv
     globs = {w.value for w in cmd.words if w.glob and w.value is not None}
     reason: str | None = None
     paths: list[PathAccess] = []
+    trees: list[TreeRead] = []
 
     def add(raw: str, access: Access) -> None:
         if raw == "":
@@ -298,8 +332,21 @@ def _subcommand(
     elif not argv:
         reason = reason or _bare_assignment_problem(cmd)
     else:
-        facts = command_facts(argv, stdin_args=unwrapped.stdin_args)
+        # `find . -print0 | xargs -0 grep x`: the words xargs appends are
+        # paths below find's roots, judged with find (plain `find | xargs`
+        # splits a planted `x -f/root/.ssh/id_rsa` into an option)
+        facts = command_facts(argv, stdin_args=unwrapped.stdin_args, stdin_find=stdin_find)
         cd = facts.cd
+        for tree in facts.trees:
+            for cwd in cwds:
+                root = resolve(tree.root, cwd, home)
+                if root is None:
+                    reason = reason or f"reads every file below {tree.root}, wherever it is"
+                    continue
+                trees.append(dataclasses.replace(tree, root=root))
+                for path in dotenv_reached(root, tree, workspace):
+                    paths.extend(dataclasses.replace(p, raw=f"{_BELOW}{root}") for p in
+                                 judge_path(path, Access.READ, cwds, home, roots))
         for raw in facts.reads:
             add(raw, Access.READ)
         for raw in facts.writes:
@@ -348,6 +395,7 @@ def _subcommand(
         op=cmd.op,
         cd=cd,
         transparent=unwrapped.transparent,
+        trees=tuple(trees),
     )
 
 
@@ -362,6 +410,10 @@ def _bare_assignment_problem(cmd: SimpleCommand) -> str | None:
             continue
         return f"assignment to {name} changes how later commands run"
     return None
+
+
+#: the raw text of a path a command reaches by walking a tree (`grep -r`)
+_BELOW = "below "
 
 
 def _decide(command: str, cwd: str, status: ParseStatus, acc: _Acc, home: str) -> BashAnalysis:
@@ -416,10 +468,19 @@ def _decide(command: str, cwd: str, status: ParseStatus, acc: _Acc, home: str) -
     # a person, inside the project too (`cat .env` was allowed before).
     needs_human = next((p for s in subs for p in s.paths if p.sensitive is not None), None)
     if needs_human is not None and needs_human.sensitive is not None:
+        what = f"{needs_human.access.value} of {needs_human.path}"
+        hint = ""
+        if needs_human.raw.startswith(_BELOW):
+            below = needs_human.raw[len(_BELOW):]
+            what = (f"reads every file below {below}, where no search for dotenv files finished"
+                    if "/**/" in needs_human.path
+                    else f"reads every file below {below}, {needs_human.path} among them")
+            hint = ("search where no dotenv file lies, or leave them out (grep --exclude='.env*', "
+                    "rg -g '!.env*', find -name '*.py'); ")
         return verdict(
             Decision.ASK,
-            f"{needs_human.access.value} of {needs_human.path} ({needs_human.sensitive.why}) "
-            "needs a person's approval",
+            f"{what} ({needs_human.sensitive.why}) needs a person's approval",
+            hint +
             "built-in sensitive path list (profiles/sensitive-paths.toml), level \"ask\"; "
             + no_rules,
         )

@@ -15,6 +15,7 @@ from typing import Any
 
 from .ir import Word
 from .words import (
+    NON_SECRET_VARS,
     decode_ansi_c,
     expand_tilde,
     has_brace,
@@ -66,6 +67,9 @@ class WordEvaluator:
     cwd: str | None
     scope: dict[str, str]
     reasons: list[str]
+    #: set while the arguments of a command that only prints them are
+    #: evaluated (see :meth:`_resolve`)
+    printing: bool = False
 
     def text(self, node: Any) -> str:
         return str(self.src[node.start_byte : node.end_byte].decode("utf-8", "replace"))
@@ -201,6 +205,13 @@ class WordEvaluator:
 
     def _resolve(self, name: str, quoted: bool, what: str) -> _Piece:
         value = self.scope.get(name)
+        if value is None and self.printing and name in NON_SECRET_VARS:
+            # `echo $PATH` asked: its value is unknown here, but echo only
+            # prints its arguments (an `-e` or a glob in the value changes
+            # what is printed, nothing else) and the variable holds no
+            # secret even where the environment is not scrubbed. The word
+            # keeps the variable's name; nothing reads it as a path.
+            return _Piece(f"${name}", "\0" * (len(name) + 1), True)
         if value is None:
             self.fail(f"unresolved {what}")
             return _Piece(None, "", quoted)

@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .braces import expand_braces
 from .ir import Assignment, ParseResult, ParseStatus, Redirect, SimpleCommand, Word
 from .nodewords import WORDISH, WordEvaluator
 
@@ -67,6 +68,9 @@ _SCOPE_CLOBBERING = frozenset(
 )
 #: Builtins that change only the directory variables.
 _DIRECTORY_BUILTINS = frozenset({"cd", "pushd", "popd"})
+#: commands that only print their arguments: a non-secret variable of
+#: unknown value may be among them (`echo $PATH`)
+_PRINTERS = frozenset({"echo"})
 
 
 def tree_sitter_available() -> bool:
@@ -505,7 +509,14 @@ class _Walker(WordEvaluator):
                 self.fail(f"unsupported syntax {t!r} in command")
                 self.descend(child, depth + 1, nested=True)
                 last_end = -1
-        words = tuple(self.word(g, depth, nested) for g in groups if g)
+        evaluated: list[Word] = []
+        try:
+            for group in filter(None, groups):
+                self.printing = bool(evaluated) and evaluated[0].value in _PRINTERS
+                evaluated.extend(self.expanded(self.word(group, depth, nested)))
+        finally:
+            self.printing = False
+        words = tuple(evaluated)
         self.add(
             SimpleCommand(
                 words,
@@ -527,6 +538,17 @@ class _Walker(WordEvaluator):
             self.heredoc_continuation(stmt, depth, nested)
 
     # -- parts of commands -------------------------------------------------
+    @staticmethod
+    def expanded(word: Word) -> tuple[Word, ...]:
+        """A command word after brace expansion, where it is emulated
+        exactly (:mod:`.braces`); otherwise the word, still marked."""
+        if not word.brace or word.value != word.raw:
+            return (word,)
+        words = expand_braces(word.raw)
+        if words is None:
+            return (word,)
+        return tuple(Word(w, w) for w in words)
+
     def assignment(self, node: Any, depth: int, nested: bool) -> Assignment | None:
         name = ""
         append = False

@@ -12,6 +12,7 @@ from .destructive import HardLimit
 from .ir import ParseStatus
 from .paths import Access, PathAccess
 from .semantics import ExitMeaning, interpret_exit_code
+from .workspace import TreeRead
 
 
 class Decision(StrEnum):
@@ -41,6 +42,9 @@ class Subcommand:
     cd: str | None = None
     #: only scheduling/timing wrappers and safe env: a prefix rule is fair
     transparent: bool = True
+    #: directories below which it reads files it finds itself (``grep -r``):
+    #: whether a dotenv file lies there is a fact of the workspace
+    trees: tuple[TreeRead, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -57,6 +61,8 @@ class Subcommand:
             out["wrappers"] = list(self.wrappers)
         if self.env:
             out["env"] = [f"{k}={v}" for k, v in self.env]
+        if self.trees:
+            out["reads_below"] = [t.root for t in self.trees]
         if self.nested:
             out["nested"] = True
         if self.via:

@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import re
 
+#: variables that hold no secrets: printing one is read-only (the
+#: environment is not scrubbed where the command runs unsandboxed)
+NON_SECRET_VARS = frozenset({"PATH", "HOME", "PWD", "OLDPWD", "SHELL", "USER", "LOGNAME", "LANG",
+                             "TERM", "HOSTNAME", "SHLVL", "TZ", "LC_ALL", "EDITOR", "VISUAL"})
+
 #: Characters that trigger pathname expansion when unquoted.
 GLOB_CHARS = frozenset("*?[")
 

@@ -131,6 +131,9 @@ class Unwrapped:
     wrappers: tuple[str, ...] = ()
     #: xargs: more arguments (flags, paths) come from stdin at run time
     stdin_args: bool = False
+    #: ... split at NUL bytes only and appended as they are (``xargs -0``
+    #: without -I, -d, -a, -E)
+    null_separated: bool = False
     #: ``bash -c PAYLOAD`` / ``eval ...``: the payload to analyze recursively
     shell_payload: str | None = None
     #: ``bash -c PAYLOAD NAME ARG...``: ``$0``, ``$1``... of the payload
@@ -179,6 +182,7 @@ class _Peel:
     payload: str | None = None
     positional: tuple[str, ...] = ()
     reads: tuple[str, ...] = ()
+    null_separated: bool = False
 
 
 _StepFn = Callable[[tuple[str, ...]], "_Peel | None"]
@@ -201,6 +205,7 @@ def strip_wrappers(argv: tuple[str, ...], assignments: tuple[Assignment, ...] = 
     problem: str | None = None
     payload: str | None = None
     positional: tuple[str, ...] = ()
+    null_separated = False
     rest = tuple(argv)
     for _ in range(MAX_WRAPPERS):
         if not rest:
@@ -213,6 +218,7 @@ def strip_wrappers(argv: tuple[str, ...], assignments: tuple[Assignment, ...] = 
         wrappers.append(name)
         env.extend(peel.env)
         reads.extend(peel.reads)
+        null_separated = null_separated or peel.null_separated
         if name in ("sudo", "doas", "su"):
             problem = problem or f"{name} runs the command as another user"
         if name == "eval":
@@ -242,6 +248,7 @@ def strip_wrappers(argv: tuple[str, ...], assignments: tuple[Assignment, ...] = 
         unsafe_env=tuple(n for n, v in env if n not in SAFE_ENV_VARS or _names_a_file(n, v)),
         wrappers=tuple(wrappers),
         stdin_args="xargs" in wrappers,
+        null_separated=null_separated and wrappers.count("xargs") == 1,
         shell_payload=payload,
         positional=positional,
         reads=tuple(reads),
@@ -250,7 +257,7 @@ def strip_wrappers(argv: tuple[str, ...], assignments: tuple[Assignment, ...] = 
     )
 
 
-def _options(
+def skip_options(
     argv: tuple[str, ...],
     flags: frozenset[str],
     valued: frozenset[str],
@@ -326,7 +333,7 @@ def _simple(
     va = frozenset(valued or ())
 
     def step(argv: tuple[str, ...]) -> _Peel | None:
-        i, problem = _options(argv, fl, va, first_positional=positional)
+        i, problem = skip_options(argv, fl, va, first_positional=positional)
         return _Peel(argv, problem=problem) if problem else _Peel(argv[i:])
 
     return step
@@ -335,7 +342,7 @@ def _simple(
 def _nice(argv: tuple[str, ...]) -> _Peel | None:
     if len(argv) > 1 and _INT_RE.match(argv[1]):  # `nice -10 cmd`
         return _Peel(argv[2:])
-    i, problem = _options(argv, frozenset(), frozenset({"-n", "--adjustment"}))
+    i, problem = skip_options(argv, frozenset(), frozenset({"-n", "--adjustment"}))
     return _Peel(argv, problem=problem) if problem else _Peel(argv[i:])
 
 
@@ -343,7 +350,7 @@ def _command(argv: tuple[str, ...]) -> _Peel | None:
     # `command -v x` / `command -V x` look a name up; they run nothing.
     if len(argv) > 1 and argv[1] in ("-v", "-V", "-pv", "-pV"):
         return None
-    i, problem = _options(argv, frozenset({"-p"}), frozenset())
+    i, problem = skip_options(argv, frozenset({"-p"}), frozenset())
     return _Peel(argv, problem=problem) if problem else _Peel(argv[i:])
 
 
@@ -392,14 +399,34 @@ _XARGS_OPTIONAL = frozenset("-e --eof -i --replace -l --max-lines".split())
 
 def _xargs(argv: tuple[str, ...]) -> _Peel | None:
     values: dict[str, str] = {}
-    i, problem = _options(argv, _XARGS_FLAGS, _XARGS_VALUED, values=values,
+    i, problem = skip_options(argv, _XARGS_FLAGS, _XARGS_VALUED, values=values,
                           optional=_XARGS_OPTIONAL)
     if problem:
         return _Peel(argv, problem=problem)
     # `xargs -a FILE` reads its arguments from FILE: `xargs -a ~/.ssh/id_rsa echo`
     # prints the key.
     reads = tuple(v for k, v in values.items() if k in ("-a", "--arg-file") and v)
-    return _Peel(argv[i:] or ("echo",), reads=reads)
+    return _Peel(argv[i:] or ("echo",), reads=reads, null_separated=_null_separated(argv[1:i]))
+
+
+#: xargs options that stop the words from being appended exactly as they
+#: arrive: -I/-i/--replace put them inside other words, -d/-E/-e/--eof
+#: change where they split or stop, -a reads them from a file
+_XARGS_RESHAPING = ("-I", "-i", "--replace", "-d", "--delimiter", "-E", "-e", "--eof", "-a",
+                    "--arg-file", "--process-slot-var")
+
+
+def _null_separated(options: tuple[str, ...]) -> bool:
+    """``xargs -0`` (or ``--null``) with nothing that reshapes the words.
+    A short-option cluster naming any reshaping letter counts as reshaping."""
+    if not ({"-0", "--null"} & set(options)):
+        return False
+    for tok in options:
+        if tok.startswith(_XARGS_RESHAPING):
+            return False
+        if tok.startswith("-") and not tok.startswith("--") and set(tok[1:]) & set("IiadEe"):
+            return False
+    return True
 
 
 def _shell(argv: tuple[str, ...]) -> _Peel | None:
@@ -447,7 +474,7 @@ _SUDO_VALUED = frozenset("-u --user -g --group -C -p --prompt -h -D --chdir -r -
 
 
 def _sudo(argv: tuple[str, ...]) -> _Peel | None:
-    i, problem = _options(argv, _SUDO_FLAGS, _SUDO_VALUED)
+    i, problem = skip_options(argv, _SUDO_FLAGS, _SUDO_VALUED)
     if problem or i >= len(argv):
         return None
     return _Peel(argv[i:])
@@ -461,7 +488,7 @@ def _su(argv: tuple[str, ...]) -> _Peel | None:
 
 
 def _exec(argv: tuple[str, ...]) -> _Peel | None:
-    i, problem = _options(argv, frozenset({"-c", "-l"}), frozenset({"-a"}))
+    i, problem = skip_options(argv, frozenset({"-c", "-l"}), frozenset({"-a"}))
     if problem or i >= len(argv):
         return None
     return _Peel(argv[i:], problem="exec replaces the shell")

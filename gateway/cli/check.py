@@ -6,11 +6,13 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import IO
 
-from analyzers import AnalyzerError, BashAnalysis, analyze_bash
+from analyzers import AnalyzerError, BashAnalysis, WorkspaceFacts, analyze_bash
 
 from ..errors import UsageError
+from ..workspace import analyze_in_workspace, workspace_facts
 from .common import abs_dir, home, one_line
 
 
@@ -30,8 +32,7 @@ def main(args: argparse.Namespace) -> int:
     if command == "-":
         command = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
     try:
-        analysis = analyze_bash(command, cwd, extra_read_dirs=extra, home=home(),
-                                repo_programs=repo_programs(cwd))
+        analysis = analyze_in_workspace(command, cwd, extra_dirs=extra, home=home())
     except Exception as exc:
         message = f"internal error: {one_line(exc)}"
         if args.json:
@@ -51,38 +52,35 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def repo_programs(cwd: str) -> tuple[str, ...]:
-    """The configuration entries of the repository at ``cwd`` that make
-    git's reads run programs (a fact the analyzer cannot gather: it does no
-    I/O). Read from the config files, never by running git; the sandbox
-    package (and its import time) is loaded only inside a repository."""
-    path = cwd
-    while True:
-        if os.path.lexists(os.path.join(path, ".git")):
-            from sandbox import repository_programs  # noqa: PLC0415
-
-            return repository_programs(cwd)
-        parent = os.path.dirname(path)
-        if parent == path:
-            return ()
-        path = parent
-
-
 def _check_jsonl(stdin: IO[bytes], out: IO[str], cwd: str, extra: tuple[str, ...]) -> int:
     """One result object per input line, same order; a bad line yields an
     ``error`` object and the stream goes on."""
     home_dir = home()
+    known: dict[str, WorkspaceFacts] = {}
+
+    def facts(line_cwd: str) -> WorkspaceFacts:
+        # once per directory for the whole stream: a batch is judged
+        # against the workspace as it was when the batch started
+        if line_cwd not in known:
+            known[line_cwd] = workspace_facts(line_cwd, extra)
+        return known[line_cwd]
+
     for number, raw in enumerate(stdin, 1):
         line = raw.decode("utf-8", "surrogateescape").strip()
         if not line:
             continue
-        out.write(json.dumps(_check_line(line, number, cwd, extra, home_dir)) + "\n")
+        out.write(json.dumps(_check_line(line, number, cwd, extra, home_dir, facts)) + "\n")
         out.flush()
     return 0
 
 
 def _check_line(
-    line: str, number: int, cwd: str, extra: tuple[str, ...], home: str
+    line: str,
+    number: int,
+    cwd: str,
+    extra: tuple[str, ...],
+    home: str,
+    facts: Callable[[str], WorkspaceFacts],
 ) -> dict[str, object]:
     try:
         item = json.loads(line)
@@ -96,7 +94,7 @@ def _check_line(
     try:
         analysis: BashAnalysis = analyze_bash(
             item["command"], line_cwd, extra_read_dirs=extra, home=home,
-            repo_programs=repo_programs(line_cwd),
+            workspace=facts(line_cwd),
         )
     except AnalyzerError as exc:
         return {"line": number, "error": str(exc)}

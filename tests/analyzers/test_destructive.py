@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzers import BashAnalysis, analyze_bash
+from analyzers import BashAnalysis, WorkspaceFacts, analyze_bash
 from analyzers.bash.destructive import destructive_warnings, is_critical
 
 CWD = "/home/user/project"
@@ -16,7 +16,7 @@ HOME = "/home/user"
 
 
 def analyze(cmd: str) -> BashAnalysis:
-    return analyze_bash(cmd, CWD, home=HOME)
+    return analyze_bash(cmd, CWD, home=HOME, workspace=WorkspaceFacts(searched=(CWD,)))
 
 
 # -- warnings --------------------------------------------------------------------------

@@ -12,6 +12,7 @@ the tool's complaint says whether it took the probe as a value.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -147,3 +148,57 @@ def test_the_probe_tells_a_switch_from_an_option_with_a_value(tmp_path: Path) ->
                for m in REFUSED_PROBE)
     assert not any(m in _complaint(["grep", "-e", PROBE, "/dev/null"], tmp_path)
                    for m in REFUSED_PROBE)
+
+
+FIND = shutil.which("find")
+
+#: -exec clauses: where does the installed find end each one?
+EXEC_CLAUSES = [
+    ["-exec", "printf", "[%s]", "{}", ";"],
+    ["-exec", "printf", "[%s]", "{}", "+"],
+    ["-exec", "printf", "[%s]", "x", "+", "-name", "-f", "{}", ";"],
+    ["-exec", "printf", "[%s]", "+", "{}", "+"],
+    ["-exec", "printf", "[%s]", "{}", "x", ";", "-exec", "printf", "<%s>", "{}", "+"],
+    ["-exec", "printf", "[%s]", "{}x", ";"],
+]
+
+
+@pytest.mark.skipif(FIND is None, reason="find is not installed")
+@pytest.mark.parametrize("clause", EXEC_CLAUSES, ids=" ".join)
+def test_find_exec_ends_where_the_installed_find_ends_it(clause: list[str], tmp_path: Path) -> None:
+    """From a review of the tables: stopping at the first `+` read
+    `-exec grep x + -name -f/etc/shadow -exec cat {} ;` as a harmless test,
+    while find gives grep the whole tail, `-f/etc/shadow` included."""
+    from analyzers.bash.commands.find import exec_end
+
+    argv = ("find", ".", "-maxdepth", "0", *clause)
+    end = exec_end(argv, 4)
+    ran = subprocess.run([FIND or "find", *argv[1:]], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=10, check=False).stdout
+    words = [w.replace("{}x", ".x").replace("{}", ".") for w in argv[7:end]]
+    assert re.findall(r"\[(.*?)\]", ran) == words, (
+        f"find ran {ran!r}, the analyzer ends the clause after {argv[5:end]}")
+
+
+#: xargs option sets: are the words from stdin appended exactly as they came?
+XARGS_NULL = [
+    (["-0"], True), (["--null"], True), (["-0", "-r"], True), (["-0", "-n", "1"], True),
+    (["-0", "-I{}"], False), (["-0", "-i"], False), (["-0", "-d", "x"], False),
+    (["-0", "-E", "x"], False), (["-0r"], False), ([], False),
+]
+
+
+@pytest.mark.skipif(XARGS is None, reason="xargs is not installed")
+@pytest.mark.parametrize(("options", "exact"), XARGS_NULL, ids=str)
+def test_xargs_null_mode_is_granted_only_where_xargs_appends_words_as_they_came(
+    options: list[str], exact: bool, tmp_path: Path
+) -> None:
+    from analyzers.bash.wrappers import _null_separated
+
+    assert _null_separated(tuple(options)) is exact
+    if exact:
+        words = ["./a b", "./-x", "./c\nd"]
+        out = subprocess.run([XARGS or "xargs", *options, "printf", "[%s]"],
+                             input="\0".join(words) + "\0", cwd=tmp_path, capture_output=True,
+                             text=True, timeout=10, check=False).stdout
+        assert out == "".join(f"[{w}]" for w in words)

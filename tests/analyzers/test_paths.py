@@ -11,7 +11,14 @@ import posixpath
 
 import pytest
 
-from analyzers import SENSITIVE_PATHS, Access, BashAnalysis, analyze_bash, match_sensitive
+from analyzers import (
+    SENSITIVE_PATHS,
+    Access,
+    BashAnalysis,
+    WorkspaceFacts,
+    analyze_bash,
+    match_sensitive,
+)
 from analyzers.bash.paths import is_inside, normalize, resolve
 
 CWD = "/home/user/project"
@@ -25,7 +32,9 @@ def P(rel: str = "") -> str:
 
 
 def analyze(cmd: str, extra: tuple[str, ...] = (), home: str | None = HOME) -> BashAnalysis:
-    return analyze_bash(cmd, CWD, home=home, extra_read_dirs=extra)
+    # the project holds no dotenv file (tests/analyzers/test_workspace_facts.py)
+    return analyze_bash(cmd, CWD, home=home, extra_read_dirs=extra,
+                        workspace=WorkspaceFacts(searched=(CWD, *extra)))
 
 
 def path_set(result: BashAnalysis) -> set[tuple[str, Access]]:

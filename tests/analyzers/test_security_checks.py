@@ -198,10 +198,11 @@ ATTACKS = [
     row(C.BACKSLASH_ESCAPED_WHITESPACE, "ls a\\\tb", "escaped-tab"),
     # 16 BRACE_EXPANSION: one word becomes several after the checks ran.
     row(C.BRACE_EXPANSION, "git diff {@'{'0},--output=/tmp/pwned}", "git-diff-output-smuggling"),
-    row(C.BRACE_EXPANSION, "echo {a,b}", "comma-list"),
-    row(C.BRACE_EXPANSION, "ls {1..3}", "sequence"),
-    row(C.BRACE_EXPANSION, "cp f{,.bak}", "empty-alternative"),
-    row(C.BRACE_EXPANSION, "rm -rf /tmp/{a,b}", "inside-a-path"),
+    row(C.BRACE_EXPANSION, "echo {a,{b,c}}", "nested"),
+    row(C.BRACE_EXPANSION, "ls {01..3}", "zero-padded-sequence"),
+    row(C.BRACE_EXPANSION, "echo {Z..a}", "sequence-through-punctuation"),
+    row(C.BRACE_EXPANSION, "cat ~/{a,b}", "tilde"),
+    row(C.BRACE_EXPANSION, "rm -rf /tmp/{a,$X}", "expansion-inside"),
     row(C.BRACE_EXPANSION, "echo {'a','b'}", "quoted-alternatives-still-expand"),
     # 17 CONTROL_CHARACTERS
     row(C.CONTROL_CHARACTERS, "echo \x1b[2K", "ansi-escape-erases-line"),
@@ -350,6 +351,12 @@ NEAR_MISSES = [
     row(C.BRACE_EXPANSION, 'echo "{a,b}"', "double-quoted-braces"),
     row(C.BRACE_EXPANSION, "echo {}", "empty-braces"),
     row(C.BRACE_EXPANSION, "echo {a}", "single-element"),
+    # plain words bash expands the same way everywhere: expanded by the
+    # parser and judged word by word (tests/analyzers/test_braces.py)
+    row(C.BRACE_EXPANSION, "echo {a,b}", "comma-list"),
+    row(C.BRACE_EXPANSION, "ls {1..3}", "sequence"),
+    row(C.BRACE_EXPANSION, "cp f{,.bak}", "empty-alternative"),
+    row(C.BRACE_EXPANSION, "rm -rf /tmp/{a,b}", "inside-a-path"),
     # 17
     row(C.CONTROL_CHARACTERS, "ls -la", "plain-command"),
     row(C.CONTROL_CHARACTERS, "echo tab\there", "tab"),
@@ -772,7 +779,7 @@ ONE_ATTACK_EACH = {
     C.PROC_ENVIRON_ACCESS: "cat /proc/self/environ",
     C.MALFORMED_TOKEN_INJECTION: "echo 'abc",
     C.BACKSLASH_ESCAPED_WHITESPACE: "ls my\\ file",
-    C.BRACE_EXPANSION: "echo {a,b}",
+    C.BRACE_EXPANSION: "echo {a,{b,c}}",
     C.CONTROL_CHARACTERS: "echo \x1b[2K",
     C.UNICODE_WHITESPACE: "echo \u200b",
     C.MID_WORD_HASH: "echo a#b",

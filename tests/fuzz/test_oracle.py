@@ -17,6 +17,8 @@ pytestmark = pytest.mark.sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "corpus"
+#: where the analyzer is told the fixture project lies
+PROJECT = "/oracle/project"
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +29,12 @@ def oracle() -> Iterator[Oracle]:
 
 
 def _observe(oracle: Oracle, command: str) -> tuple[Decision, Observation]:
-    analysis = analyze_bash(command, "/oracle/project", home="/oracle/home")
+    analysis = analyze_bash(command, PROJECT, home="/oracle/home",
+                            workspace=oracle.workspace(PROJECT))
     own = tuple(w for s in analysis.subcommands for w in (*s.wrappers, *s.argv[:1]))
+    # the readers a find runs on what it found are named in the command too
+    own += tuple(s.argv[i + 1] for s in analysis.subcommands if s.argv[:1] == ("find",)
+                 for i, w in enumerate(s.argv[:-1]) if w == "-exec")
     return analysis.decision, oracle.observe(command, own)
 
 
@@ -77,6 +83,20 @@ FAMILIES = [
     "TZ=$HOME/.ssh/id_rsa date", "git config --global user.name", "git log --format=%G? -1",
     "bash -- -c ls", "cat .env", "grep SECRET .env", "cat .env.example",
     "jq -n '$#c\nENV'", "whereis -B $HOME/.ssh -f id_rsa",
+    # forms allowed since the review, with their near misses
+    "find . -name '*.py' -exec grep -l def {} +", "find src -name '*.py' -exec grep -n def {} \\;",
+    "find src -type f -exec wc -l {} +", "find . -name '*.py' -print0 | xargs -0 grep -n def",
+    "find src -type f -print0 | xargs -0 -r cat", "find . -exec grep x + -name -f$HOME/.ssh/id_rsa "
+    "-exec cat {} \\;", "find . -print | xargs grep def",
+    "awk '{print $1}' notes.txt", "awk -F: '$2 > 1 {print $1}' notes.txt",
+    "awk '/a|b/ {n++} END {print n}' README.md", "awk '{print > \"out\"}' notes.txt",
+    "awk 'BEGIN{print ENVIRON[\"SHELLGATE_CANARY_KEY\"]}'",
+    "echo {1..3}", "cat src/{main.py,components/App.ts}", "cat {README.md,$HOME/.ssh/id_rsa}",
+    "echo $PATH $HOME $PWD", "echo $SHELLGATE_CANARY_KEY",
+    "git diff sub/../../home/.ssh/id_rsa README.md", "git show HEAD:.env",
+    # whole-tree readers in a project holding a .env
+    "grep -rn API_KEY .", "grep -r = .", "rg --hidden API_KEY", "find . -type f -exec cat {} +",
+    "find . -print0 | xargs -0 cat", "find . -name '*.py' -exec cat {} +", "grep -rl API_KEY .",
 ]
 
 
@@ -85,7 +105,8 @@ FAMILIES = [
 def test_what_the_analyzer_allows_does_nothing_the_oracle_sees(
     oracle: Oracle, command: str
 ) -> None:
-    analysis = analyze_bash(command, "/oracle/project", home="/oracle/home")
+    analysis = analyze_bash(command, PROJECT, home="/oracle/home",
+                            workspace=oracle.workspace(PROJECT))
     if analysis.decision is not Decision.ALLOW:
         return  # asked or denied: a person decides, nothing is claimed
     _, obs = _observe(oracle, command)

@@ -76,10 +76,42 @@ def backslash_escaped_operators(inp: CheckInput) -> str | None:
     unescape before splitting see an operator (or the reverse):
     ``cat x \\; rm -rf ~`` is one command to bash.
     """
-    m = _ESCAPED_OP_RE.search(inp.views.fully_unquoted)
-    if m:
+    view = inp.views.fully_unquoted
+    terminators = 0 if inp.legacy else _find_exec_terminators(inp.argvs)
+    for m in _ESCAPED_OP_RE.finditer(view):
+        standalone = (
+            m.group(0) == "\\;"
+            and m.start() > 0
+            and view[m.start() - 1].isspace()
+            and _STANDALONE_END_RE.match(view, m.end()) is not None
+        )
+        if standalone and terminators > 0:
+            # `find . -exec grep -l x {} \;`: the parse gave find a `;` word
+            # ending its -exec; bash agrees (the word is `\;` alone).
+            terminators -= 1
+            continue
         return f"backslash-escaped operator {m.group(0)[-2:]!r}"
     return None
+
+
+#: what may follow a `\;` word: a blank, an operator, the end
+_STANDALONE_END_RE = re.compile(r"[\s;&|)]|$")
+
+
+def _find_exec_terminators(argvs: tuple[tuple[str, ...], ...]) -> int:
+    """How many ``;`` words end a find -exec/-execdir/-ok clause."""
+    count = 0
+    for argv in argvs:
+        if not argv or argv[0] != "find":
+            continue
+        inside = False
+        for word in argv[1:]:
+            if word in ("-exec", "-execdir", "-ok", "-okdir"):
+                inside = True
+            elif word == ";" and inside:
+                count += 1
+                inside = False
+    return count
 
 
 # Any `#` that does not start a word, except `$#` and `${#name}`.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..braces import expand_braces
 from .base import CheckInput, check
 from .ids import CheckId
 
@@ -83,6 +84,8 @@ def ifs_injection(inp: CheckInput) -> str | None:
 
 
 _BRACE_TEXT_RE = re.compile(r"\{[^\s]*?(?:,|\.\.)[^\s]*?\}")
+#: a shell word as the quote-keeping view shows it (operators split words)
+_TOKEN_RE = re.compile(r"[^\s;&|()<>]+")
 
 
 @check(CheckId.BRACE_EXPANSION)
@@ -93,11 +96,17 @@ def brace_expansion(inp: CheckInput) -> str | None:
     ``git diff {@'{'0},--output=/tmp/pwned}`` expands to ``git diff @{0}
     --output=/tmp/pwned``. Bash skips a ``}`` with no comma before it, so the
     match is deliberately loose: any unquoted ``{`` … ``,`` or ``..`` … ``}``
-    within one word.
+    within one word. A word in the forms :mod:`..braces` emulates exactly
+    (plain characters, ``{a,b}``, ``{1..3}``) is expanded by the parser
+    before any command table sees it, so its words are judged one by one.
     """
-    m = _BRACE_TEXT_RE.search(inp.views.fully_unquoted)
-    if m:
-        return f"brace expansion {m.group(0)[:40]!r}"
+    if inp.legacy:
+        m = _BRACE_TEXT_RE.search(inp.views.fully_unquoted)
+        return f"brace expansion {m.group(0)[:40]!r}" if m else None
+    for token in _TOKEN_RE.findall(inp.views.unquoted_keep_quote_chars):
+        m = _BRACE_TEXT_RE.search(token)
+        if m and expand_braces(token) is None:
+            return f"brace expansion {m.group(0)[:40]!r}"
     return None
 
 

@@ -3,15 +3,20 @@ read or write? One entry point, :func:`command_facts`."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
 from ..sed import analyze_sed
+from ..words import NON_SECRET_VARS
+from ..workspace import TreeRead
+from .awk import AWK_NAMES, awk_facts
 from .find import analyze_find
-from .flags import Arg, Spec, parse_args, read_paths
+from .flags import Arg, ParsedArgs, Spec, parse_args, read_paths
 from .git import git_problem, git_reads
 from .readers import ARGUMENT_AGNOSTIC, READERS
 from .search import GREP, RG, search_paths
+from .trees import diff_trees, found_trees, search_trees
 from .writers import WRITERS, writer_paths
 
 __all__ = [
@@ -19,6 +24,7 @@ __all__ = [
     "WRITERS",
     "CommandFacts",
     "command_facts",
+    "find_prints_only_paths",
     "glob_problem",
     "is_known_reader",
 ]
@@ -34,6 +40,8 @@ class CommandFacts:
     unknown: tuple[str, ...] = ()
     #: for ``cd``: where it goes (``None`` for other commands)
     cd: str | None = None
+    #: directories below which it reads files it finds itself
+    trees: tuple[TreeRead, ...] = ()
 
 
 _JQ = Spec(
@@ -79,10 +87,23 @@ def is_known_reader(name: str) -> bool:
     return name in READERS or name in _SPECIAL_READERS
 
 
-def command_facts(argv: tuple[str, ...], *, stdin_args: bool = False) -> CommandFacts:
+def command_facts(
+    argv: tuple[str, ...],
+    *,
+    stdin_args: bool = False,
+    stdin_find: tuple[str, ...] | None = None,
+) -> CommandFacts:
+    """What ``argv`` does. ``stdin_args``: xargs appends words read at run
+    time; ``stdin_find``: those words are paths this find printed with
+    ``-print0``, read by ``xargs -0`` (see :func:`find_prints_only_paths`)."""
     if not argv:
         return CommandFacts(True)
     facts = _facts(argv)
+    if argv[0] == "diff" and facts.read_only:
+        facts = dataclasses.replace(facts, trees=diff_trees(parse_args(argv, READERS["diff"])))
+    if stdin_find is not None and argv[0] in PATH_OPERAND_READERS:
+        trees = found_trees(analyze_find(stdin_find), argv, _reader_args(argv))
+        return dataclasses.replace(facts, trees=facts.trees + trees)
     if stdin_args and facts.read_only and argv[0] not in ARGUMENT_AGNOSTIC:
         return CommandFacts(
             False,
@@ -281,15 +302,77 @@ def _search(argv: tuple[str, ...]) -> CommandFacts:
     p = parse_args(argv, sp)
     if p.problem:
         return CommandFacts(False, f"{name}: {p.problem}", unknown=argv[1:])
-    return CommandFacts(True, reads=tuple(search_paths(name, p)))
+    paths = search_paths(name, p)
+    roots = [x for x in paths if x not in p.reads]
+    return CommandFacts(True, reads=tuple(paths), trees=search_trees(argv, p, roots))
+
+
+def _reader_args(argv: tuple[str, ...]) -> ParsedArgs:
+    if argv[0] in ("grep", "egrep", "fgrep", "rg"):
+        return parse_args(argv, RG if argv[0] == "rg" else GREP)
+    return parse_args(argv, READERS.get(argv[0], Spec()))
+
+
+def _awk(argv: tuple[str, ...]) -> CommandFacts:
+    problem, files = awk_facts(argv)
+    if problem:
+        return CommandFacts(False, problem, unknown=argv[1:])
+    return CommandFacts(True, reads=files)
 
 
 def _find(argv: tuple[str, ...]) -> CommandFacts:
     f = analyze_find(argv)
-    if f.problem:
+    problem = f.problem
+    reads = list(f.roots + f.reads)
+    trees: list[TreeRead] = []
+    for exec_argv, terminator in f.execs:
+        why = _find_exec_problem(exec_argv, terminator)
+        for root in f.roots if why is None else ():
+            facts = _facts(tuple(root if w == "{}" else w for w in exec_argv))
+            reads.extend(facts.reads)
+            why = why or facts.reason
+        if why is None:
+            trees.extend(found_trees(f, exec_argv, _reader_args(exec_argv)))
+        problem = problem or (f"find -exec {exec_argv[0] if exec_argv else ''}: {why}"
+                              if why else None)
+    if problem:
         writes = f.roots if f.deletes else ()
-        return CommandFacts(False, f.problem, f.roots + f.reads, writes)
-    return CommandFacts(True, reads=f.roots + f.reads)
+        return CommandFacts(False, problem, tuple(reads), writes)
+    return CommandFacts(True, reads=tuple(reads), trees=tuple(trees))
+
+
+def _find_exec_problem(exec_argv: tuple[str, ...], terminator: str) -> str | None:
+    """Why this ``-exec`` clause may not run unasked. Only a reader whose every
+    operand is a file may run: find puts a path it found in place of ``{}``
+    (``./name`` under a root the command names), so the path is judged as the
+    root, never starts with ``-``, and never becomes a program or a script.
+    From ``find e -exec sed {} ;``: a file planted as ``e/...`` is a sed
+    script that runs commands, hence no sed, jq or awk here."""
+    if not exec_argv or exec_argv[0] not in PATH_OPERAND_READERS:
+        return "runs a command that is not a reader of files"
+    if any("{}" in w and w != "{}" for w in exec_argv):
+        return "{} inside a word may build a path that climbs out (`{}/../..`)"
+    if terminator not in (";", "+"):
+        return "has no end"
+    return None
+
+
+def find_prints_only_paths(argv: tuple[str, ...]) -> bool:
+    """Does this find print nothing but NUL-terminated paths it found?
+    (``-print0`` and no other output action: ``-printf`` prints any text.)"""
+    f = analyze_find(argv)
+    return f.problem is None and f.outputs == {"-print0"} and not f.execs
+
+
+#: readers whose every operand is a file they read (options aside): a path
+#: found by find can be appended (`-exec … {} +`, `-print0 | xargs -0`)
+#: without becoming a script, a program or an output file. Not here: sed,
+#: awk, jq (the first operand is a program), uniq (the second is written),
+#: diff/cmp (exactly two), anything that runs what it reads.
+PATH_OPERAND_READERS = frozenset(
+    "cat head tail wc ls file stat du md5sum sha1sum sha224sum sha256sum sha384sum sha512sum "
+    "b2sum cksum grep egrep fgrep rg".split()
+)
 
 
 def _git(argv: tuple[str, ...]) -> CommandFacts:
@@ -351,10 +434,6 @@ def _jq(argv: tuple[str, ...]) -> CommandFacts:
     return CommandFacts(True, reads=tuple(f for f in files if f != "-"))
 
 
-#: variables that hold no secrets: printing one is read-only (the
-#: environment is not scrubbed where the command runs unsandboxed)
-NON_SECRET_VARS = frozenset({"PATH", "HOME", "PWD", "OLDPWD", "SHELL", "USER", "LOGNAME", "LANG",
-                             "TERM", "HOSTNAME", "SHLVL", "TZ", "LC_ALL", "EDITOR", "VISUAL"})
 #: tools whose `--version` prints and exits, checked by the execution oracle
 #: (tests/fuzz): nothing written, nothing else run, no file outside the system
 VERSION_ONLY = frozenset({"python3", "python", "node", "gcc", "g++", "cc", "clang", "make",
@@ -392,6 +471,7 @@ _SPECIAL_READERS = {
     "fgrep": _search,
     "rg": _search,
     "find": _find,
+    **dict.fromkeys(AWK_NAMES, _awk),
     "git": _git,
     "jq": _jq,
     "strings": _strings,

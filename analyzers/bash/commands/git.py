@@ -384,5 +384,29 @@ def git_reads(argv: tuple[str, ...]) -> list[str]:
     if table is None:
         return []
     p = parse_args((sub, *args), Spec(flags=table))
-    named = [a for a in p.positionals if a.startswith(("/", "~", "./", "../")) or a in (".", "..")]
-    return [*p.reads, *named]
+    operands = p.positionals
+    if sub == "grep" and not p.has("-e", "-f"):
+        operands = operands[1:]  # the first operand is the pattern
+    return [*p.reads, *(path for a in operands if (path := _operand_path(a)))]
+
+
+def _operand_path(operand: str) -> str | None:
+    """The filesystem path a git operand may name, judged as a path.
+
+    Every operand is taken as a path: a revision (``main``, ``HEAD~2``,
+    ``a..b``) then names a harmless spot inside the working directory, while
+    a real path is judged wherever it points. Judging only operands that
+    start with ``/``, ``~`` or ``../`` missed ``git diff sub/../../x f``,
+    which git runs as ``--no-index`` and prints a file outside the project.
+    In ``REV:PATH`` the path is a blob in the repository; it is judged for
+    what it names (``git show HEAD:.env`` prints a dotenv file), while
+    ``:/text`` searches commit messages and reads no file.
+    """
+    rev, colon, inside = operand.partition(":")
+    if not colon or operand.startswith(("/", "./", "../", "~")):
+        return operand
+    if not rev and inside.startswith("/"):
+        return None
+    if inside.startswith("/"):
+        return None  # a tree path spelled from the top; git reads no file here
+    return inside or None

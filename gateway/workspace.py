@@ -1,0 +1,61 @@
+"""What the analyzer needs to know about the files around a command, found
+here because the analyzer does no I/O: the workspace's dotenv files (a
+command that reads a whole tree and reaches one needs a person) and the
+repository's configuration entries that make git run programs."""
+
+from __future__ import annotations
+
+import os
+
+from analyzers import BashAnalysis, WorkspaceFacts, analyze_bash
+
+
+def analyze_in_workspace(
+    command: str, cwd: str, *, extra_dirs: tuple[str, ...] = (), home: str | None = None
+) -> BashAnalysis:
+    """``analyze_bash`` with the facts it needs, gathered only when needed:
+    the repository's program-running configuration always (cheap, only
+    inside a repository), the dotenv walk only for a command that reads a
+    whole tree (``grep -r``, ``find -exec cat``) — a second analysis, which
+    costs far less than the walk every `ls` would otherwise pay."""
+    light = WorkspaceFacts(repo_programs=repo_programs(cwd))
+    analysis = analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home, workspace=light)
+    if not any(s.trees for s in analysis.subcommands):
+        return analysis
+    return analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home,
+                        workspace=workspace_facts(cwd, extra_dirs, programs=light.repo_programs))
+
+
+def workspace_facts(
+    cwd: str, extra_dirs: tuple[str, ...] = (), *, programs: tuple[str, ...] | None = None
+) -> WorkspaceFacts:
+    """Facts for commands that run in ``cwd`` and may read ``extra_dirs``.
+    The sandbox package (and its import time) is loaded only when needed."""
+    from sandbox import dotenv_below, runtime_dir  # noqa: PLC0415
+
+    found = dotenv_below([cwd, *extra_dirs], runtime_dir())
+    return WorkspaceFacts(
+        searched=found.searched,
+        dotenv_files=found.files,
+        unsearched=found.unknown,
+        # a ripgrep configuration file may add --hidden
+        rg_config="RIPGREP_CONFIG_PATH" in os.environ,
+        repo_programs=repo_programs(cwd) if programs is None else programs,
+    )
+
+
+def repo_programs(cwd: str) -> tuple[str, ...]:
+    """The configuration entries of the repository at ``cwd`` that make
+    git's reads run programs (a fact the analyzer cannot gather: it does no
+    I/O). Read from the config files, never by running git; the sandbox
+    package is loaded only inside a repository."""
+    path = cwd
+    while True:
+        if os.path.lexists(os.path.join(path, ".git")):
+            from sandbox import repository_programs  # noqa: PLC0415
+
+            return repository_programs(cwd)
+        parent = os.path.dirname(path)
+        if parent == path:
+            return ()
+        path = parent

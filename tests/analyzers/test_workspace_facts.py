@@ -1,0 +1,111 @@
+"""Facts the caller gives about the files around a command (the analyzer
+does no I/O, so it cannot look): the repository's program-running
+configuration, and the dotenv files a command reading a whole tree reaches."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzers import Decision, WorkspaceFacts, analyze_bash
+
+CWD, HOME = "/p", "/home/u"
+EMPTY = WorkspaceFacts(searched=(CWD,))
+DOTENV = WorkspaceFacts(searched=(CWD,), dotenv_files=("/p/.env", "/p/sub/.env.local"))
+HALF_SEARCHED = WorkspaceFacts(searched=(CWD,), unsearched=("/p/big",))
+
+
+def decide(command: str, workspace: WorkspaceFacts | None) -> Decision:
+    return analyze_bash(command, CWD, home=HOME, workspace=workspace).decision
+
+
+@pytest.mark.parametrize(("command", "decision"), [
+    ("git status", Decision.ASK), ("git diff HEAD", Decision.ASK), ("git log -p", Decision.ASK),
+    ("git config user.name", Decision.ALLOW), ("git rev-parse HEAD", Decision.ALLOW),
+    ("ls", Decision.ALLOW),
+])
+def test_git_reads_ask_when_the_repository_runs_programs(command: str, decision: Decision) -> None:
+    """The caller's fact about the repository (root cause 8 of the review)."""
+    facts = WorkspaceFacts(repo_programs=("core.fsmonitor=./evil",))
+    result = analyze_bash(command, "/repo", home=HOME, workspace=facts)
+    assert result.decision is decision, result.reason
+
+
+TREE_READERS = [
+    "grep -rn TODO .", "grep -r TODO", "grep -R x sub", "grep -d recurse x .", "rg TODO",
+    "rg --hidden TODO", "rg -uu TODO .", "find . -type f -exec cat {} +",
+    "find . -exec head {} \\;", "find . -print0 | xargs -0 cat", "diff -r . /p/sub",
+    "find . -exec grep -r x {} +", "cd sub && grep -rn x .",
+]
+
+
+@pytest.mark.parametrize("command", TREE_READERS)
+def test_a_command_reading_every_file_below_a_directory_asks_where_it_reaches_a_dotenv_file(
+    command: str,
+) -> None:
+    """From the execution oracle: `find . -type f -exec cat {} +` printed the
+    fixture's `.env` canary, allowed; `grep -r KEY .` does the same."""
+    a = analyze_bash(command, CWD, home=HOME, workspace=DOTENV)
+    assert a.decision is Decision.ASK
+    assert "dotenv" in a.reason and "person" in a.reason
+    assert not a.rules_apply  # as for `cat .env`: only a person may allow it
+
+
+@pytest.mark.parametrize("command", TREE_READERS)
+def test_the_same_command_is_allowed_in_a_workspace_searched_and_free_of_dotenv_files(
+    command: str,
+) -> None:
+    assert decide(command, EMPTY) is Decision.ALLOW
+
+
+@pytest.mark.parametrize("command", ["grep -rn TODO .", "find . -exec cat {} +", "rg x"])
+def test_without_facts_or_where_the_search_did_not_finish_a_dotenv_file_is_assumed(
+    command: str,
+) -> None:
+    assert decide(command, None) is Decision.ASK
+    assert decide(command, HALF_SEARCHED) is Decision.ASK
+    assert decide(command, WorkspaceFacts(searched=("/elsewhere",))) is Decision.ASK
+
+
+@pytest.mark.parametrize("command", [
+    # names, counts and hashes only
+    "grep -rl TODO .", "grep -rc TODO .", "rg -l TODO", "rg --files", "find . -exec wc -l {} +",
+    "find . -print0 | xargs -0 sha256sum", "ls -R",
+    # the walk cannot reach the dotenv files
+    "grep -rn TODO src", "grep -rn --include='*.py' TODO .", "grep -rn --exclude='.env*' TODO .",
+    "find . -name '*.py' -exec cat {} +", "find . -iname '*.PY' -print0 | xargs -0 grep x",
+    "rg -g '!.env*' TODO", "rg -g '*.py' TODO",
+])
+def test_a_tree_read_that_cannot_print_a_dotenv_file_is_allowed(command: str) -> None:
+    assert decide(command, DOTENV) is Decision.ALLOW
+
+
+@pytest.mark.parametrize("command", [
+    # the test after the action gates nothing
+    "find . -exec cat {} + -name '*.py'",
+    # alternatives: -name no longer holds for every file
+    "find . -name '*.py' -o -exec cat {} +",
+    "find . ! -name '*.py' -exec cat {} +",
+    # patterns fnmatch does not read as find does: they filter nothing
+    "find . -name '[[:alpha:]]*' -exec cat {} +", "grep -rn --exclude='\\.env' x .",
+    # two --include globs are alternatives
+    "grep -rn --include='*.py' --include='.env*' x .",
+    # the reader walks on itself below what find found
+    "find . -name '*.py' -exec rg x {} +", "find . -type d -name sub -exec grep -r x {} +",
+])
+def test_a_filter_that_does_not_hold_for_every_file_read_filters_nothing(command: str) -> None:
+    assert decide(command, DOTENV) is Decision.ASK
+
+
+def test_ripgrep_skips_hidden_dotenv_files_unless_a_configuration_may_add_hidden() -> None:
+    no_config = WorkspaceFacts(searched=(CWD,), dotenv_files=("/p/.env",), rg_config=False)
+    assert decide("rg TODO", no_config) is Decision.ALLOW
+    assert decide("rg --hidden TODO", no_config) is Decision.ASK
+    assert decide("rg -uu TODO", no_config) is Decision.ASK
+    assert decide("rg -u -u TODO", no_config) is Decision.ASK
+    assert decide("rg TODO", DOTENV) is Decision.ASK
+
+
+def test_the_directories_read_are_reported_resolved() -> None:
+    a = analyze_bash("grep -rn x sub/../src", CWD, home=HOME, workspace=EMPTY)
+    assert [t.root for s in a.subcommands for t in s.trees] == ["/p/src"]
+    assert a.to_dict()["subcommands"][0]["reads_below"] == ["/p/src"]

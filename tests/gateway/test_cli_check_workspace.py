@@ -1,0 +1,65 @@
+"""`shellgate check` gathers the facts of the workspace the analyzer cannot
+(it does no I/O): in a repository whose configuration runs programs, git's
+reads ask (under `shellgate hook` the command runs unsandboxed, and
+`git status` there runs the repository's core.fsmonitor); where a dotenv
+file lies, a command reading the whole tree asks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SHELLGATE = str(Path(sys.executable).with_name("shellgate"))
+
+
+def _check(cwd: Path, command: str) -> dict[str, object]:
+    proc = subprocess.run([SHELLGATE, "check", "--json", "--cwd", str(cwd), command],
+                          capture_output=True, text=True, timeout=60, check=True)
+    result: dict[str, object] = json.loads(proc.stdout)
+    return result
+
+
+def test_git_reads_in_a_hostile_repository_ask(tmp_path: Path) -> None:
+    repo = tmp_path / "cloned"
+    marker = tmp_path / "FSMONITOR-RAN"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "config", "core.fsmonitor", f"touch {marker}; false"],
+                   check=True)
+    subprocess.run(["git", "-C", str(repo), "status"], capture_output=True, check=False)
+    assert marker.exists(), "control: git status runs the repository's fsmonitor"
+    for command in ("git status", "git diff", "git log --oneline"):
+        result = _check(repo, command)
+        assert result["decision"] == "ask", result
+        assert "core.fsmonitor" in str(result["reason"])
+    assert _check(repo, "ls")["decision"] == "allow"
+
+
+def test_git_reads_in_a_plain_repository_stay_allowed(tmp_path: Path) -> None:
+    repo = tmp_path / "plain"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert _check(repo, "git status")["decision"] == "allow"
+
+
+def test_a_tree_read_reaching_a_dotenv_file_asks_and_one_missing_it_is_allowed(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "app.py").write_text("KEY = 1\n")
+    grep = subprocess.run(["grep", "-rn", "KEY", "."], cwd=project, capture_output=True,
+                          text=True, check=False)
+    assert _check(project, "grep -rn KEY .")["decision"] == "allow"
+    (project / "config").mkdir()
+    (project / "config" / ".env").write_text("API_KEY=secret\n")
+    grep = subprocess.run(["grep", "-rn", "KEY", "."], cwd=project, capture_output=True,
+                          text=True, check=False)
+    assert "API_KEY=secret" in grep.stdout, "control: grep -r prints the dotenv file"
+    # the walk is cached between runs: the file added since is still seen
+    result = _check(project, "grep -rn KEY .")
+    assert result["decision"] == "ask", result
+    assert str(project / "config" / ".env") in str(result["reason"])
+    for command in ("grep -rn KEY src", "grep -rln KEY .", "find . -name '*.py' -exec cat {} +"):
+        assert _check(project, command)["decision"] == "allow", command
+    assert _check(project, "find . -type f -exec cat {} +")["decision"] == "ask"

@@ -308,8 +308,13 @@ def _subcommand(
     paths: list[PathAccess] = []
     trees: list[TreeRead] = []
 
+    # `diff <(ls a) <(ls b)`: the words are pipes from commands judged on
+    # their own, not files
+    pipes = {w.value for w in (*cmd.words, *(r.target for r in cmd.redirects if r.target))
+             if w.pipe}
+
     def add(raw: str, access: Access) -> None:
-        if raw == "":
+        if raw == "" or (raw in pipes and access is not Access.WRITE):
             return
         paths.extend(judge_path(raw, access, cwds, home, roots, glob=raw in globs))
 

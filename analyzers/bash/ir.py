@@ -35,6 +35,8 @@ class Word:
     ``*``, ``?`` or ``[`` (pathname expansion may turn it into many words);
     ``brace`` marks unquoted ``{a,b}``/``{1..3}`` (one word becomes several).
     ``quoted`` is true when any part of the word was quoted or escaped.
+    ``pipe`` marks a word that is one ``<(…)`` process substitution: a
+    ``/dev/fd/N`` path to the output of commands analyzed on their own.
     """
 
     raw: str
@@ -42,6 +44,7 @@ class Word:
     quoted: bool = False
     glob: bool = False
     brace: bool = False
+    pipe: bool = False
 
     @property
     def is_static(self) -> bool:
@@ -127,3 +130,6 @@ class ParseResult:
     commands: tuple[SimpleCommand, ...]
     reasons: tuple[str, ...] = ()
     text: str = ""
+    #: ``<(…)`` process substitutions whose commands were analyzed on their
+    #: own (check 8 leaves exactly these alone)
+    input_pipes: int = 0

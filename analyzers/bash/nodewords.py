@@ -57,6 +57,11 @@ class _Piece:
     value: str | None
     mask: str
     quoted: bool
+    pipe: bool = False
+
+
+#: what a `<(…)` word is to the command reading it (bash: /dev/fd/63, 62 …)
+PIPE_PATH = "/dev/fd/63"
 
 
 class WordEvaluator:
@@ -67,6 +72,8 @@ class WordEvaluator:
     cwd: str | None
     scope: dict[str, str]
     reasons: list[str]
+    #: `<(…)` words accepted as pipes (see :meth:`input_pipe`)
+    input_pipes: int
     #: set while the arguments of a command that only prints them are
     #: evaluated (see :meth:`_resolve`)
     printing: bool = False
@@ -79,6 +86,9 @@ class WordEvaluator:
 
     def descend(self, node: Any, depth: int, nested: bool) -> None:
         """Collect the commands below ``node`` (the walker provides it)."""
+
+    def input_pipe(self, node: Any, depth: int, nested: bool) -> None:
+        """Analyze the commands of ``<(…)`` (the walker provides it)."""
 
     def word(self, nodes: list[Any], depth: int, nested: bool) -> Word:
         """Evaluate adjacent nodes as one shell word."""
@@ -96,6 +106,13 @@ class WordEvaluator:
             pieces.extend(self.piece(n, depth, nested))
             i += 1
         raw = str(self.src[nodes[0].start_byte : nodes[-1].end_byte].decode("utf-8", "replace"))
+        if any(p.pipe for p in pieces):
+            if len(pieces) == 1:
+                self.input_pipes += 1
+                return Word(raw, PIPE_PATH, True, pipe=True)
+            # `x<(cmd)` is one word `x/dev/fd/63` to bash: nothing reads it as a pipe
+            self.fail("process substitution inside a word")
+            return Word(raw, None, True)
         quoted = any(p.quoted for p in pieces)
         if any(p.value is None for p in pieces):
             return Word(raw, None, quoted)
@@ -132,6 +149,9 @@ class WordEvaluator:
             return [self.expansion(node, quoted=False)]
         if t == "expansion":
             return [self.braced_expansion(node, quoted=False)]
+        if t == "process_substitution" and self.text(node).startswith("<("):
+            self.input_pipe(node, depth + 1, nested)
+            return [_Piece(PIPE_PATH, "\0" * len(PIPE_PATH), True, pipe=True)]
         if t in SUBSTITUTIONS:
             self.fail(SUBSTITUTIONS[t])
             self.descend(node, depth + 1, nested=True)

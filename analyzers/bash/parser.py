@@ -121,7 +121,8 @@ def parse_tree_sitter(
     walker.scope.update(variables or {})
     walker.sequence(root, depth=0, nested=False)
     status = ParseStatus.TOO_COMPLEX if reasons else ParseStatus.SIMPLE
-    return ParseResult(status, tuple(walker.commands), tuple(dict.fromkeys(reasons)), text)
+    return ParseResult(status, tuple(walker.commands), tuple(dict.fromkeys(reasons)), text,
+                       walker.input_pipes)
 
 
 def _join_continuations(src: bytes, root: Any) -> bytes | None:
@@ -225,6 +226,7 @@ class _Walker(WordEvaluator):
     scope: dict[str, str] = field(default_factory=dict)
     scope_path: tuple[int, ...] = ()
     starts: dict[int, int] = field(default_factory=dict)  # node id -> first command index
+    input_pipes: int = 0
     _next_scope: int = 0
 
     def __post_init__(self) -> None:
@@ -303,6 +305,30 @@ class _Walker(WordEvaluator):
         else:
             self.fail(f"unsupported syntax {t!r}")
             self.descend(node, depth, nested=True)
+
+    def input_pipe(self, node: Any, depth: int, nested: bool) -> None:
+        """``diff <(ls a) <(ls b)``: the commands inside run in a subshell of
+        their own, at the same time as the command reading their output
+        (hence the operator ``&``); each is judged like any other command,
+        and the word is a ``/dev/fd/N`` path to a pipe."""
+        saved_scope, saved_path = dict(self.scope), self.scope_path
+        self.scope_path = self.new_scope()
+        printing, self.printing = self.printing, False
+        try:
+            op: str | None = "&"
+            for child in node.children:
+                if not child.is_named:
+                    if child.type in _STATEMENT_SEPARATORS:
+                        op = child.type
+                    elif child.type not in ("<(", ")"):
+                        self.fail(f"unexpected token {child.type!r}")
+                    continue
+                if child.type != "comment":
+                    self.statement(child, depth + 1, nested, op)
+                    op = ";"
+        finally:
+            self.scope, self.scope_path = saved_scope, saved_path
+            self.printing = printing
 
     def descend(self, node: Any, depth: int, nested: bool) -> None:
         """Best effort: collect every command found below ``node``."""

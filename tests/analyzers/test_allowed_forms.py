@@ -43,6 +43,9 @@ ALLOWED = [
     "echo $PATH", "echo $HOME $PWD", "echo \"$SHELL\"",
     # exit statuses
     "grep foo f; echo $?",
+    # process substitution into a reader: the commands inside judged on their own
+    "diff <(ls a) <(ls b)", "diff <(sort a.txt) <(sort b.txt)", "cat < <(git log --oneline)",
+    "cat <(echo a; echo b)",
 ]
 
 
@@ -94,6 +97,11 @@ NOT_ALLOWED = [
     # variables: only non-secret ones, only printed by echo
     "echo $AWS_SECRET_ACCESS_KEY", "cat $PATH", "x=$PATH; echo $x", "/bin/echo $PATH",
     "echo $PATH > f", "echo $(cat $HOME/.ssh/id_rsa)",
+    # process substitution: what runs inside is judged; only <(…) alone as a word
+    "cat <(cat ~/.ssh/id_rsa)", "cat <(rm -rf x)", "bash <(echo ls)", ". <(echo ls)",
+    "tee >(cat) < f", "cat x<(ls)", "diff <(ls) \"<(\"", "cat <(cd /etc && cat passwd)",
+    "cat <(echo $(id))", "xargs -a <(echo /etc/shadow) cat", "jq -f <(echo env) -n",
+    "diff <(ls) <(ls) --from-file=<(ls)", "diff <(ls a) <(ls b) > out",
     # git operands are paths wherever they point
     "git diff sub/../../outside f", "git log -p -- sub/../../outside",
     "git show HEAD:.env", "git grep -e x .env",

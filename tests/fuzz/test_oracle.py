@@ -94,6 +94,7 @@ FAMILIES = [
     "echo {1..3}", "cat src/{main.py,components/App.ts}", "cat {README.md,$HOME/.ssh/id_rsa}",
     "echo $PATH $HOME $PWD", "echo $SHELLGATE_CANARY_KEY",
     "git diff sub/../../home/.ssh/id_rsa README.md", "git show HEAD:.env",
+    "diff <(ls src) <(ls tests)", "cat < <(git log --oneline)", "cat <(cat $HOME/.ssh/id_rsa)",
     # whole-tree readers in a project holding a .env
     "grep -rn API_KEY .", "grep -r = .", "rg --hidden API_KEY", "find . -type f -exec cat {} +",
     "find . -print0 | xargs -0 cat", "find . -name '*.py' -exec cat {} +", "grep -rl API_KEY .",

@@ -44,6 +44,7 @@ COMMAND_SUBSTITUTION_PATTERNS: tuple[SubstitutionPattern, ...] = tuple(
 )
 
 _BACKTICK_RE = re.compile(r"(?<!\\)(?:\\\\)*`")
+_INPUT_PIPE_RE = re.compile(r"<\(")
 
 
 @check(CheckId.DANGEROUS_PATTERNS_COMMAND_SUBSTITUTION)
@@ -55,7 +56,12 @@ def command_substitution(inp: CheckInput) -> str | None:
     runs inside double quotes. Reproducer: ``ls "$(id)"``.
     """
     view = inp.views.with_double_quotes
+    # `diff <(ls a) <(ls b)`: the parser analyzed every `<(…)`'s commands on
+    # their own (nodewords.input_pipe) and the outer word is a pipe path
+    analyzed = not inp.legacy and len(_INPUT_PIPE_RE.findall(view)) == inp.parse.input_pipes
     for sub in COMMAND_SUBSTITUTION_PATTERNS:
+        if sub.pattern.pattern == _INPUT_PIPE_RE.pattern and analyzed:
+            continue
         if sub.pattern.search(view):
             return sub.message
     if "`" in view and _BACKTICK_RE.search(view):

@@ -70,35 +70,10 @@ def _corpus(name: str) -> list[str]:
             if line.strip()]
 
 
-#: members of the review's root-cause families: whatever the analyzer allows
-#: among them must do nothing the oracle sees
-FAMILIES = [
-    "[ a = b > README.md ]", "[ a > /dev/tcp/127.0.0.1/9 ]",
-    "cat <<E'O'F\nx\nEOF\ntouch pwned\nE'O'F", "cat <<EOF''\nx\nEOF\ntouch pwned\nEOF''",
-    "git log -U --output=out.txt -1", "git log --format --output=out.txt",
-    "git log --min-parents --output=out.txt", "git diff --unified --output=out.txt",
-    "xargs -e --arg-file=$HOME/.ssh/id_rsa echo", "echo id | xargs -I{} sh -c {}",
-    "jq . package.json --args x", "jq . $HOME/.aws/credentials --args x",
-    "file -m x:$HOME/.ssh/id_rsa README.md", "strings -T @$HOME/.ssh/id_rsa README.md",
-    "TZ=$HOME/.ssh/id_rsa date", "git config --global user.name", "git log --format=%G? -1",
-    "bash -- -c ls", "cat .env", "grep SECRET .env", "cat .env.example",
-    "jq -n '$#c\nENV'", "whereis -B $HOME/.ssh -f id_rsa",
-    # forms allowed since the review, with their near misses
-    "find . -name '*.py' -exec grep -l def {} +", "find src -name '*.py' -exec grep -n def {} \\;",
-    "find src -type f -exec wc -l {} +", "find . -name '*.py' -print0 | xargs -0 grep -n def",
-    "find src -type f -print0 | xargs -0 -r cat", "find . -exec grep x + -name -f$HOME/.ssh/id_rsa "
-    "-exec cat {} \\;", "find . -print | xargs grep def",
-    "awk '{print $1}' notes.txt", "awk -F: '$2 > 1 {print $1}' notes.txt",
-    "awk '/a|b/ {n++} END {print n}' README.md", "awk '{print > \"out\"}' notes.txt",
-    "awk 'BEGIN{print ENVIRON[\"SHELLGATE_CANARY_KEY\"]}'",
-    "echo {1..3}", "cat src/{main.py,components/App.ts}", "cat {README.md,$HOME/.ssh/id_rsa}",
-    "echo $PATH $HOME $PWD", "echo $SHELLGATE_CANARY_KEY",
-    "git diff sub/../../home/.ssh/id_rsa README.md", "git show HEAD:.env",
-    "diff <(ls src) <(ls tests)", "cat < <(git log --oneline)", "cat <(cat $HOME/.ssh/id_rsa)",
-    # whole-tree readers in a project holding a .env
-    "grep -rn API_KEY .", "grep -r = .", "rg --hidden API_KEY", "find . -type f -exec cat {} +",
-    "find . -print0 | xargs -0 cat", "find . -name '*.py' -exec cat {} +", "grep -rl API_KEY .",
-]
+#: members of the review's root-cause families, the forms allowed since and
+#: their near misses: whatever the analyzer allows among them must do nothing
+#: the oracle sees
+FAMILIES = _corpus("review_families.jsonl")
 
 
 @pytest.mark.slow

@@ -248,10 +248,16 @@ def test_an_env_file_in_a_directory_that_cannot_be_listed_is_hidden(
         shutil.rmtree(shared, ignore_errors=True)
 
 
-def test_a_hidden_file_rotated_on_the_host_stays_unread(workspace: Path, token: str) -> None:
+def test_a_hidden_file_rotated_on_the_host_stops_the_run_at_once(
+    workspace: Path, token: str
+) -> None:
     """Attack (from a review): while the command retries `cat`, the host
     rewrites the hidden file the way editors and `sed -i` do (a new file
-    renamed into place), which detaches the mount that hid it."""
+    renamed into place), which detaches the mount that hid it. The watch
+    (sandbox/linux/watch.py) kills the sandbox on the rename: a read that
+    lands between the rename and the kill is possible (the documented
+    window, wider on a loaded machine), a run that goes on reading is not —
+    unwatched, this loop prints the new secret some 90 times."""
     project = user_home() / f"shellgate-test-{token}" / "service"
     project.mkdir(parents=True)
     secret_file = project / ".env"
@@ -271,7 +277,8 @@ def test_a_hidden_file_rotated_on_the_host_stays_unread(workspace: Path, token: 
             tmp.write_text(rotated + "\n")
             tmp.rename(secret_file)
             out, err = proc.communicate(timeout=30)
-        assert rotated.encode() not in out
+        assert out.count(rotated.encode()) <= 2, "the run went on reading the rotated file"
         assert b"was replaced or removed during the run" in err
+        assert proc.returncode != 0
     finally:
         shutil.rmtree(project.parent, ignore_errors=True)

@@ -141,9 +141,12 @@ class Oracle:
 
     # -- running ----------------------------------------------------------------------------
 
-    def observe(self, command: str, own: tuple[str, ...] = ()) -> Observation:
+    def observe(self, command: str, own: tuple[str, ...] = (), *,
+                timeout: float = 30) -> Observation:
         """Run ``command``; ``own``: the programs it is expected to run (the
-        analyzer's subcommands' names)."""
+        analyzer's subcommands' names). A command still running after
+        ``timeout`` seconds (`tail -f`) is killed and judged on what it did
+        until then (``exit_code`` None)."""
         baseline = self._baseline_opens()
         with tempfile.TemporaryDirectory(prefix="shellgate-oracle-") as tmp:
             top = Path(tmp)
@@ -152,15 +155,22 @@ class Oracle:
             trace = top / "trace"
             env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
                    "GIT_PAGER": "cat", "PAGER": "cat", "SHELLGATE_CANARY_KEY": f"{_CANARY}-env"}
-            proc = subprocess.run(self._argv(project, home, trace, command), env=env,
-                                  capture_output=True, timeout=30, check=False,
-                                  stdin=subprocess.DEVNULL)
-            output = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+            try:
+                proc = subprocess.run(self._argv(project, home, trace, command), env=env,
+                                      capture_output=True, timeout=timeout, check=False,
+                                      stdin=subprocess.DEVNULL)
+                code: int | None = proc.returncode
+                raw = proc.stdout + proc.stderr
+            except subprocess.TimeoutExpired as exc:
+                # strace dies; bubblewrap (--die-with-parent) ends the sandbox
+                code = None
+                raw = (exc.stdout or b"") + (exc.stderr or b"")
+            output = raw.decode("utf-8", "replace")
             events = _events(trace.read_text("utf-8", "replace"), str(project))
             after = _tree(project) | _tree(home)
             findings = self._judge(events, before, after, output, baseline, own,
                                    (str(project), str(home)))
-        return Observation(command, tuple(findings), proc.returncode, output)
+        return Observation(command, tuple(findings), code, output)
 
     def _baseline_opens(self) -> frozenset[str]:
         if self._baseline is None:
@@ -201,6 +211,11 @@ class Oracle:
                     continue
                 if path.startswith(home + "/"):
                     findings.append(f"opened {path} in the fake HOME")
+                elif "O_PATH" in e.args:
+                    # a descriptor that reads nothing (glibc's NSS modules walk
+                    # /run this way, one component at a time, for `id USER`);
+                    # whatever is then opened below it is judged by its path
+                    continue
                 elif (e.ok and path != project and not path.startswith(project + "/")
                       and not (path + "/").startswith(_SYSTEM) and path not in baseline):
                     findings.append(f"opened {path}, outside the project")

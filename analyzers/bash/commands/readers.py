@@ -585,7 +585,8 @@ READERS: dict[str, Spec] = {
     ),
     "arch": spec(paths="none", max_positional=0, long=_HELP),
     "tty": spec("s", paths="none", max_positional=0, long=_HELP | _long("--silent", "--quiet")),
-    "locale": spec("akcmv", paths="none", long=_HELP),
+    # no -m/--charmaps: it runs gzip over compressed charmaps (execution oracle)
+    "locale": spec("akcv", paths="none", long=_HELP),
     "date": spec(
         "uRI",
         "d",

@@ -102,10 +102,11 @@ class Oracle:
         lay at ``project`` (the path the commands are analyzed at): its
         dotenv files, found by the sandbox's walk, as the CLI finds them."""
         found = dotenv_below([str(self._template)], None)
-        moved = tuple(project + f[len(str(self._template)):] for f in found.files)
-        return WorkspaceFacts(searched=(project,), dotenv_files=moved,
-                              unsearched=tuple(project + u[len(str(self._template)):]
-                                               for u in found.unknown))
+        top = len(str(self._template))
+        return WorkspaceFacts(searched=(project,),
+                              dotenv_files=tuple(project + f[top:] for f in found.files),
+                              unsearched=tuple(project + u[top:] for u in found.unknown),
+                              dir_links=tuple(project + link[top:] for link in found.links))
 
     # -- set-up -----------------------------------------------------------------------------
 

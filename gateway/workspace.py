@@ -38,8 +38,7 @@ def workspace_facts(
         searched=found.searched,
         dotenv_files=found.files,
         unsearched=found.unknown,
-        # a ripgrep configuration file may add --hidden
-        rg_config="RIPGREP_CONFIG_PATH" in os.environ,
+        dir_links=found.links,
         repo_programs=repo_programs(cwd) if programs is None else programs,
     )
 

@@ -179,16 +179,18 @@ def _fold(
 
 # -- the workspace's own dotenv files (a fact for the analyzer) ---------------------
 
-#: the workspace walk: every depth a command's `grep -r` would reach, the
-#: same trees skipped (installed dependencies and caches hold published files)
+#: the workspace walk: every directory a command's `grep -r` would reach —
+#: no tree skipped (from a review: `grep -r KEY .` printed a .env under
+#: node_modules and .cache) and no depth limit short of the path length's
+#: (one 66 levels down was never found)
 WORKSPACE_SPEC = WalkSpec(
     name="dotenv-below",
     match_file=is_dotenv,
     match_dirs=DOTENV_DIRS,
-    skip_dirs=SKIP_DIRS,
-    max_depth=64,
+    max_depth=4096,
     budget_s=BUDGET_S,
     revalidate_budget_s=REVALIDATE_BUDGET_S,
+    match_dir_links=True,
 )
 
 
@@ -197,14 +199,19 @@ class DotenvBelow:
     """The dotenv files below some directories: ``searched`` (existing
     directories walked), ``files`` found (a ``.envs`` directory as
     ``.envs/.env``), ``unknown`` directories the walk could not finish or
-    list — a dotenv file may be anywhere below them."""
+    list — a dotenv file may be anywhere below them — and ``links``,
+    symbolic links to directories (not followed: a walk that follows one
+    goes where nobody searched)."""
 
     searched: tuple[str, ...]
     files: tuple[str, ...]
     unknown: tuple[str, ...]
+    links: tuple[str, ...] = ()
 
 
-def dotenv_below(dirs: list[str], cache_dir: Path | None) -> DotenvBelow:
+def dotenv_below(
+    dirs: list[str], cache_dir: Path | None, *, budget: float | None = None
+) -> DotenvBelow:
     """The workspace's own dotenv files, for the analyzer: a command that
     reads the contents of a tree (`grep -r KEY .`, `find . -exec cat {} +`)
     and reaches one needs a person, as `cat .env` does. The sandbox leaves
@@ -217,8 +224,9 @@ def dotenv_below(dirs: list[str], cache_dir: Path | None) -> DotenvBelow:
     if cache_dir is not None:
         key = hashlib.sha256("\0".join(roots).encode()).hexdigest()[:16]
         cache = cache_dir / f"dotenv-below-{key}.json"
-    found = walk(WORKSPACE_SPEC, roots, cache)
+    found = walk(WORKSPACE_SPEC, roots, cache, budget=budget)
     files = [os.path.join(p, ".env") if os.path.basename(p) in DOTENV_DIRS else p
-             for p in found.found]
+             for p in found.found if not p.endswith("/")]
+    links = [p.rstrip("/") for p in found.found if p.endswith("/")]
     unknown = (*found.unscanned, *found.unchecked, *found.unlistable)
-    return DotenvBelow(tuple(roots), tuple(files), tuple(unknown))
+    return DotenvBelow(tuple(roots), tuple(files), tuple(unknown), tuple(links))

@@ -35,7 +35,7 @@ from pathlib import Path
 from .cleanup import prune_caches
 
 _RACY_NS = 2_000_000_000
-_VERSION = 5
+_VERSION = 6
 
 
 @dataclass
@@ -103,6 +103,9 @@ class WalkSpec:
     skip_paths: frozenset[str] = frozenset()
     max_depth: int = 8
     peek_skipped: bool = False
+    #: record a symbolic link to a directory as its name with a trailing
+    #: ``/`` (a name cannot hold one)
+    match_dir_links: bool = False
     budget_s: float = 0.3
     revalidate_budget_s: float = 1.0
 
@@ -274,6 +277,8 @@ def _list(spec: WalkSpec, state: _State, path: str, depth: int) -> None:
                         # listed at the last depth: its own entries are
                         # looked at, its subdirectories not entered
                         state.pending.append((entry.path, spec.max_depth))
+            elif spec.match_dir_links and entry.is_symlink() and entry.is_dir():
+                names.add(entry.name + "/")
             elif spec.match_file(entry.name):
                 names.add(entry.name)
         except OSError:

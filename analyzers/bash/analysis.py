@@ -249,6 +249,11 @@ def _piped_from_alone(commands: tuple[SimpleCommand, ...], index: int) -> bool:
         and len(prev.scope) == len(cmd.scope)
         and prev.scope != cmd.scope
         and sum(1 for c in commands if c.scope == prev.scope) == 1
+        # `… | xargs -0 cat < names`: the redirection, not the pipe, is
+        # xargs's input (from a review: a file of NUL-separated names
+        # printed /etc/passwd); `find … 2>&1 |` mixes in other text
+        and all(r.is_output for r in cmd.redirects)
+        and all(r.fd == 2 and not r.is_fd_dup for r in prev.redirects)
     )
 
 
@@ -327,6 +332,10 @@ def _subcommand(
     reason = reason or unwrapped.problem
     cd: str | None = None
     for raw in unwrapped.reads:
+        add(raw, Access.READ)
+    # bash lists the directory a glob names, whatever the command: `echo
+    # ~/.ssh/*` prints the names of the keys (from a review)
+    for raw in sorted(g for g in globs if g in argv[1:]):
         add(raw, Access.READ)
     for word in unwrapped.positional:
         for raw in _path_candidates(word):

@@ -564,6 +564,19 @@ class _Walker(WordEvaluator):
             self.heredoc_continuation(stmt, depth, nested)
 
     # -- parts of commands -------------------------------------------------
+    def redirect_target(self, word: Word) -> Word:
+        """bash brace-expands a redirection's word too: ``cat < {.env,}``
+        reads ``.env`` (from a review: judged as a file named ``{.env,}``,
+        it was allowed). One word is the target; several are an ambiguous
+        redirect; a form not emulated is not analyzed."""
+        if not word.brace:
+            return word
+        words = self.expanded(word)
+        if len(words) == 1 and not words[0].brace:
+            return words[0]
+        self.fail(f"brace expansion in a redirection ({word.raw[:40]!r})")
+        return Word(word.raw, None, word.quoted)
+
     @staticmethod
     def expanded(word: Word) -> tuple[Word, ...]:
         """A command word after brace expansion, where it is emulated
@@ -650,7 +663,7 @@ class _Walker(WordEvaluator):
                 # bash: `>&- word` closes the descriptor and `word` is an
                 # argument; tree-sitter reads `word` as the target.
                 self.fail(f"word after {op!r}")
-            target = self.word(targets, depth, nested) if targets else None
+            target = self.redirect_target(self.word(targets, depth, nested)) if targets else None
             yield Redirect(op, target, fd)
         yield from extra
 

@@ -8,12 +8,17 @@ names the file; `grep -r KEY .`, `find . -exec cat {} +` and
 execution oracle: the fixture's canary came out of an allowed
 `find . -type f -exec cat {} +`). Which files lie below a directory is a
 fact of the filesystem, and the analyzer does no I/O: its caller finds the
-dotenv files (``sandbox.workspace_facts``) and passes them in. Without
-facts, a command that reads the contents of a tree is taken to reach one.
+dotenv files (``gateway.workspace``, through ``sandbox.dotenv_below``) and
+passes them in. Without facts, a command that reads the contents of a tree
+is taken to reach one. Nothing relies on a tool skipping hidden names:
+ripgrep's own rule gives way to its globs, types and ignore files (from a
+review: ``rg -g '*' KEY`` and an ``.ignore`` saying ``!.env`` both printed
+``.env``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import posixpath
 from dataclasses import dataclass
@@ -25,10 +30,10 @@ class WorkspaceFacts:
 
     ``searched``: directories searched for dotenv files to every depth,
     except below ``unsearched`` (a search that ran out of time, or could not
-    list a directory); ``dotenv_files`` are what it found. ``rg_config``:
-    ripgrep may read a configuration file (``RIPGREP_CONFIG_PATH`` is set),
-    which can add ``--hidden``. ``repo_programs``: the configuration entries
-    of the repository at the working directory that run programs
+    list a directory); ``dotenv_files`` are what it found; ``dir_links``
+    the symbolic links to directories it met (a walk that follows one goes
+    where nobody searched). ``repo_programs``: the configuration entries of
+    the repository at the working directory that run programs
     (``core.fsmonitor=…``, a clean filter, ``diff.external``), read without
     running git; with any, git's reads are not read-only.
     """
@@ -36,35 +41,44 @@ class WorkspaceFacts:
     searched: tuple[str, ...] = ()
     dotenv_files: tuple[str, ...] = ()
     unsearched: tuple[str, ...] = ()
-    rg_config: bool = True
+    dir_links: tuple[str, ...] = ()
     repo_programs: tuple[str, ...] = ()
+
+
+#: (pattern, include, fold_case): one name filter, in command-line order
+Filter = tuple[str, bool, bool]
 
 
 @dataclass(frozen=True, slots=True)
 class TreeRead:
     """A command reads the contents of files it finds itself below ``root``.
 
-    ``names``: ``(pattern, fold_case)`` tests a file's name must all pass to
-    be read (``find -name``, ``grep --include``); ``excludes``: patterns
-    whose files are skipped (``grep --exclude``, ``rg -g '!…'``);
-    ``skips_hidden``: names starting with ``.`` are skipped at every depth
-    below the root (ripgrep's default)."""
+    ``names``: ``(pattern, fold_case)`` tests a file's name must all pass
+    (``find -name`` in a plain conjunction). ``filters``: include/exclude
+    patterns where the last one matching a name decides (``grep
+    --include/--exclude``, ``rg -g``); a name none matches is read when
+    ``unmatched_read``. ``follows_links``: symbolic links to directories
+    below the root are followed (``grep -R``, ``rg -L``, ``find -L``)."""
 
     root: str
     names: tuple[tuple[str, bool], ...] = ()
-    excludes: tuple[str, ...] = ()
-    skips_hidden: bool = False
+    filters: tuple[Filter, ...] = ()
+    unmatched_read: bool = True
+    follows_links: bool = False
 
     def reaches(self, path: str) -> bool:
-        """Would this walk read ``path``, an absolute path below ``root``?"""
-        rel = posixpath.relpath(path, self.root)
+        """Would this walk read ``path``, an absolute path below ``root``?
+        A pattern fnmatch may read differently counts against us: as a
+        name test or an include it matches, as an exclude it does not."""
         name = posixpath.basename(path)
-        if self.skips_hidden and any(part.startswith(".") for part in rel.split("/")):
+        if not all(not _plain(p) or _matches(name, p, fold) for p, fold in self.names):
             return False
-        if any(_plain(p) and fnmatch.fnmatchcase(name, p) for p in self.excludes):
-            return False
-        return all(not _plain(pattern) or _matches(name, pattern, fold)
-                   for pattern, fold in self.names)
+        for pattern, include, fold in reversed(self.filters):
+            if include and (not _plain(pattern) or _matches(name, pattern, fold)):
+                return True
+            if not include and _plain(pattern) and _matches(name, pattern, fold):
+                return False
+        return self.unmatched_read
 
 
 def _matches(name: str, pattern: str, fold: bool) -> bool:
@@ -75,10 +89,10 @@ def _matches(name: str, pattern: str, fold: bool) -> bool:
 
 def _plain(pattern: str) -> bool:
     """Patterns Python's fnmatch reads as find, grep and rg do: without
-    ``\\`` (an escape for them, a letter for fnmatch) or ``[`` (POSIX
-    classes such as ``[[:alpha:]]``). Any other pattern filters nothing:
-    a name test passes, an exclusion excludes nothing."""
-    return "\\" not in pattern and "[" not in pattern
+    ``\\`` (an escape for them, a letter for fnmatch), ``[`` (POSIX classes
+    such as ``[[:alpha:]]``), ``{`` (rg's alternatives) or ``/`` (rg and
+    gitignore match those against paths, not names)."""
+    return not any(c in pattern for c in "\\[{/")
 
 
 def dotenv_reached(root: str, tree: TreeRead, facts: WorkspaceFacts | None) -> list[str]:
@@ -89,9 +103,25 @@ def dotenv_reached(root: str, tree: TreeRead, facts: WorkspaceFacts | None) -> l
         return unknown
     if any(_within(u, root) or _within(root, u) for u in facts.unsearched):
         return unknown
-    # ripgrep skips hidden names unless a configuration file adds --hidden
-    walk = TreeRead(root, tree.names, tree.excludes, tree.skips_hidden and not facts.rg_config)
+    # a root through a link is named on the command line and followed by
+    # every tool (`grep -r x src/shared` where shared -> ../../other)
+    if any(_within(root, link) for link in facts.dir_links):
+        return unknown
+    if tree.follows_links and any(_within(link, root) for link in facts.dir_links):
+        return unknown
+    walk = dataclasses.replace(tree, root=root)
     return [f for f in facts.dotenv_files if _within(f, root) and f != root and walk.reaches(f)]
+
+
+def glob_root(root: str) -> str:
+    """The directory a walk of a glob operand starts from: the path up to
+    its first component with a pattern (``src/*/x`` walks below ``src``;
+    from a review, ``grep -r K= *`` was judged as a directory named ``*``)."""
+    parts = root.split("/")
+    for i, part in enumerate(parts):
+        if any(c in part for c in "*?["):
+            return "/".join(parts[:i]) or ("/" if root.startswith("/") else ".")
+    return root
 
 
 def _within(path: str, directory: str) -> bool:

@@ -406,7 +406,7 @@ def test_the_sensitive_list_contains_the_classic_secret_stores(pattern: str) -> 
 
 def test_only_dotenv_entries_are_exempt_inside_the_workspace() -> None:
     exempt = {s.pattern for s in SENSITIVE_PATHS if s.outside_workspace_only}
-    assert exempt == {"**/.env", "**/.env.*"}
+    assert exempt == {"**/.env", "**/.env.*", "**/.envs"}
 
 
 MATCH_SENSITIVE = [

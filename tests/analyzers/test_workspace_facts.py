@@ -35,6 +35,15 @@ TREE_READERS = [
     "rg --hidden TODO", "rg -uu TODO .", "find . -type f -exec cat {} +",
     "find . -exec head {} \\;", "find . -print0 | xargs -0 cat", "diff -r . /p/sub",
     "find . -exec grep -r x {} +", "cd sub && grep -rn x .",
+    # from a review: filters and forms the first version read wrongly
+    "rg -g '*' SECRET", "rg -g .env SECRET", "rg --iglob '*' SECRET",
+    "rg --type-add 'x:.env' -t x SECRET", "rg --hidden --ignore-file . SECRET .",
+    "grep -r --exclude='*.md' --include='*.py' SECRET .", "grep -r --exclude=x --include=x K .",
+    "grep -d rec SECRET .", "grep -drec SECRET .", "grep --directories=rec SECRET .",
+    "find . -name . -exec grep -d recurse SECRET {} +",
+    "find . -name . -print0 | xargs -0 grep -d recurse SECRET",
+    "diff -rN --to-file=. src", "git diff src .", "grep -r K= *", "grep -r K= s*",
+    "git grep --untracked --no-exclude-standard SECRET",
 ]
 
 
@@ -72,8 +81,9 @@ def test_without_facts_or_where_the_search_did_not_finish_a_dotenv_file_is_assum
     "find . -print0 | xargs -0 sha256sum", "ls -R",
     # the walk cannot reach the dotenv files
     "grep -rn TODO src", "grep -rn --include='*.py' TODO .", "grep -rn --exclude='.env*' TODO .",
+    "grep -rn --include='*.py' --exclude='*.md' TODO .",
     "find . -name '*.py' -exec cat {} +", "find . -iname '*.PY' -print0 | xargs -0 grep x",
-    "rg -g '!.env*' TODO", "rg -g '*.py' TODO",
+    "rg -g '!.env*' TODO", "rg -g '*.py' TODO", "git grep TODO", "git diff HEAD~1 HEAD",
 ])
 def test_a_tree_read_that_cannot_print_a_dotenv_file_is_allowed(command: str) -> None:
     assert decide(command, DOTENV) is Decision.ALLOW
@@ -96,13 +106,33 @@ def test_a_filter_that_does_not_hold_for_every_file_read_filters_nothing(command
     assert decide(command, DOTENV) is Decision.ASK
 
 
-def test_ripgrep_skips_hidden_dotenv_files_unless_a_configuration_may_add_hidden() -> None:
-    no_config = WorkspaceFacts(searched=(CWD,), dotenv_files=("/p/.env",), rg_config=False)
-    assert decide("rg TODO", no_config) is Decision.ALLOW
-    assert decide("rg --hidden TODO", no_config) is Decision.ASK
-    assert decide("rg -uu TODO", no_config) is Decision.ASK
-    assert decide("rg -u -u TODO", no_config) is Decision.ASK
+def test_ripgreps_own_skipping_of_hidden_names_is_not_relied_on() -> None:
+    """Its globs, types and ignore files (`!.env` in .ignore) override it."""
     assert decide("rg TODO", DOTENV) is Decision.ASK
+    assert decide("rg -g '!.env*' TODO", DOTENV) is Decision.ALLOW
+    assert decide("rg -g '!.env*' -g '*' TODO", DOTENV) is Decision.ASK  # the last match wins
+
+
+LINKED = WorkspaceFacts(searched=(CWD,), dir_links=("/p/src/shared",))
+
+
+@pytest.mark.parametrize(("command", "decision"), [
+    # through the link: the root itself is named
+    ("grep -r DB= src/shared", Decision.ASK), ("cd src/shared && grep -r DB= .", Decision.ASK),
+    ("rg DB= src/shared/x", Decision.ASK),
+    # walks that follow links below the root
+    ("grep -R DB= .", Decision.ASK), ("rg -L DB=", Decision.ASK),
+    ("find -L . -type f -exec cat {} +", Decision.ASK), ("diff -r src other", Decision.ASK),
+    # walks that do not follow them
+    ("grep -r DB= .", Decision.ALLOW), ("rg DB=", Decision.ALLOW),
+    ("diff -r --no-dereference src other", Decision.ALLOW), ("grep -r DB= tests", Decision.ALLOW),
+])
+def test_a_walk_that_goes_through_a_link_to_a_directory_goes_where_nobody_searched(
+    command: str, decision: Decision,
+) -> None:
+    """From a review: `src/shared -> ../../other` led `grep -r DB= src/shared`
+    to another project's .env."""
+    assert decide(command, LINKED) is decision
 
 
 def test_the_directories_read_are_reported_resolved() -> None:

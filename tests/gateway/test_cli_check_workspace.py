@@ -63,3 +63,20 @@ def test_a_tree_read_reaching_a_dotenv_file_asks_and_one_missing_it_is_allowed(
     for command in ("grep -rn KEY src", "grep -rln KEY .", "find . -name '*.py' -exec cat {} +"):
         assert _check(project, command)["decision"] == "allow", command
     assert _check(project, "find . -type f -exec cat {} +")["decision"] == "ask"
+
+
+def test_a_tree_read_through_a_link_to_another_directory_asks(tmp_path: Path) -> None:
+    """From a review: a repository may carry `src/shared -> ../../other`;
+    `grep -r KEY src/shared` then reads another project's .env."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / ".env").write_text("API_KEY=secret\n")
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "shared").symlink_to(other)
+    grep = subprocess.run(["grep", "-r", "KEY", "src/shared"], cwd=project, capture_output=True,
+                          text=True, check=False)
+    assert "API_KEY=secret" in grep.stdout, "control: grep follows the link it is given"
+    assert _check(project, "grep -r KEY src/shared")["decision"] == "ask"
+    assert _check(project, "grep -r KEY src")["decision"] == "allow"  # -r does not follow links
+    assert _check(project, "grep -R KEY src")["decision"] == "ask"

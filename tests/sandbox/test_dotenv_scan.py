@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sandbox import dotenv_scan, walk
-from sandbox.dotenv_scan import scan
+from sandbox.dotenv_scan import dotenv_below, scan
 from sandbox.plan import build_plan
 from sandbox.profiles import load_profile
 
@@ -263,3 +263,52 @@ def test_revalidating_many_changed_directories_takes_linear_time(
     found = scan([str(tmp_path)], None)
     assert time.monotonic() - started < dotenv_scan.REVALIDATE_BUDGET_S + dotenv_scan.BUDGET_S + 1
     assert len(found.found) + len(found.unscanned) >= 5000
+
+
+# -- the workspace's own dotenv files (a fact for the analyzer) --------------------------
+
+
+def test_the_workspace_walk_finds_dotenv_files_wherever_a_recursive_grep_reaches(
+    tmp_path: Path,
+) -> None:
+    """From a review: the home walk's skipped trees (node_modules, .cache) and
+    its depth limit left `.env` files that `grep -r KEY .` printed."""
+    ws = tmp_path / "ws"
+    deep = ws.joinpath(*[f"d{i}" for i in range(66)])
+    for path in (ws / ".env", ws / "node_modules" / "pkg" / ".env", ws / ".cache" / ".env.local",
+                 ws / ".git" / ".env", deep / ".env", ws / "src" / "ok.py"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("K=v\n")
+    (ws / ".envs" / ".production").mkdir(parents=True)
+    (ws / ".envs" / ".production" / ".django").write_text("K=v\n")
+    found = dotenv_below([str(ws)], None)
+    assert found.searched == (str(ws),)
+    assert found.unknown == ()
+    assert set(found.files) == {str(ws / ".env"), str(ws / "node_modules" / "pkg" / ".env"),
+                                str(ws / ".cache" / ".env.local"), str(ws / ".git" / ".env"),
+                                str(deep / ".env"), str(ws / ".envs" / ".env")}
+
+
+def test_the_workspace_walk_reports_links_to_directories_and_does_not_follow_them(
+    tmp_path: Path,
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / ".env").write_text("K=v\n")
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "shared").symlink_to(other)
+    (ws / "file-link").symlink_to(other / ".env")
+    found = dotenv_below([str(ws)], None)
+    assert found.links == (str(ws / "src" / "shared"),)
+    assert str(other / ".env") not in found.files
+
+
+def test_the_workspace_walk_reports_what_its_budget_left_unsearched(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    for i in range(300):
+        (ws / f"d{i}" / "sub").mkdir(parents=True)
+    found = dotenv_below([str(ws)], None, budget=0.0)
+    assert found.unknown, "a walk stopped by its budget must say where it did not look"
+    later = dotenv_below([str(ws)], None)
+    assert later.unknown == ()  # the next call carries on and finishes

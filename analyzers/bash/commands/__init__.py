@@ -13,7 +13,7 @@ from ..workspace import TreeRead
 from .awk import AWK_NAMES, awk_facts
 from .find import analyze_find
 from .flags import Arg, ParsedArgs, Spec, parse_args, read_paths
-from .git import git_problem, git_reads
+from .git import git_problem, git_reads, git_trees
 from .readers import ARGUMENT_AGNOSTIC, READERS
 from .search import GREP, RG, search_paths
 from .trees import diff_trees, found_trees, search_trees
@@ -102,7 +102,8 @@ def command_facts(
     if argv[0] == "diff" and facts.read_only:
         facts = dataclasses.replace(facts, trees=diff_trees(parse_args(argv, READERS["diff"])))
     if stdin_find is not None and argv[0] in PATH_OPERAND_READERS:
-        trees = found_trees(analyze_find(stdin_find), argv, _reader_args(argv))
+        find = analyze_find(stdin_find)
+        trees = found_trees(find, argv, _reader_args(argv), find.follows)
         return dataclasses.replace(facts, trees=facts.trees + trees)
     if stdin_args and facts.read_only and argv[0] not in ARGUMENT_AGNOSTIC:
         return CommandFacts(
@@ -302,9 +303,7 @@ def _search(argv: tuple[str, ...]) -> CommandFacts:
     p = parse_args(argv, sp)
     if p.problem:
         return CommandFacts(False, f"{name}: {p.problem}", unknown=argv[1:])
-    paths = search_paths(name, p)
-    roots = [x for x in paths if x not in p.reads]
-    return CommandFacts(True, reads=tuple(paths), trees=search_trees(argv, p, roots))
+    return CommandFacts(True, reads=tuple(search_paths(name, p)), trees=search_trees(argv, p))
 
 
 def _reader_args(argv: tuple[str, ...]) -> ParsedArgs:
@@ -332,7 +331,7 @@ def _find(argv: tuple[str, ...]) -> CommandFacts:
             reads.extend(facts.reads)
             why = why or facts.reason
         if why is None:
-            trees.extend(found_trees(f, exec_argv, _reader_args(exec_argv)))
+            trees.extend(found_trees(f, exec_argv, _reader_args(exec_argv), f.follows))
         problem = problem or (f"find -exec {exec_argv[0] if exec_argv else ''}: {why}"
                               if why else None)
     if problem:
@@ -379,7 +378,7 @@ def _git(argv: tuple[str, ...]) -> CommandFacts:
     problem = git_problem(argv)
     if problem:
         return CommandFacts(False, problem, unknown=argv[1:])
-    return CommandFacts(True, reads=tuple(git_reads(argv)))
+    return CommandFacts(True, reads=tuple(git_reads(argv)), trees=git_trees(argv))
 
 
 def _strings(argv: tuple[str, ...]) -> CommandFacts:

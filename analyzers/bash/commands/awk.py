@@ -15,11 +15,9 @@ aside, and allowed only when none of those doors appears:
   redirects ``print``); in a pattern and inside parentheses it compares,
   as in ``$3 > 100 {print $1}`` and ``if ($1 > 5) print``.
 
-A ``/`` starts a regular expression only where an operand is expected (at
-the start, after ``( , { } ; ! ~ && || =`` or a newline); anywhere else it is
-taken as division, so that the scan sees more of the program, never less
-(mistaking a division for a regex could hide ``| "sh"`` between two
-slashes). Options other than ``-F`` and ``-v`` (``-f`` reads the program
+Where a ``/`` opens a regular expression and where it divides is decided
+as awk's lexer does, and a division that could be a regex holding a quote
+is refused (see :func:`_code_only`). Options other than ``-F`` and ``-v`` (``-f`` reads the program
 from a file, gawk's ``-o``/``-p``/``-d`` write files, mawk's ``-W``) ask.
 """
 
@@ -39,7 +37,9 @@ AWK_NAMES = frozenset({"awk", "gawk", "mawk", "nawk"})
 _FORBIDDEN_WORDS = frozenset(
     {"getline", "system", "close", "ENVIRON", "PROCINFO", "SYMTAB", "FUNCTAB", "ARGV", "ARGC"}
 )
-_REGEX_AFTER = frozenset("(,{};!~&|=\n")
+#: words after which an operand (so a regex) comes: `print /x/`
+_KEYWORDS = frozenset({"print", "printf", "return", "in", "do", "else", "getline", "delete",
+                       "exit", "case", "default"})
 _WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -61,7 +61,8 @@ def program_problem(program: str) -> str | None:
     """Why this awk program may do more than read its input and print."""
     code = _code_only(program)
     if code is None:
-        return "a string or regular expression does not end on its line"
+        return ("a string or regular expression does not end on its line, or a `/` may "
+                "divide or open a regular expression")
     depth = 0
     braces = 0
     for pos, c in enumerate(code):
@@ -89,29 +90,65 @@ def program_problem(program: str) -> str | None:
 
 def _code_only(program: str) -> str | None:
     """The program with strings, regular expressions and comments blanked
-    (each replaced by a space), or ``None`` when one does not end."""
+    (each replaced by a space), or ``None`` when one does not end or a
+    ``/`` may be read two ways.
+
+    A ``/`` opens a regular expression where awk expects an operand: after
+    an operator, ``( , { } ; ! ~ $``, a newline, the start, or a keyword
+    (``print /x/``). After an operand (a name, a number, ``)``, ``]``, a
+    literal, ``++``) it divides — except where the grammar says otherwise
+    (``if (c) /re/``), which a scan cannot tell. Misread either way, a
+    ``"`` or ``#`` inside the regex opens a string or a comment in the scan
+    that hides real code (from a review: ``print /"/ | "sh …"; print /"/``
+    ran sh). So a division followed on its line by another ``/`` with a
+    ``"`` or ``#`` between them is refused."""
     out: list[str] = []
     i, n = 0, len(program)
-    last = "\n"  # the last significant character of code
+    operand = False  # did the code so far end with an operand?
     while i < n:
         c = program[i]
         if c == "#":
             end = program.find("\n", i)
             i = n if end < 0 else end
             continue
-        if c == '"' or (c == "/" and last in _REGEX_AFTER):
+        if c == '"' or (c == "/" and not operand):
             after = _literal_end(program, i)
             if after is None:
                 return None
             out.append(" ")
-            last = "x"  # a literal is an operand
+            operand = True
             i = after
             continue
+        if c == "/" and _may_be_regex(program, i):
+            return None
+        if c.isalnum() or c == "_":
+            j = i
+            while j < n and (program[j].isalnum() or program[j] == "_"):
+                j += 1
+            word = program[i:j]
+            out.append(word)
+            operand = word not in _KEYWORDS
+            i = j
+            continue
         out.append(c)
-        if not c.isspace() or c == "\n":
-            last = c
+        if c in ")]":
+            operand = True
+        elif c in "+-" and program[i + 1 : i + 2] == c:
+            out.append(c)  # ++ / --: an operand's end when postfix
+            operand = True
+            i += 1
+        elif not c.isspace() or c == "\n":
+            operand = False
         i += 1
     return "".join(out)
+
+
+def _may_be_regex(program: str, i: int) -> bool:
+    """Could the division at ``i`` be a regex hiding a ``"`` or ``#``?"""
+    line_end = program.find("\n", i)
+    line = program[i + 1 : line_end if line_end >= 0 else len(program)]
+    close = line.find("/")
+    return close >= 0 and any(ch in line[:close] for ch in '"#')
 
 
 def _literal_end(program: str, start: int) -> int | None:

@@ -132,11 +132,15 @@ class FindFacts:
     #: expression is a plain conjunction (no -o, !, parentheses): every file
     #: reaching an action passes them all
     names: tuple[tuple[str, bool], ...] = ()
+    #: symbolic links are followed below the roots (-L, -follow)
+    follows: bool = False
 
 
 def analyze_find(argv: tuple[str, ...]) -> FindFacts:
     i, n = 1, len(argv)
+    follows = "-follow" in argv
     while i < n and _GLOBAL_OPTS_RE.match(argv[i]):
+        follows = follows or argv[i] == "-L"
         i += 2 if argv[i] == "-D" else 1
     roots: list[str] = []
     while i < n and not (argv[i].startswith("-") or argv[i] in ("(", "!", ")", ",")):
@@ -205,7 +209,7 @@ def analyze_find(argv: tuple[str, ...]) -> FindFacts:
             i += 1
     return FindFacts(tuple(roots) or (".",), tuple(reads), problem, deletes, exec_argv,
                      tuple(execs), frozenset(outputs) or frozenset({"-print"}),
-                     (tuple(names) if gate is None else gate) if conjunction else ())
+                     (tuple(names) if gate is None else gate) if conjunction else (), follows)
 
 
 def exec_end(argv: tuple[str, ...], i: int) -> int:

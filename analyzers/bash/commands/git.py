@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from ..workspace import TreeRead, glob_root
 from .flags import Arg, ParsedArgs, Spec, parse_args
 
 N, V, NUM, R, OPT = Arg.NONE, Arg.VALUE, Arg.NUM, Arg.READ, Arg.OPTIONAL
@@ -127,11 +128,12 @@ _LS_TREE = _table(
     optional="--abbrev",
 )
 _CAT_FILE = _table(
-    # --textconv and --filters run programs from config; --batch-command is fine
-    # but reads arbitrary requests from stdin, as --batch does.
-    switches="-t -s -e -p --batch-check --batch --batch-all-objects --buffer --unordered "
+    # --textconv and --filters run programs from config. --batch and
+    # --batch-command print the content of objects named on stdin, unseen
+    # (from a review: `echo HEAD:.env | git cat-file --batch` printed a
+    # committed .env); --batch-check prints only types and sizes.
+    switches="-t -s -e -p --batch-check --batch-all-objects --buffer --unordered "
     "--follow-symlinks --allow-unknown-type --mailmap --no-mailmap -z -Z",
-    optional="--batch-command",
 )
 _SHORTLOG = {
     **_LOG,
@@ -387,26 +389,50 @@ def git_reads(argv: tuple[str, ...]) -> list[str]:
     operands = p.positionals
     if sub == "grep" and not p.has("-e", "-f"):
         operands = operands[1:]  # the first operand is the pattern
-    return [*p.reads, *(path for a in operands if (path := _operand_path(a)))]
+    return [*p.reads, *(path for a in operands for path in _operand_paths(a))]
 
 
-def _operand_path(operand: str) -> str | None:
-    """The filesystem path a git operand may name, judged as a path.
+def _operand_paths(operand: str) -> list[str]:
+    """The filesystem paths a git operand may name, judged as paths.
 
     Every operand is taken as a path: a revision (``main``, ``HEAD~2``,
     ``a..b``) then names a harmless spot inside the working directory, while
     a real path is judged wherever it points. Judging only operands that
     start with ``/``, ``~`` or ``../`` missed ``git diff sub/../../x f``,
     which git runs as ``--no-index`` and prints a file outside the project.
-    In ``REV:PATH`` the path is a blob in the repository; it is judged for
-    what it names (``git show HEAD:.env`` prints a dotenv file), while
-    ``:/text`` searches commit messages and reads no file.
-    """
-    rev, colon, inside = operand.partition(":")
-    if not colon or operand.startswith(("/", "./", "../", "~")):
-        return operand
-    if not rev and inside.startswith("/"):
-        return None
-    if inside.startswith("/"):
-        return None  # a tree path spelled from the top; git reads no file here
-    return inside or None
+    ``REV:PATH`` names a blob by its path (``git show HEAD:.env`` prints a
+    dotenv file); the colon that starts the path is not always the first
+    (``:0:.env``, ``HEAD@{12:00}:.env``, from a review), so the text after
+    every colon is judged. ``:/text`` searches commit messages."""
+    if ":" not in operand or operand.startswith(("/", "./", "../", "~")):
+        return [operand]
+    if operand.startswith(":/"):
+        return []
+    parts = operand.split(":")
+    tails = (":".join(parts[k:]) for k in range(1, len(parts)))
+    return [t for t in tails if t and not t.startswith("/")]
+
+
+def git_trees(argv: tuple[str, ...]) -> tuple[TreeRead, ...]:
+    """Where git reads every file below a directory: ``git diff A B``
+    outside a repository (or with a path outside it) is ``diff --no-index``
+    and walks both (from a review: ``git diff src .`` printed .env);
+    ``git grep --untracked`` searches files git does not track, the usual
+    home of a .env. A dotenv file committed to the history is another
+    matter: ``git log -p`` prints it (see the README's open risks)."""
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 1
+    sub, args = (argv[i], argv[i + 1 :]) if i < len(argv) else ("", ())
+    table = _SIMPLE.get(sub)
+    if table is None or sub not in ("diff", "grep"):
+        return ()
+    p = parse_args((sub, *args), Spec(flags=table))
+    operands = list(p.positionals)
+    if sub == "diff":
+        return tuple(TreeRead(glob_root(o)) for o in operands) if len(operands) == 2 else ()
+    if not p.has("--untracked"):
+        return ()
+    if not p.has("-e", "-f"):
+        operands = operands[1:]
+    return tuple(TreeRead(glob_root(o)) for o in operands or ["."])

@@ -214,8 +214,13 @@ RG = Spec(
 
 
 def search_paths(argv0: str, p: ParsedArgs) -> list[str]:
-    """Paths read by grep/rg: operands after the pattern, ``-f`` files, and
-    the working directory for a recursive search with no operand."""
+    """Paths read by grep/rg: ``-f`` files and :func:`search_operands`."""
+    return list(p.reads) + search_operands(argv0, p)
+
+
+def search_operands(argv0: str, p: ParsedArgs) -> list[str]:
+    """The files and directories grep/rg search: operands after the
+    pattern, and the working directory for a recursive search with none."""
     ops = list(p.positionals)
     if argv0 == "rg" and p.has("--files", "--type-list"):
         pattern_given = False
@@ -224,6 +229,16 @@ def search_paths(argv0: str, p: ParsedArgs) -> list[str]:
     if pattern_given and ops:
         ops = ops[1:]
     ops = [o for o in ops if o != "-"]
-    if not ops and (argv0 == "rg" or p.has("-r", "-R", "--recursive", "--dereference-recursive")):
+    if not ops and (argv0 == "rg" or grep_recursive(p)):
         ops = ["."]
-    return list(p.reads) + ops
+    return ops
+
+
+def grep_recursive(p: ParsedArgs) -> bool:
+    """Does this grep walk directories? ``-r``, ``-R``, and ``-d``/
+    ``--directories`` with any value but ``read`` or ``skip`` (grep takes
+    abbreviations: from a review, ``grep -d rec`` recursed)."""
+    if p.has("-r", "-R", "--recursive", "--dereference-recursive"):
+        return True
+    return any(v not in ("read", "skip") for f, v in p.flags
+               if f in ("-d", "--directories") and v is not None)

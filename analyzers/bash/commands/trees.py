@@ -1,11 +1,13 @@
 """Which commands read the contents of files they find themselves below a
-directory (see :mod:`..workspace` for why it matters: dotenv files)."""
+directory (see :mod:`..workspace` for why it matters: dotenv files), and
+the name filters each applies as the real tool does."""
 
 from __future__ import annotations
 
-from ..workspace import TreeRead
+from ..workspace import Filter, TreeRead, glob_root
 from .find import FindFacts
 from .flags import ParsedArgs
+from .search import grep_recursive, search_operands
 
 #: a reader run on found files that prints what is in them (wc, ls, file,
 #: stat, du and the checksums print counts, names and hashes)
@@ -14,59 +16,71 @@ CONTENT_READERS = frozenset({"cat", "head", "tail", "grep", "egrep", "fgrep", "r
 _NAMES_ONLY = frozenset({"-l", "-L", "-c", "-q", "--files-with-matches", "--files-without-match",
                          "--count", "--count-matches", "--quiet", "--silent", "--files",
                          "--type-list"})
-_GREP_RECURSIVE = frozenset({"-r", "-R", "--recursive", "--dereference-recursive"})
-
-
-def _values(p: ParsedArgs, *names: str) -> list[str]:
-    return [v for f, v in p.flags if f in names and v is not None]
 
 
 def prints_content(argv0: str, p: ParsedArgs) -> bool:
+    if argv0 == "rg" and p.has("-L"):
+        # rg -L is --follow, not --files-without-match as in grep
+        return not p.has(*(_NAMES_ONLY - {"-L"}))
     return argv0 in CONTENT_READERS and not p.has(*_NAMES_ONLY)
 
 
-def search_trees(argv: tuple[str, ...], p: ParsedArgs, roots: list[str]) -> tuple[TreeRead, ...]:
-    """grep -r and rg walk their operands (``roots``, the working directory
-    when none is given)."""
+def search_trees(argv: tuple[str, ...], p: ParsedArgs) -> tuple[TreeRead, ...]:
+    """grep -r and rg walk their operands (the working directory when none
+    is given)."""
     name = argv[0]
-    if not prints_content(name, p):
+    if not prints_content(name, p) or (name != "rg" and not grep_recursive(p)):
         return ()
-    if name == "rg":
-        return tuple(TreeRead(r, *_rg_filters(argv, p)) for r in roots)
-    recursive = p.has(*_GREP_RECURSIVE) or "recurse" in _values(p, "-d", "--directories")
-    if not recursive:
-        return ()
-    names = tuple((g, False) for g in _values(p, "--include"))
-    # several --include globs are alternatives: one alone is a test
-    return tuple(TreeRead(r, names if len(names) == 1 else (), tuple(_values(p, "--exclude")))
-                 for r in roots)
+    walk = _rg_walk(p) if name == "rg" else _grep_walk(p)
+    return tuple(_at(glob_root(r), walk) for r in search_operands(name, p))
 
 
-def _rg_filters(
-    argv: tuple[str, ...], p: ParsedArgs
-) -> tuple[tuple[tuple[str, bool], ...], tuple[str, ...], bool]:
-    globs = [(g, False) for g in _values(p, "-g", "--glob")]
-    globs += [(g, True) for g in _values(p, "--iglob")]
-    # gitignore-style: a glob with a `/` matches paths, not names
-    excludes = tuple(g[1:] for g, fold in globs if g.startswith("!") and "/" not in g and not fold)
-    positive = [(g, fold) for g, fold in globs if not g.startswith("!")]
-    names = tuple(positive) if len(positive) == 1 and "/" not in positive[0][0] else ()
-    u_count = sum(t.count("u") for t in argv[1:] if t.startswith("-") and not t.startswith("--"))
-    hidden = p.has("--hidden", "-.", "--unrestricted") or u_count >= 2
-    return names, excludes, not hidden
+def _at(root: str, walk: TreeRead) -> TreeRead:
+    return TreeRead(root, walk.names, walk.filters, walk.unmatched_read, walk.follows_links)
+
+
+def _grep_walk(p: ParsedArgs) -> TreeRead:
+    """GNU grep: of --include/--exclude the last that matches a name wins;
+    a name none matches is read unless the first of them is --include."""
+    filters: list[Filter] = [(v, f == "--include", False) for f, v in p.flags
+                             if f in ("--include", "--exclude") and v is not None]
+    unmatched = not filters or not filters[0][1]
+    return TreeRead("", (), tuple(filters), unmatched,
+                    p.has("-R", "--dereference-recursive"))
+
+
+def _rg_walk(p: ParsedArgs) -> TreeRead:
+    """ripgrep: of its globs the last that matches wins (`!` excludes); with
+    any including glob, a name none matches is not read. File types (-t,
+    --type-add) filter nothing here: a type may be defined to hold .env."""
+    filters: list[Filter] = []
+    for f, v in p.flags:
+        if f in ("-g", "--glob", "--iglob") and v is not None:
+            include = not v.startswith("!")
+            filters.append((v if include else v[1:], include, f == "--iglob"))
+    unmatched = not any(include for _, include, _ in filters)
+    return TreeRead("", (), tuple(filters), unmatched, p.has("-L", "--follow"))
 
 
 def diff_trees(p: ParsedArgs) -> tuple[TreeRead, ...]:
+    """diff -r walks both sides, ``--from-file``/``--to-file`` too (from a
+    review: ``diff -rN --to-file=. src`` printed .env); it follows links
+    unless told not to."""
     if not p.has("-r", "--recursive"):
         return ()
-    return tuple(TreeRead(op) for op in p.positionals)
+    sides = [*p.positionals, *(v for f, v in p.flags
+                               if f in ("--from-file", "--to-file") and v is not None)]
+    follows = not p.has("--no-dereference")
+    return tuple(TreeRead(glob_root(s), follows_links=follows) for s in sides)
 
 
-def found_trees(find: FindFacts, reader: tuple[str, ...], p: ParsedArgs) -> tuple[TreeRead, ...]:
+def found_trees(find: FindFacts, reader: tuple[str, ...], p: ParsedArgs,
+                follows: bool) -> tuple[TreeRead, ...]:
     """A reader run on what a find found (``-exec … {} +``,
     ``-print0 | xargs -0``) reads below find's roots: only the files that
     passed find's name tests, unless it walks on itself (grep -r, rg)."""
     if not reader or not prints_content(reader[0], p):
         return ()
-    walks = reader[0] == "rg" or p.has(*_GREP_RECURSIVE)
-    return tuple(TreeRead(r, () if walks else find.names) for r in find.roots)
+    if reader[0] == "rg" or (reader[0] != "rg" and grep_recursive(p)):
+        return tuple(TreeRead(glob_root(r), follows_links=True) for r in find.roots)
+    return tuple(TreeRead(glob_root(r), find.names, follows_links=follows) for r in find.roots)

@@ -20,6 +20,7 @@ _LAZY = {
     "HostFile": "hostrun",
     "host_files": "hostrun",
     "FsPlan": "plan",
+    "PathRight": "plan",
     "build_plan": "plan",
     "EnvPolicy": "policy",
     "FilesystemPolicy": "policy",
@@ -69,7 +70,7 @@ if TYPE_CHECKING:
     from .dotenv_scan import DotenvBelow, dotenv_below
     from .guards import runtime_dir
     from .hostrun import HostFile, host_files
-    from .plan import FsPlan, build_plan
+    from .plan import FsPlan, PathRight, build_plan
     from .policy import (
         EnvPolicy,
         FilesystemPolicy,
@@ -107,6 +108,7 @@ __all__ = [
     "Limits",
     "NetworkPolicy",
     "OutputCapture",
+    "PathRight",
     "PolicyError",
     "Probe",
     "ProxyEvent",

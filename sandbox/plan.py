@@ -46,7 +46,14 @@ _NEVER_WRITABLE = frozenset({"/", "/home", "/root", "/var", "/opt", "/srv", *_SY
 
 @dataclass(frozen=True, slots=True)
 class FsPlan:
-    """Resolved, absolute, deduplicated paths for a backend to render."""
+    """Resolved, absolute, deduplicated paths for a backend to render, and
+    the one answer to "may this path be read / written?" that the sandbox
+    and the gateway's file tools share (:meth:`may_read`, :meth:`may_write`):
+    a file tool can never reach what a sandboxed command cannot.
+
+    ``cwd`` is where the command runs; ``workspace`` the directory the
+    policy's workspace rights and relative paths are about (a persistent
+    `cd sub` moves the first, never shrinks the second)."""
 
     cwd: str
     writable: tuple[str, ...]
@@ -78,6 +85,56 @@ class FsPlan:
     unscanned: tuple[str, ...] = ()
     #: what the plan wants the user to know (one line each)
     notes: tuple[str, ...] = ()
+    #: the workspace (the run's directory unless given apart)
+    workspace: str = ""
+
+    def may_read(self, path: str) -> PathRight:
+        """May a file tool read ``path``, as a sandboxed ``cat`` could?
+        Links and ``..`` are resolved first: a link into a hidden directory
+        reads what the link points to. Hidden paths (the sensitive list,
+        other projects' dotenv files, the sandbox's own state) and the
+        private ``/tmp`` (the command sees an empty one of its own) are not
+        readable."""
+        real = os.path.realpath(path)
+        hidden = next((h for h in (*self.hidden_dirs, *self.hidden_files) if _inside(real, h)),
+                      None)
+        if hidden is not None:
+            return PathRight(False, f"{real} is hidden by the sandbox ({hidden})")
+        if self.private_tmp == "/tmp" and _inside(real, "/tmp") and not any(  # noqa: S108
+                _inside(real, w) for w in (*self.writable, self.workspace, self.cwd) if w):
+            return PathRight(False, f"{real} is in /tmp, which sandboxed commands see empty")
+        return PathRight(True, f"{real} is readable")
+
+    def may_write(self, path: str) -> PathRight:
+        """May a file tool write ``path``, as a sandboxed command could and
+        keep? Only inside a writable root, never at or below a protected,
+        blocked, tripwired or hidden path (a tripwired file a command writes
+        is put back after its run; a file tool has no "after")."""
+        real = os.path.realpath(path)
+        read = self.may_read(real)
+        if not read.allowed:
+            return read
+        if not any(_inside(real, w) for w in self.writable):
+            return PathRight(False, f"{real} is outside the writable roots "
+                                    f"({', '.join(self.writable) or 'none'})")
+        for kind, paths in (("read-only", self.protected),
+                            ("blocked", tuple(p for p, _ in self.stubs)),
+                            ("guarded: the host may run it", self.tripwires)):
+            hit = next((p for p in paths if _inside(real, p)), None)
+            if hit is not None:
+                return PathRight(False, f"{real} is {kind} in the sandbox ({hit})")
+        return PathRight(True, f"{real} is writable")
+
+
+@dataclass(frozen=True, slots=True)
+class PathRight:
+    """The answer to "may this path be read / written?", with its reason."""
+
+    allowed: bool
+    reason: str
+
+    def __bool__(self) -> bool:
+        return self.allowed
 
 
 def expand(path: str, home: str, cwd: str) -> str:
@@ -210,24 +267,27 @@ def _dotenv_paths(home: str, keep: list[str], cache: Path | None) -> list[str]:
 
 def build_plan(
     policy: SandboxPolicy,
-    cwd: str,
+    workspace: str,
     *,
     home: str,
     private_tmp: str | None,
+    cwd: str | None = None,
     hide: tuple[str, ...] = (),
     dotenv_cache: Path | None = None,
     state_dir: Path | None = None,
 ) -> FsPlan:
-    """Resolve ``policy`` against the filesystem for a run in ``cwd``;
-    ``hide`` adds directories the command must not see (the sandbox's own
-    state); ``dotenv_cache`` and ``state_dir`` are where the walks for
-    ``.env`` files and for repositories keep their state between runs."""
-    cwd = os.path.realpath(cwd)
+    """Resolve ``policy`` against the filesystem for a run in ``cwd`` (the
+    ``workspace`` unless given); ``hide`` adds directories the command must
+    not see (the sandbox's own state); ``dotenv_cache`` and ``state_dir``
+    are where the walks for ``.env`` files and for repositories keep their
+    state between runs."""
+    run_cwd = os.path.realpath(cwd if cwd is not None else workspace)
+    ws = os.path.realpath(workspace)
     fs = policy.filesystem
-    roots = _writable_roots(policy, cwd, home)
-    hidden = _mountable(_sensitive_paths(home), _account_homes(home), [*roots, cwd])
-    hidden += _dotenv_paths(home, [*roots, cwd], dotenv_cache)
-    hidden += [expand(p, home, cwd) for p in fs.deny_read]
+    roots = _writable_roots(policy, ws, home)
+    hidden = _mountable(_sensitive_paths(home), _account_homes(home), [*roots, ws, run_cwd])
+    hidden += _dotenv_paths(home, [*roots, ws, run_cwd], dotenv_cache)
+    hidden += [expand(p, home, ws) for p in fs.deny_read]
     hidden += [os.path.realpath(p) for p in hide]
     hidden = [h for h in dict.fromkeys(hidden) if os.path.lexists(h)]
     # A read-deny wins over a write-allow: a root inside a hidden path is dropped.
@@ -236,7 +296,7 @@ def build_plan(
     scan = find_repos(roots, _repo_cache(state_dir, roots))
     repos = list(scan.repos)
     targets = host_run_targets(roots, repos, home, git_read_only=fs.git == "read-only")
-    block = [*targets.block, *((expand(p, home, cwd), "file", True) for p in fs.deny_write)]
+    block = [*targets.block, *((expand(p, home, ws), "file", True) for p in fs.deny_write)]
     # A work tree whose `.git` is a file (a linked worktree, a submodule):
     # rewriting it would point git at a planted directory.
     block += [(os.path.join(r.worktree, ".git"), "file", False)
@@ -272,8 +332,11 @@ def build_plan(
     tripwire_set = set(tripwires)
     protected = [*layout.protected, *read_only]
     covering = {s for s, _ in layout.stubs} | set(protected)
+    if any(_inside(run_cwd, h) for h in hidden):
+        raise PolicyError(f"the working directory {run_cwd} is hidden by the sandbox")
     return FsPlan(
-        cwd=cwd,
+        cwd=run_cwd,
+        workspace=ws,
         writable=tuple(roots),
         pinned=tuple(p for p in layout.pinned
                      if p not in covering and not _below(p, covering) and p not in roots),

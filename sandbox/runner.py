@@ -85,9 +85,11 @@ class _Prepared:
     launch: Launch | None = None
 
 
-def _plan(chosen: Backend, policy: SandboxPolicy, cwd: str, home: str, res: Resources) -> FsPlan:
+def _plan(chosen: Backend, policy: SandboxPolicy, workspace: str, cwd: str, home: str,
+          res: Resources) -> FsPlan:
     if chosen == "none":
-        return build_plan(policy, cwd, home=home, private_tmp=None, state_dir=runtime_dir())
+        return build_plan(policy, workspace, cwd=cwd, home=home, private_tmp=None,
+                          state_dir=runtime_dir())
     if chosen == "bwrap":
         private_tmp = "/tmp"  # noqa: S108 - a size-capped tmpfs inside the sandbox (linux/bwrap.py)
     else:  # seatbelt: a host directory, removed after the run whatever its modes
@@ -96,8 +98,9 @@ def _plan(chosen: Backend, policy: SandboxPolicy, cwd: str, home: str, res: Reso
         private_tmp = os.path.join(scratch, "tmp")
         os.mkdir(private_tmp, 0o700)
     state = runtime_dir()
-    return build_plan(policy, cwd, home=home, private_tmp=private_tmp, hide=(str(state),),
-                      dotenv_cache=state / "dotenv-scan.json", state_dir=state)
+    return build_plan(policy, workspace, cwd=cwd, home=home, private_tmp=private_tmp,
+                      hide=(str(state),), dotenv_cache=state / "dotenv-scan.json",
+                      state_dir=state)
 
 
 def _prepare(
@@ -152,6 +155,7 @@ def run(
     policy: SandboxPolicy,
     *,
     cwd: str,
+    workspace: str | None = None,
     env: dict[str, str] | None = None,
     timeout: float | None = None,
     on_output: OutputCallback | None = None,
@@ -162,12 +166,17 @@ def run(
 ) -> ExecResult:
     """Run ``argv`` in ``cwd`` under ``policy``. Returns how it ended; raises
     :class:`SandboxUnavailable` when the sandbox itself cannot start.
+    ``workspace`` (``cwd`` unless given) is what the policy's workspace
+    rights are about: a session whose command did `cd sub` runs the next one
+    in ``sub`` with the same writable workspace.
     ``stdin`` is bytes, a descriptor to copy from (the command gets a pipe,
     never the descriptor), or None for /dev/null."""
     if not argv:
         raise SandboxUnavailable("nothing to run")
     if not os.path.isdir(cwd):
         raise SandboxUnavailable(f"working directory {cwd!r} does not exist")
+    if workspace is not None and not os.path.isdir(workspace):
+        raise SandboxUnavailable(f"workspace {workspace!r} does not exist")
     chosen = backend or default_backend()
     environ = dict(os.environ if env is None else env)
     home = environ.get("HOME") or os.path.expanduser("~")
@@ -176,7 +185,7 @@ def run(
     try:
         with run_lock() as record:
             try:
-                plan = _plan(chosen, policy, cwd, home, res)
+                plan = _plan(chosen, policy, workspace or cwd, cwd, home, res)
                 if chosen == "bwrap":
                     record_stubs(plan, record)
                 prepared = _prepare(chosen, argv, policy, plan, sandbox_env(policy, environ),

@@ -131,8 +131,10 @@ def _plan_mounts(plan: FsPlan, opts: BwrapOptions) -> list[str]:
         # vanishes with the sandbox's mount namespace.
         op(0, "/tmp", "--perms", "1777", "--size", str(opts.tmp_size),  # noqa: S108
            "--tmpfs", "/tmp")  # noqa: S108
-    if plan.cwd not in plan.writable:
-        op(1, plan.cwd, "--ro-bind", plan.cwd, plan.cwd)  # stays visible over a private /tmp
+    for seen in dict.fromkeys(p for p in (plan.workspace, plan.cwd) if p):
+        # the workspace and the working directory stay visible over a private /tmp
+        if not any(seen == w or seen.startswith(w.rstrip("/") + "/") for w in plan.writable):
+            op(1, seen, "--ro-bind", seen, seen)
     for path in plan.writable:
         op(1, path, "--bind", path, path)
     for path in plan.pinned:
@@ -152,6 +154,7 @@ def _plan_mounts(plan: FsPlan, opts: BwrapOptions) -> list[str]:
     # bubblewrap must make the mount point in it.
     below = _mounted_below([*plan.writable, *plan.pinned, *plan.protected,
                             *(p for p, _ in plan.stubs), *plan.hidden_files, plan.cwd,
+                            *([plan.workspace] if plan.workspace else []),
                             *opts.sys_visible])
     for path in (*plan.hidden_dirs, *opts.sys_hidden):
         if opts.empty_dir is not None and path not in below:

@@ -87,7 +87,7 @@ def sandbox_part(console: Console) -> None:
             except SandboxError as exc:
                 console.print(Text(f"sandbox unavailable: {exc}", style="red"))
                 continue
-            console.print(Text(result.stdout + result.stderr, style="cyan"))
+            console.print(Text(result.stdout_text + result.stderr_text, style="cyan"))
             if profile == "workspace-write":
                 held = not outside.exists()
                 console.print(

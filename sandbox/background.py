@@ -8,14 +8,15 @@ from collections.abc import Sequence
 
 from .policy import SandboxPolicy
 from .runner import Backend, run
-from .supervise import ExecResult, kill_tree
+from .supervise import ExecResult, OutputCallback, kill_tree
 
 
 class BackgroundProcess:
     """A sandboxed command running on a thread: read its output as it comes,
     wait for it, or stop it (the whole process tree)."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_output: OutputCallback | None = None) -> None:
+        self._listener = on_output
         self._lock = threading.Lock()
         self._chunks: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
         # One incremental decoder per stream: a UTF-8 character split
@@ -32,6 +33,11 @@ class BackgroundProcess:
     def _on_output(self, stream: str, data: bytes) -> None:
         with self._lock:
             self._chunks[stream].append(data)
+        if self._listener is not None:
+            try:
+                self._listener(stream, data)  # as it comes: a caller streams progress
+            except Exception:  # a listener's bug must not stop the run
+                self._listener = None  # the output is still kept for read()
 
     def _on_start(self, pid: int) -> None:
         self._pid = pid
@@ -71,12 +77,16 @@ def start_background(
     policy: SandboxPolicy,
     *,
     cwd: str,
+    workspace: str | None = None,
     env: dict[str, str] | None = None,
     timeout: float | None = None,
     backend: Backend | None = None,
+    on_output: OutputCallback | None = None,
 ) -> BackgroundProcess:
-    """Start ``argv`` in the sandbox without waiting for it."""
-    bg = BackgroundProcess()
+    """Start ``argv`` in the sandbox without waiting for it. ``on_output``
+    hears every chunk as it arrives (on the run's thread); :meth:`read`
+    still returns everything since its last call."""
+    bg = BackgroundProcess(on_output)
 
     def target() -> None:
         try:
@@ -84,6 +94,7 @@ def start_background(
                 argv,
                 policy,
                 cwd=cwd,
+                workspace=workspace,
                 env=env,
                 timeout=timeout,
                 on_output=bg._on_output,

@@ -114,6 +114,6 @@ def enumerate_gitlinks(
     if parser.overflow:
         return Enumeration(None, f"the index holds more than {_MAX_LINKS} gitlinks")
     if result.exit_code != 0:
-        said = " ".join(result.stderr.split())[:300] or f"exit status {result.exit_code}"
+        said = " ".join(result.stderr_text.split())[:300] or f"exit status {result.exit_code}"
         return Enumeration(frozenset(), f"git refuses to read the index ({said})")
     return Enumeration(frozenset(parser.links))

@@ -141,8 +141,8 @@ def _not_executed(argv0: str, exc: OSError) -> ExecResult:
     return ExecResult(
         exit_code=127 if isinstance(exc, FileNotFoundError) else 126,
         signal=None,
-        stdout="",
-        stderr=f"shellgate: {argv0}: {strerror}\n",
+        stdout=b"",
+        stderr=f"shellgate: {argv0}: {strerror}\n".encode(),
         timed_out=False,
         truncated=False,
         duration=0.0,

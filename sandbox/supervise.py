@@ -58,14 +58,16 @@ class TreeMonitor(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class ExecResult:
-    """How a sandboxed command ended. Output is decoded (UTF-8, replacement
-    characters for invalid bytes) and capped: the head and the tail are kept,
-    with a marker saying how much was dropped."""
+    """How a sandboxed command ended. Output is kept as bytes (an image a
+    command prints must survive to the edge that decodes it) and capped: the
+    head and the tail are kept, with a marker saying how much was dropped;
+    :attr:`stdout_text`/:attr:`stderr_text` decode it (UTF-8, replacement
+    characters for invalid bytes)."""
 
     exit_code: int | None
     signal: int | None
-    stdout: str
-    stderr: str
+    stdout: bytes
+    stderr: bytes
     timed_out: bool
     truncated: bool
     duration: float
@@ -85,6 +87,14 @@ class ExecResult:
     @property
     def ok(self) -> bool:
         return self.exit_code == 0 and not self.timed_out
+
+    @property
+    def stdout_text(self) -> str:
+        return self.stdout.decode("utf-8", "replace")
+
+    @property
+    def stderr_text(self) -> str:
+        return self.stderr.decode("utf-8", "replace")
 
 
 class OutputCapture:
@@ -112,16 +122,16 @@ class OutputCapture:
     def truncated(self) -> bool:
         return self.total > len(self.head) + len(self.tail)
 
-    def text(self) -> str:
-        head = self.head.decode("utf-8", "replace")
+    def data(self) -> bytes:
+        """What was kept, with a marker where the middle was dropped."""
         if not self.truncated:
-            return head + self.tail.decode("utf-8", "replace")
+            return bytes(self.head + self.tail)
         dropped = self.total - len(self.head) - len(self.tail)
-        return (
-            head
-            + f"\n[... {dropped} bytes of output truncated ...]\n"
-            + self.tail.decode("utf-8", "replace")
-        )
+        marker = f"\n[... {dropped} bytes of output truncated ...]\n".encode()
+        return bytes(self.head) + marker + bytes(self.tail)
+
+    def text(self) -> str:
+        return self.data().decode("utf-8", "replace")
 
 
 def rlimits(limits: Limits, *, data: int | None = None) -> list[tuple[int, int]]:
@@ -287,8 +297,8 @@ def supervise(
     return ExecResult(
         exit_code=exit_code,
         signal=sig,
-        stdout=state.captures["stdout"].text(),
-        stderr=state.captures["stderr"].text(),
+        stdout=state.captures["stdout"].data(),
+        stderr=state.captures["stderr"].data(),
         timed_out=state.timed_out,
         truncated=any(c.truncated for c in state.captures.values()),
         duration=time.monotonic() - start,

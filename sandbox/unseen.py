@@ -133,6 +133,6 @@ def _ignored(worktree: str, rels: list[str], *, home: str,
     if result.timed_out or result.killed_reason:
         return [], "git did not answer in time"
     if result.exit_code not in (0, 1):  # 1: nothing is ignored
-        return [], " ".join(result.stderr.split())[:200] or f"exit status {result.exit_code}"
+        return [], " ".join(result.stderr_text.split())[:200] or f"exit status {result.exit_code}"
     out = b"".join(chunks).split(b"\0")
     return sorted(os.fsdecode(p) for p in out if p), ""

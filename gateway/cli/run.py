@@ -181,7 +181,7 @@ class _Output:
 
 def _report(result: ExecResult) -> int:
     if result.exec_error is not None:
-        sys.stderr.write(result.stderr)
+        sys.stderr.write(result.stderr_text)
         return result.exit_code if result.exit_code is not None else 127
     if result.timed_out:
         print(f"shellgate: timed out after {result.duration:.1f}s; process tree killed",

@@ -222,7 +222,7 @@ class Launch:
         if not executed:
             if result.signal is not None:
                 return result  # bwrap itself was killed from outside: nothing to add
-            message = _bwrap_message(result.stderr)
+            message = _bwrap_message(result.stderr_text)
             if self.channel is None and message.startswith("execvp "):
                 return _exec_failure(result, self.argv0, message.rpartition(": ")[2])
             raise SandboxUnavailable(f"bubblewrap failed: {message}")
@@ -296,7 +296,7 @@ def _exec_failure(
         result,
         exit_code=126 if code in _NOT_EXECUTABLE else 127,
         signal=None,
-        stderr=f"shellgate: {argv0}: {strerror}\n",
+        stderr=f"shellgate: {argv0}: {strerror}\n".encode(),
         exec_error=strerror,
     )
 

@@ -98,6 +98,6 @@ def test_a_run_in_a_subdirectory_keeps_the_whole_workspace_writable(
     result = run(["sh", "-c", "pwd; echo x > ../top.txt; echo y > ../../escaped.txt"],
                  load_profile("workspace-write"), cwd=str(ws / "src"), workspace=str(ws),
                  env={"PATH": "/usr/bin:/bin", "HOME": str(home)})
-    assert result.stdout.splitlines()[0] == str(ws / "src")
+    assert result.stdout_text.splitlines()[0] == str(ws / "src")
     assert (ws / "top.txt").read_text() == "x\n"
     assert not (home / "escaped.txt").exists()

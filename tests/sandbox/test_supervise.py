@@ -46,7 +46,7 @@ def _run(argv: list[str], **kw: object) -> object:
 
 def test_exit_code_stdout_and_stderr_are_reported() -> None:
     r = _run(["sh", "-c", "echo out; echo err >&2; exit 3"])
-    assert (r.exit_code, r.stdout, r.stderr, r.timed_out) == (3, "out\n", "err\n", False)  # type: ignore[attr-defined]
+    assert (r.exit_code, r.stdout, r.stderr, r.timed_out) == (3, b"out\n", b"err\n", False)  # type: ignore[attr-defined]
 
 
 def test_death_by_signal_is_reported_as_a_signal() -> None:
@@ -63,7 +63,7 @@ def test_output_is_streamed_in_order_while_the_command_runs() -> None:
 
 
 def test_stdin_is_passed_to_the_command() -> None:
-    assert _run(["cat"], stdin=b"from stdin").stdout == "from stdin"  # type: ignore[attr-defined]
+    assert _run(["cat"], stdin=b"from stdin").stdout == b"from stdin"  # type: ignore[attr-defined]
 
 
 def test_the_wall_timeout_kills_the_whole_process_tree() -> None:
@@ -90,7 +90,7 @@ def test_output_beyond_the_cap_is_truncated_not_buffered() -> None:
     r = _run(["sh", "-c", "head -c 5000000 /dev/zero | tr '\\0' x"],
              limits=Limits(max_output_bytes=1000))
     assert r.truncated and len(r.stdout) < 1200  # type: ignore[attr-defined]
-    assert "4999000 bytes of output truncated" in r.stdout  # type: ignore[attr-defined]
+    assert b"4999000 bytes of output truncated" in r.stdout  # type: ignore[attr-defined]
 
 
 @pytest.mark.sandbox
@@ -105,14 +105,27 @@ def test_a_background_run_can_be_read_while_running_and_stopped(tmp_path: Path) 
     assert "started" in out and bg.running
     result = bg.stop()
     assert result is not None and not bg.running
-    assert "never" not in result.stdout
+    assert b"never" not in result.stdout
+
+
+@pytest.mark.sandbox
+def test_a_background_run_reports_output_as_it_comes(tmp_path: Path) -> None:
+    heard: list[tuple[str, bytes, float]] = []
+    bg = start_background(["sh", "-c", "echo first; sleep 1; echo second >&2"], load_profile(),
+                          cwd=str(tmp_path),
+                          on_output=lambda stream, data: heard.append(
+                              (stream, data, time.monotonic())))
+    result = bg.wait(30)
+    assert result is not None and result.exit_code == 0
+    assert [(s, d) for s, d, _ in heard] == [("stdout", b"first\n"), ("stderr", b"second\n")]
+    assert heard[1][2] - heard[0][2] > 0.5, "the first chunk came before the command ended"
 
 
 @pytest.mark.sandbox
 def test_a_background_run_that_finishes_reports_its_result(tmp_path: Path) -> None:
     bg = start_background(["sh", "-c", "echo done; exit 4"], load_profile(), cwd=str(tmp_path))
     result = bg.wait(30)
-    assert result is not None and result.exit_code == 4 and result.stdout == "done\n"
+    assert result is not None and result.exit_code == 4 and result.stdout == b"done\n"
 
 
 @pytest.mark.sandbox
@@ -131,3 +144,11 @@ def test_a_character_split_between_two_reads_is_decoded_whole(tmp_path: Path) ->
         time.sleep(0.05)
     seen += bg.read()[0]
     assert seen == "é\n"
+
+
+def test_binary_output_survives_byte_for_byte() -> None:
+    """An image a command prints must reach the edge that decodes it intact."""
+    png = bytes(range(256)) * 4
+    r = _run(["cat"], stdin=png)
+    assert r.stdout == png  # type: ignore[attr-defined]
+    assert r.stdout_text.startswith("\x00\x01")  # type: ignore[attr-defined]

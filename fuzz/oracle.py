@@ -106,7 +106,8 @@ class Oracle:
         return WorkspaceFacts(searched=(project,),
                               dotenv_files=tuple(project + f[top:] for f in found.files),
                               unsearched=tuple(project + u[top:] for u in found.unknown),
-                              dir_links=tuple(project + link[top:] for link in found.links))
+                              dir_links=tuple(project + link[top:] for link in found.links),
+                              dotenv_dirs=tuple(project + d[top:] for d in found.dirs))
 
     # -- set-up -----------------------------------------------------------------------------
 

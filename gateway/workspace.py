@@ -39,6 +39,7 @@ def workspace_facts(
         dotenv_files=found.files,
         unsearched=found.unknown,
         dir_links=found.links,
+        dotenv_dirs=found.dirs,
         repo_programs=repo_programs(cwd) if programs is None else programs,
     )
 

@@ -191,22 +191,26 @@ WORKSPACE_SPEC = WalkSpec(
     budget_s=BUDGET_S,
     revalidate_budget_s=REVALIDATE_BUDGET_S,
     match_dir_links=True,
+    # `.env/`, `.env.d/`: the sensitive list's `**/.env*` covers what is in them
+    match_dir_name=is_dotenv,
 )
 
 
 @dataclass(frozen=True, slots=True)
 class DotenvBelow:
     """The dotenv files below some directories: ``searched`` (existing
-    directories walked), ``files`` found (a ``.envs`` directory as
-    ``.envs/.env``), ``unknown`` directories the walk could not finish or
-    list — a dotenv file may be anywhere below them — and ``links``,
-    symbolic links to directories (not followed: a walk that follows one
-    goes where nobody searched)."""
+    directories walked), ``files`` found, ``dirs`` (``.envs/``, ``.env.d/``:
+    dotenv directories, not entered — everything in them counts),
+    ``unknown`` directories the walk could not finish or list — a dotenv
+    file may be anywhere below them — and ``links``, symbolic links that
+    are not to a file (not followed: a walk that follows one goes where
+    nobody searched)."""
 
     searched: tuple[str, ...]
     files: tuple[str, ...]
     unknown: tuple[str, ...]
     links: tuple[str, ...] = ()
+    dirs: tuple[str, ...] = ()
 
 
 def dotenv_below(
@@ -225,8 +229,9 @@ def dotenv_below(
         key = hashlib.sha256("\0".join(roots).encode()).hexdigest()[:16]
         cache = cache_dir / f"dotenv-below-{key}.json"
     found = walk(WORKSPACE_SPEC, roots, cache, budget=budget)
-    files = [os.path.join(p, ".env") if os.path.basename(p) in DOTENV_DIRS else p
-             for p in found.found if not p.endswith("/")]
+    names = [p for p in found.found if not p.endswith("/")]
+    dirs = [p for p in names if os.path.isdir(p) and not os.path.islink(p)]
     links = [p.rstrip("/") for p in found.found if p.endswith("/")]
     unknown = (*found.unscanned, *found.unchecked, *found.unlistable)
-    return DotenvBelow(tuple(roots), tuple(files), tuple(unknown), tuple(links))
+    return DotenvBelow(tuple(roots), tuple(p for p in names if p not in dirs), tuple(unknown),
+                       tuple(links), tuple(dirs))

@@ -35,7 +35,7 @@ from pathlib import Path
 from .cleanup import prune_caches
 
 _RACY_NS = 2_000_000_000
-_VERSION = 6
+_VERSION = 7
 
 
 @dataclass
@@ -103,9 +103,11 @@ class WalkSpec:
     skip_paths: frozenset[str] = frozenset()
     max_depth: int = 8
     peek_skipped: bool = False
-    #: record a symbolic link to a directory as its name with a trailing
-    #: ``/`` (a name cannot hold one)
+    #: record a symbolic link that is not to a file (a directory, nothing
+    #: yet, a loop) as its name with a trailing ``/`` (a name cannot hold one)
     match_dir_links: bool = False
+    #: a directory recorded (and not entered) when this says so of its name
+    match_dir_name: Callable[[str], bool] | None = None
     budget_s: float = 0.3
     revalidate_budget_s: float = 1.0
 
@@ -266,7 +268,8 @@ def _list(spec: WalkSpec, state: _State, path: str, depth: int) -> None:
             continue
         try:
             if entry.is_dir(follow_symlinks=False):
-                if entry.name in spec.match_dirs:
+                if entry.name in spec.match_dirs or (
+                        spec.match_dir_name is not None and spec.match_dir_name(entry.name)):
                     names.add(entry.name)
                 elif depth < spec.max_depth and entry.path not in state.dirs:
                     skipped = entry.name in spec.skip_dirs or bool(
@@ -277,7 +280,9 @@ def _list(spec: WalkSpec, state: _State, path: str, depth: int) -> None:
                         # listed at the last depth: its own entries are
                         # looked at, its subdirectories not entered
                         state.pending.append((entry.path, spec.max_depth))
-            elif spec.match_dir_links and entry.is_symlink() and entry.is_dir():
+            elif spec.match_dir_links and entry.is_symlink() and not entry.is_file():
+                # a link to nothing yet counts: its target may appear later,
+                # and the link's directory's ctime will not move (a review)
                 names.add(entry.name + "/")
             elif spec.match_file(entry.name):
                 names.add(entry.name)

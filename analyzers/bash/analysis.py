@@ -246,6 +246,11 @@ def _piped_from_alone(commands: tuple[SimpleCommand, ...], index: int) -> bool:
     cmd, prev = commands[index], commands[index - 1]
     return (
         not prev.nested
+        # `{ printf -- '/etc/passwd\\0'; } 2< <(find . -print0) | xargs -0 cat`:
+        # the find is a group's redirection, the printf feeds the pipe
+        # (from a review)
+        and not prev.substituted
+        and not cmd.substituted
         and len(prev.scope) == len(cmd.scope)
         and prev.scope != cmd.scope
         and sum(1 for c in commands if c.scope == prev.scope) == 1
@@ -352,6 +357,8 @@ def _subcommand(
         facts = command_facts(argv, stdin_args=unwrapped.stdin_args, stdin_find=stdin_find)
         cd = facts.cd
         for tree in facts.trees:
+            if tree.root in pipes:
+                continue  # `diff <(ls a) <(ls b)` walks no directory
             for cwd in cwds:
                 root = resolve(tree.root, cwd, home)
                 if root is None:

@@ -104,6 +104,9 @@ class SimpleCommand:
     op: str | None = None
     scope: tuple[int, ...] = ()
     nested: bool = False
+    #: inside a ``<(…)``: runs beside the command reading it, its output
+    #: goes to that command, never down the surrounding pipe
+    substituted: bool = False
 
     @property
     def argv(self) -> tuple[str, ...]:

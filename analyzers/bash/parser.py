@@ -227,6 +227,7 @@ class _Walker(WordEvaluator):
     scope_path: tuple[int, ...] = ()
     starts: dict[int, int] = field(default_factory=dict)  # node id -> first command index
     input_pipes: int = 0
+    substituting: int = 0
     _next_scope: int = 0
 
     def __post_init__(self) -> None:
@@ -235,6 +236,8 @@ class _Walker(WordEvaluator):
 
     # -- helpers -----------------------------------------------------------
     def add(self, cmd: SimpleCommand) -> None:
+        if self.substituting:
+            cmd = replace(cmd, substituted=True)
         if len(self.commands) >= MAX_COLLECTED_COMMANDS:
             if len(self.commands) == MAX_COLLECTED_COMMANDS:
                 self.fail(f"more than {MAX_COLLECTED_COMMANDS} commands")
@@ -314,6 +317,7 @@ class _Walker(WordEvaluator):
         saved_scope, saved_path = dict(self.scope), self.scope_path
         self.scope_path = self.new_scope()
         printing, self.printing = self.printing, False
+        self.substituting += 1
         try:
             op: str | None = "&"
             for child in node.children:
@@ -329,6 +333,7 @@ class _Walker(WordEvaluator):
         finally:
             self.scope, self.scope_path = saved_scope, saved_path
             self.printing = printing
+            self.substituting -= 1
 
     def descend(self, node: Any, depth: int, nested: bool) -> None:
         """Best effort: collect every command found below ``node``."""
@@ -499,6 +504,11 @@ class _Walker(WordEvaluator):
         for leaf in leaves:
             if not leaf.is_named or leaf.type in ("test_operator", "regex"):
                 tok = self.text(leaf)
+                if leaf.type == "regex" and any(x in tok for x in ("$", "`", "<(", ">(")):
+                    # tree-sitter keeps the right side of `=~` as text; bash
+                    # expands it. Attack (from a review):
+                    # `[[ a =~ <(touch PWNED) ]]` ran touch.
+                    self.fail("an expansion in a [[ =~ ]] pattern")
                 words.append(Word(tok, tok))
             else:
                 words.append(self.word([leaf], depth, nested))

@@ -31,8 +31,8 @@ class WorkspaceFacts:
     ``searched``: directories searched for dotenv files to every depth,
     except below ``unsearched`` (a search that ran out of time, or could not
     list a directory); ``dotenv_files`` are what it found; ``dir_links``
-    the symbolic links to directories it met (a walk that follows one goes
-    where nobody searched). ``repo_programs``: the configuration entries of
+    the symbolic links it met that are not to a file (a walk that follows
+    one goes where nobody searched). ``repo_programs``: the configuration entries of
     the repository at the working directory that run programs
     (``core.fsmonitor=…``, a clean filter, ``diff.external``), read without
     running git; with any, git's reads are not read-only.
@@ -43,6 +43,8 @@ class WorkspaceFacts:
     unsearched: tuple[str, ...] = ()
     dir_links: tuple[str, ...] = ()
     repo_programs: tuple[str, ...] = ()
+    #: dotenv directories (``.envs/``, ``.env.d/``): every file in them counts
+    dotenv_dirs: tuple[str, ...] = ()
 
 
 #: (pattern, include, fold_case): one name filter, in command-line order
@@ -65,11 +67,17 @@ class TreeRead:
     filters: tuple[Filter, ...] = ()
     unmatched_read: bool = True
     follows_links: bool = False
+    #: how deep below the root files are read (``diff DIR DIR``: 1)
+    max_depth: int | None = None
+    #: directory names not entered (``grep --exclude-dir``)
+    skip_dirs: tuple[str, ...] = ()
 
     def reaches(self, path: str) -> bool:
         """Would this walk read ``path``, an absolute path below ``root``?
         A pattern fnmatch may read differently counts against us: as a
         name test or an include it matches, as an exclude it does not."""
+        if not self.enters(posixpath.dirname(path), 1):
+            return False
         name = posixpath.basename(path)
         if not all(not _plain(p) or _matches(name, p, fold) for p, fold in self.names):
             return False
@@ -79,6 +87,18 @@ class TreeRead:
             if not include and _plain(pattern) and _matches(name, pattern, fold):
                 return False
         return self.unmatched_read
+
+    def enters(self, directory: str, below: int = 0) -> bool:
+        """Would this walk read files ``below`` levels under ``directory``
+        (at or below ``root``)? A dotenv directory is reached when its
+        files would be: their names are not known, so no name test or
+        filter keeps them out."""
+        rel = posixpath.relpath(directory, self.root)
+        parts = [] if rel == "." else rel.split("/")
+        if self.max_depth is not None and len(parts) + below > self.max_depth:
+            return False
+        return not any(_plain(p) and fnmatch.fnmatchcase(part, p)
+                       for part in parts for p in self.skip_dirs)
 
 
 def _matches(name: str, pattern: str, fold: bool) -> bool:
@@ -110,7 +130,20 @@ def dotenv_reached(root: str, tree: TreeRead, facts: WorkspaceFacts | None) -> l
     if tree.follows_links and any(_within(link, root) for link in facts.dir_links):
         return unknown
     walk = dataclasses.replace(tree, root=root)
-    return [f for f in facts.dotenv_files if _within(f, root) and f != root and walk.reaches(f)]
+    files = [f for f in facts.dotenv_files if _within(f, root) and f != root and walk.reaches(f)]
+    dirs = [d for d in facts.dotenv_dirs if _within(d, root) and walk.enters(d, 1)]
+    return files + dirs
+
+
+def glob_tree(root: str, tree: TreeRead) -> TreeRead:
+    """``tree`` walked from a glob operand: from the glob's directory, and
+    following links (bash expands ``*`` to the names, links among them, and
+    every tool follows a link it is given: from a review, ``grep -r KEY *``
+    read another project's .env through ``shared -> ../other``)."""
+    start = glob_root(root)
+    if start == root:
+        return dataclasses.replace(tree, root=root)
+    return dataclasses.replace(tree, root=start, follows_links=True)
 
 
 def glob_root(root: str) -> str:

@@ -119,6 +119,12 @@ NOT_ALLOWED = [
     "echo HEAD:.env | git cat-file --batch",
     "echo $HOME/.ssh/*",
     "cat .envs/.production/.django",
+    # from the second red-team review
+    "[[ a =~ <(touch PWNED) ]]",
+    "cat <<'EOF'\nit's\nEOF\n[[ a =~ <(touch PWNED_F1) ]]; echo \\'",
+    "{ printf -- '/etc/hostname\\0.env\\0'; } 2< <(find . -name '*.txt' -print0) "
+    "| ( xargs -0 cat )",
+    "awk 'BEGIN { x = length /x+/; system(\"touch PWNED\"); y = 1 / 2 }'",
     # git operands are paths wherever they point
     "git diff sub/../../outside f", "git log -p -- sub/../../outside",
     "git show HEAD:.env", "git grep -e x .env",

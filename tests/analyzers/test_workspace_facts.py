@@ -44,6 +44,9 @@ TREE_READERS = [
     "find . -name . -print0 | xargs -0 grep -d recurse SECRET",
     "diff -rN --to-file=. src", "git diff src .", "grep -r K= *", "grep -r K= s*",
     "git grep --untracked --no-exclude-standard SECRET",
+    # from a second review
+    "rg --glob-case-insensitive -g '*.ENV' SECRET", "diff -N . src", "diff . sub",
+    "diff --unidirectional-new-file . src",
 ]
 
 
@@ -139,3 +142,36 @@ def test_the_directories_read_are_reported_resolved() -> None:
     a = analyze_bash("grep -rn x sub/../src", CWD, home=HOME, workspace=EMPTY)
     assert [t.root for s in a.subcommands for t in s.trees] == ["/p/src"]
     assert a.to_dict()["subcommands"][0]["reads_below"] == ["/p/src"]
+
+
+DOTENV_DIRS = WorkspaceFacts(searched=(CWD,), dotenv_dirs=("/p/.envs", "/p/conf/.env.d"))
+
+
+@pytest.mark.parametrize(("command", "decision"), [
+    # whatever the files in them are called, no name filter keeps them out
+    ("grep -r --exclude='.env*' SECRET .", Decision.ASK),
+    ("find . -name '.django' -exec cat {} +", Decision.ASK),
+    ("grep -r --include='.django' K .", Decision.ASK), ("rg -uu -g '.django' K", Decision.ASK),
+    ("grep -r K conf", Decision.ASK),
+    # a walk that does not enter them
+    ("grep -r K src", Decision.ALLOW), ("diff -N . src", Decision.ALLOW),
+    ("grep -r --exclude-dir=.envs --exclude-dir=.env.d K .", Decision.ALLOW),
+    ("grep -r --exclude-dir=.envs K .", Decision.ASK),
+])
+def test_a_dotenv_directory_is_reached_by_any_walk_that_enters_it(
+    command: str, decision: Decision,
+) -> None:
+    """From a review: the walk reported `.envs/` as `.envs/.env`, and name
+    filters (`--exclude='.env*'`) were tested against that invented name;
+    `.env.d/prod` was not seen at all."""
+    assert decide(command, DOTENV_DIRS) is decision
+
+
+@pytest.mark.parametrize("command", ["grep -r SECRET *", "grep -r SECRET s*",
+                                     "grep -rn SECRET ./*"])
+def test_a_glob_operand_follows_the_links_it_expands_to(command: str) -> None:
+    """From a review: `*` expanded to `shared -> ../other`, a link every tool
+    follows when it is given one."""
+    linked = WorkspaceFacts(searched=(CWD,), dir_links=("/p/shared",))
+    assert decide(command, linked) is Decision.ASK
+    assert decide(command, EMPTY) is Decision.ALLOW

@@ -22,6 +22,7 @@ pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 PIECES = ['/', '"', '#', '/"/', "/#/", "print ", "printf ", " ", "x", "2", "(", ")", "?", ":",
+          "length ", "n", "$1",
           "*", "+", "++", ";", "\n", "{", "}", "$1", "if (1) ", "~", '"a"', "/a/",
           'system("touch pwned")', '| "touch pwned"', '> "pwned"', "getline", "ENVIRON", "1"]
 _ORACLE: list[Oracle] = []
@@ -41,6 +42,8 @@ def _oracle() -> Oracle:
 @example(' x = 2 * /"/ } { system("touch pwned") } { y = 2 * /"/ ')
 @example(' x = 1 ? /"/ : 0; printf "hi" > "pwned"; y = 1 ? /"/ : 0 ')
 @example(' if (1) /#/ ; system("touch pwned") ')
+# the second review's: mawk reads a slash after a builtin as a regex
+@example(' x = length /x+/; system("touch pwned"); y = 1 / 2 ')
 def test_an_awk_program_the_analyzer_allows_does_nothing_the_oracle_sees(body: str) -> None:
     command = f"awk {shlex.quote('{' + body + '}')} notes.txt"
     if analyze_bash(command, "/oracle/project", home="/oracle/home").decision is not Decision.ALLOW:

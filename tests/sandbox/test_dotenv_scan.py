@@ -281,12 +281,16 @@ def test_the_workspace_walk_finds_dotenv_files_wherever_a_recursive_grep_reaches
         path.write_text("K=v\n")
     (ws / ".envs" / ".production").mkdir(parents=True)
     (ws / ".envs" / ".production" / ".django").write_text("K=v\n")
+    (ws / "conf" / ".env.d").mkdir(parents=True)
+    (ws / "conf" / ".env.d" / "prod").write_text("K=v\n")
     found = dotenv_below([str(ws)], None)
     assert found.searched == (str(ws),)
     assert found.unknown == ()
     assert set(found.files) == {str(ws / ".env"), str(ws / "node_modules" / "pkg" / ".env"),
                                 str(ws / ".cache" / ".env.local"), str(ws / ".git" / ".env"),
-                                str(deep / ".env"), str(ws / ".envs" / ".env")}
+                                str(deep / ".env")}
+    # dotenv directories: whatever their files are called (from a review)
+    assert set(found.dirs) == {str(ws / ".envs"), str(ws / "conf" / ".env.d")}
 
 
 def test_the_workspace_walk_reports_links_to_directories_and_does_not_follow_them(
@@ -298,9 +302,10 @@ def test_the_workspace_walk_reports_links_to_directories_and_does_not_follow_the
     ws = tmp_path / "ws"
     (ws / "src").mkdir(parents=True)
     (ws / "src" / "shared").symlink_to(other)
+    (ws / "src" / "later").symlink_to(tmp_path / "not-yet")  # dangling: may appear later
     (ws / "file-link").symlink_to(other / ".env")
     found = dotenv_below([str(ws)], None)
-    assert found.links == (str(ws / "src" / "shared"),)
+    assert set(found.links) == {str(ws / "src" / "shared"), str(ws / "src" / "later")}
     assert str(other / ".env") not in found.files
 
 

@@ -58,7 +58,10 @@ def command_substitution(inp: CheckInput) -> str | None:
     view = inp.views.with_double_quotes
     # `diff <(ls a) <(ls b)`: the parser analyzed every `<(…)`'s commands on
     # their own (nodewords.input_pipe) and the outer word is a pipe path
-    analyzed = not inp.legacy and len(_INPUT_PIPE_RE.findall(view)) == inp.parse.input_pipes
+    # Counted in the raw text, not the quote view: a here-document body
+    # the view does not model (`it's` in it) can hide a `<(` there (from a
+    # review); a quoted "<(" counts too, and only asks.
+    analyzed = not inp.legacy and len(_INPUT_PIPE_RE.findall(inp.text)) == inp.parse.input_pipes
     for sub in COMMAND_SUBSTITUTION_PATTERNS:
         if sub.pattern.pattern == _INPUT_PIPE_RE.pattern and analyzed:
             continue

@@ -16,9 +16,10 @@ aside, and allowed only when none of those doors appears:
   as in ``$3 > 100 {print $1}`` and ``if ($1 > 5) print``.
 
 Where a ``/`` opens a regular expression and where it divides is decided
-as awk's lexer does, and a division that could be a regex holding a quote
-is refused (see :func:`_code_only`). Options other than ``-F`` and ``-v`` (``-f`` reads the program
-from a file, gawk's ``-o``/``-p``/``-d`` write files, mawk's ``-W``) ask.
+as awk's lexer does; where the scan cannot tell, every reading is scanned
+(see :func:`_readings`). Options other than ``-F`` and ``-v`` (``-f`` reads
+the program from a file, gawk's ``-o``/``-p``/``-d`` write files, mawk's
+``-W``) ask.
 """
 
 from __future__ import annotations
@@ -58,11 +59,21 @@ def awk_facts(argv: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
 
 
 def program_problem(program: str) -> str | None:
-    """Why this awk program may do more than read its input and print."""
-    code = _code_only(program)
-    if code is None:
-        return ("a string or regular expression does not end on its line, or a `/` may "
-                "divide or open a regular expression")
+    """Why this awk program may do more than read its input and print —
+    under every reading of it the scan cannot rule out (see :func:`_readings`)."""
+    readings = _readings(program)
+    if readings is None:
+        return "a string or regular expression does not end on its line"
+    if not readings:
+        return f"more than {_MAX_READINGS} ways to read its slashes"
+    for code in readings:
+        problem = _code_problem(code)
+        if problem:
+            return problem
+    return None
+
+
+def _code_problem(code: str) -> str | None:
     depth = 0
     braces = 0
     for pos, c in enumerate(code):
@@ -88,67 +99,95 @@ def program_problem(program: str) -> str | None:
     return None
 
 
-def _code_only(program: str) -> str | None:
-    """The program with strings, regular expressions and comments blanked
-    (each replaced by a space), or ``None`` when one does not end or a
-    ``/`` may be read two ways.
+#: the most readings of one program's slashes before it is refused
+_MAX_READINGS = 64
 
-    A ``/`` opens a regular expression where awk expects an operand: after
-    an operator, ``( , { } ; ! ~ $``, a newline, the start, or a keyword
-    (``print /x/``). After an operand (a name, a number, ``)``, ``]``, a
-    literal, ``++``) it divides — except where the grammar says otherwise
-    (``if (c) /re/``), which a scan cannot tell. Misread either way, a
-    ``"`` or ``#`` inside the regex opens a string or a comment in the scan
-    that hides real code (from a review: ``print /"/ | "sh …"; print /"/``
-    ran sh). So a division followed on its line by another ``/`` with a
-    ``"`` or ``#`` between them is refused."""
+
+def _readings(program: str) -> list[str] | None:
+    """The program with strings, regular expressions and comments blanked
+    (each replaced by a space), once for every way to read its slashes;
+    ``None`` when a literal does not end; ``[]`` when there are too many.
+
+    A ``/`` opens a regular expression where awk expects an operand: at the
+    start, after an operator, ``( , { } ; ! ~ $``, a newline or a keyword
+    (``print /x/``). After a number, a literal, ``]`` or ``$1`` it divides.
+    After a name, ``)`` or ``++`` it may be either: ``length /x+/`` is a
+    regex to mawk (a builtin, not a variable), ``if (c) /re/`` one to every
+    awk, ``n / 2`` a division. Read one way when awk reads the other, the
+    scan goes out of step — a ``"`` inside the regex opens a string that
+    hides code, a slash after it opens a regex that hides the next
+    statement (from two reviews: ``print /"/ | "sh …"; print /"/`` and
+    ``x = length /x+/; system(…); y = 1 / 2`` ran sh). So both readings are
+    scanned, and the program is allowed only if every one is harmless."""
     out: list[str] = []
-    i, n = 0, len(program)
-    operand = False  # did the code so far end with an operand?
+    stack: list[tuple[int, bool, str, list[str]]] = [(0, False, "start", [])]
+    while stack:
+        if len(out) + len(stack) > _MAX_READINGS:
+            return []
+        i, operand, sure, code = stack.pop()
+        ended = _scan(program, i, operand, sure, code, stack)
+        if ended is None:
+            return None
+        out.append("".join(code))
+    return out
+
+
+def _scan(program: str, i: int, operand: bool, sure: str, code: list[str],
+          stack: list[tuple[int, bool, str, list[str]]]) -> bool | None:
+    """Scan from ``i`` to the end into ``code``; at a slash that may be read
+    two ways, push the regex reading on ``stack`` and go on as division.
+    ``sure``: what the last token makes of a slash after it ("regex",
+    "division" or "either")."""
+    n = len(program)
     while i < n:
         c = program[i]
         if c == "#":
             end = program.find("\n", i)
             i = n if end < 0 else end
             continue
+        if c == "/" and operand and sure == "either":
+            after = _literal_end(program, i)
+            if after is not None:  # the regex reading, scanned later
+                stack.append((after, True, "division", [*code, " "]))
+            code.append("/")  # this scan: a division
+            operand, sure = False, "regex"
+            i += 1
+            continue
         if c == '"' or (c == "/" and not operand):
             after = _literal_end(program, i)
             if after is None:
                 return None
-            out.append(" ")
-            operand = True
+            code.append(" ")
+            operand, sure = True, "division"
             i = after
             continue
-        if c == "/" and _may_be_regex(program, i):
-            return None
         if c.isalnum() or c == "_":
             j = i
             while j < n and (program[j].isalnum() or program[j] == "_"):
                 j += 1
             word = program[i:j]
-            out.append(word)
-            operand = word not in _KEYWORDS
+            code.append(word)
+            if word in _KEYWORDS:
+                operand, sure = False, "regex"
+            elif word[0].isdigit() or (i > 0 and program[i - 1] == "$"):
+                operand, sure = True, "division"
+            else:
+                operand, sure = True, "either"
             i = j
             continue
-        out.append(c)
-        if c in ")]":
-            operand = True
+        code.append(c)
+        if c == "]":
+            operand, sure = True, "division"
+        elif c == ")":
+            operand, sure = True, "either"
         elif c in "+-" and program[i + 1 : i + 2] == c:
-            out.append(c)  # ++ / --: an operand's end when postfix
-            operand = True
+            code.append(c)
+            operand, sure = True, "either"
             i += 1
         elif not c.isspace() or c == "\n":
-            operand = False
+            operand, sure = False, "regex"
         i += 1
-    return "".join(out)
-
-
-def _may_be_regex(program: str, i: int) -> bool:
-    """Could the division at ``i`` be a regex hiding a ``"`` or ``#``?"""
-    line_end = program.find("\n", i)
-    line = program[i + 1 : line_end if line_end >= 0 else len(program)]
-    close = line.find("/")
-    return close >= 0 and any(ch in line[:close] for ch in '"#')
+    return True
 
 
 def _literal_end(program: str, start: int) -> int | None:

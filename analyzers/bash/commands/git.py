@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from ..workspace import TreeRead, glob_root
+from ..workspace import TreeRead, glob_tree
 from .flags import Arg, ParsedArgs, Spec, parse_args
 
 N, V, NUM, R, OPT = Arg.NONE, Arg.VALUE, Arg.NUM, Arg.READ, Arg.OPTIONAL
@@ -430,9 +430,9 @@ def git_trees(argv: tuple[str, ...]) -> tuple[TreeRead, ...]:
     p = parse_args((sub, *args), Spec(flags=table))
     operands = list(p.positionals)
     if sub == "diff":
-        return tuple(TreeRead(glob_root(o)) for o in operands) if len(operands) == 2 else ()
+        return tuple(glob_tree(o, TreeRead(o)) for o in operands) if len(operands) == 2 else ()
     if not p.has("--untracked"):
         return ()
     if not p.has("-e", "-f"):
         operands = operands[1:]
-    return tuple(TreeRead(glob_root(o)) for o in operands or ["."])
+    return tuple(glob_tree(o, TreeRead(o)) for o in operands or ["."])

@@ -4,7 +4,7 @@ the name filters each applies as the real tool does."""
 
 from __future__ import annotations
 
-from ..workspace import Filter, TreeRead, glob_root
+from ..workspace import Filter, TreeRead, glob_root, glob_tree
 from .find import FindFacts
 from .flags import ParsedArgs
 from .search import grep_recursive, search_operands
@@ -32,11 +32,7 @@ def search_trees(argv: tuple[str, ...], p: ParsedArgs) -> tuple[TreeRead, ...]:
     if not prints_content(name, p) or (name != "rg" and not grep_recursive(p)):
         return ()
     walk = _rg_walk(p) if name == "rg" else _grep_walk(p)
-    return tuple(_at(glob_root(r), walk) for r in search_operands(name, p))
-
-
-def _at(root: str, walk: TreeRead) -> TreeRead:
-    return TreeRead(root, walk.names, walk.filters, walk.unmatched_read, walk.follows_links)
+    return tuple(glob_tree(r, walk) for r in search_operands(name, p))
 
 
 def _grep_walk(p: ParsedArgs) -> TreeRead:
@@ -45,8 +41,9 @@ def _grep_walk(p: ParsedArgs) -> TreeRead:
     filters: list[Filter] = [(v, f == "--include", False) for f, v in p.flags
                              if f in ("--include", "--exclude") and v is not None]
     unmatched = not filters or not filters[0][1]
+    skip = tuple(v for f, v in p.flags if f == "--exclude-dir" and v is not None)
     return TreeRead("", (), tuple(filters), unmatched,
-                    p.has("-R", "--dereference-recursive"))
+                    p.has("-R", "--dereference-recursive"), skip_dirs=skip)
 
 
 def _rg_walk(p: ParsedArgs) -> TreeRead:
@@ -54,24 +51,25 @@ def _rg_walk(p: ParsedArgs) -> TreeRead:
     any including glob, a name none matches is not read. File types (-t,
     --type-add) filter nothing here: a type may be defined to hold .env."""
     filters: list[Filter] = []
+    fold_all = p.has("--glob-case-insensitive")  # from a review: -g '*.ENV' read .env
     for f, v in p.flags:
         if f in ("-g", "--glob", "--iglob") and v is not None:
             include = not v.startswith("!")
-            filters.append((v if include else v[1:], include, f == "--iglob"))
+            filters.append((v if include else v[1:], include, fold_all or f == "--iglob"))
     unmatched = not any(include for _, include, _ in filters)
     return TreeRead("", (), tuple(filters), unmatched, p.has("-L", "--follow"))
 
 
 def diff_trees(p: ParsedArgs) -> tuple[TreeRead, ...]:
-    """diff -r walks both sides, ``--from-file``/``--to-file`` too (from a
-    review: ``diff -rN --to-file=. src`` printed .env); it follows links
-    unless told not to."""
-    if not p.has("-r", "--recursive"):
-        return ()
+    """diff given directories compares the files in them — every depth with
+    -r, the top level without (from a review: ``diff -N . src`` printed
+    .env) — ``--from-file``/``--to-file`` too (``diff -rN --to-file=. src``);
+    it follows links unless told not to."""
     sides = [*p.positionals, *(v for f, v in p.flags
                                if f in ("--from-file", "--to-file") and v is not None)]
-    follows = not p.has("--no-dereference")
-    return tuple(TreeRead(glob_root(s), follows_links=follows) for s in sides)
+    walk = TreeRead("", follows_links=not p.has("--no-dereference"),
+                    max_depth=None if p.has("-r", "--recursive") else 1)
+    return tuple(glob_tree(s, walk) for s in sides)
 
 
 def found_trees(find: FindFacts, reader: tuple[str, ...], p: ParsedArgs,
@@ -81,6 +79,7 @@ def found_trees(find: FindFacts, reader: tuple[str, ...], p: ParsedArgs,
     passed find's name tests, unless it walks on itself (grep -r, rg)."""
     if not reader or not prints_content(reader[0], p):
         return ()
-    if reader[0] == "rg" or (reader[0] != "rg" and grep_recursive(p)):
+    if reader[0] == "rg" or grep_recursive(p):
         return tuple(TreeRead(glob_root(r), follows_links=True) for r in find.roots)
-    return tuple(TreeRead(glob_root(r), find.names, follows_links=follows) for r in find.roots)
+    walk = TreeRead("", find.names, follows_links=follows)
+    return tuple(glob_tree(r, walk) for r in find.roots)

@@ -216,7 +216,12 @@ def _walk(
             )
         )
         if sub.cd is not None and not cmd.nested:
-            nxt = commands[index + 1].op if index + 1 < len(commands) else None
+            # the commands of a later `<(…)` come first in the list and run
+            # beside it (`&`): the cd still holds for the command reading
+            # them (from a review: `cd sub; grep -r K <(true) inner` was
+            # judged in the old directory)
+            later = [c for c in commands[index + 1:] if c.substituted == cmd.substituted]
+            nxt = later[0].op if later else None
             if nxt not in ("&", "|", "|&"):
                 new = _cd_target(sub.cd, here, home)
                 state.append((cmd.scope, tuple(dict.fromkeys((*here, *new)))))
@@ -323,9 +328,12 @@ def _subcommand(
     pipes = {w.value for w in (*cmd.words, *(r.target for r in cmd.redirects if r.target))
              if w.pipe}
 
+    judged: set[tuple[str, Access]] = set()
+
     def add(raw: str, access: Access) -> None:
-        if raw == "" or (raw in pipes and access is not Access.WRITE):
+        if raw == "" or (raw in pipes and access is not Access.WRITE) or (raw, access) in judged:
             return
+        judged.add((raw, access))
         paths.extend(judge_path(raw, access, cwds, home, roots, glob=raw in globs))
 
     if any(w.value is None for w in cmd.words):

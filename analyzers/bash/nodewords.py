@@ -58,6 +58,9 @@ class _Piece:
     mask: str
     quoted: bool
     pipe: bool = False
+    #: the name of a non-secret variable whose value is not known
+    #: (printing mode: `echo $PATH`)
+    opaque: bool = False
 
 
 #: what a `<(…)` word is to the command reading it (bash: /dev/fd/63, 62 …)
@@ -120,6 +123,11 @@ class WordEvaluator:
         mask = "".join(p.mask for p in pieces)
         glob = has_glob(mask)
         brace = has_brace(mask)
+        if (glob or brace) and any(p.opaque for p in pieces):
+            # `echo $PWD/../.ssh/*` lists a directory wherever the variable
+            # points; the placeholder `$PWD` is no path (from a review)
+            self.fail("a glob or brace expansion over a variable's value")
+            return Word(raw, None, quoted)
         if mask.startswith("~"):
             value = expand_tilde(value, mask, self.scope.get("HOME"), self.cwd)
         return Word(raw, value, quoted, glob, brace)
@@ -231,7 +239,7 @@ class WordEvaluator:
             # what is printed, nothing else) and the variable holds no
             # secret even where the environment is not scrubbed. The word
             # keeps the variable's name; nothing reads it as a path.
-            return _Piece(f"${name}", "\0" * (len(name) + 1), True)
+            return _Piece(f"${name}", "\0" * (len(name) + 1), True, opaque=True)
         if value is None:
             self.fail(f"unresolved {what}")
             return _Piece(None, "", quoted)

@@ -76,6 +76,7 @@ def _compiled(home: str) -> tuple[tuple[re.Pattern[str], SensitivePath, tuple[st
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=8192)
 def match_sensitive(path: str, home: str, *, glob: bool = False) -> SensitivePath | None:
     """The sensitive entry ``path`` falls under, if any.
 

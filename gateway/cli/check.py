@@ -6,13 +6,12 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
 from typing import IO
 
-from analyzers import AnalyzerError, BashAnalysis, WorkspaceFacts, analyze_bash
+from analyzers import AnalyzerError, BashAnalysis, WorkspaceFacts
 
 from ..errors import UsageError
-from ..workspace import analyze_in_workspace, workspace_facts
+from ..workspace import analyze_in_workspace
 from .common import abs_dir, home, one_line
 
 
@@ -56,20 +55,12 @@ def _check_jsonl(stdin: IO[bytes], out: IO[str], cwd: str, extra: tuple[str, ...
     """One result object per input line, same order; a bad line yields an
     ``error`` object and the stream goes on."""
     home_dir = home()
-    known: dict[str, WorkspaceFacts] = {}
-
-    def facts(line_cwd: str) -> WorkspaceFacts:
-        # once per directory for the whole stream: a batch is judged
-        # against the workspace as it was when the batch started
-        if line_cwd not in known:
-            known[line_cwd] = workspace_facts(line_cwd, extra)
-        return known[line_cwd]
-
+    known: dict[tuple[str, bool], WorkspaceFacts] = {}
     for number, raw in enumerate(stdin, 1):
         line = raw.decode("utf-8", "surrogateescape").strip()
         if not line:
             continue
-        out.write(json.dumps(_check_line(line, number, cwd, extra, home_dir, facts)) + "\n")
+        out.write(json.dumps(_check_line(line, number, cwd, extra, home_dir, known)) + "\n")
         out.flush()
     return 0
 
@@ -80,7 +71,7 @@ def _check_line(
     cwd: str,
     extra: tuple[str, ...],
     home: str,
-    facts: Callable[[str], WorkspaceFacts],
+    known: dict[tuple[str, bool], WorkspaceFacts],
 ) -> dict[str, object]:
     try:
         item = json.loads(line)
@@ -92,10 +83,8 @@ def _check_line(
     if not isinstance(line_cwd, str) or not line_cwd.startswith("/"):
         return {"line": number, "error": '"cwd" must be an absolute path'}
     try:
-        analysis: BashAnalysis = analyze_bash(
-            item["command"], line_cwd, extra_read_dirs=extra, home=home,
-            workspace=facts(line_cwd),
-        )
+        analysis: BashAnalysis = analyze_in_workspace(
+            item["command"], line_cwd, extra_dirs=extra, home=home, known=known)
     except AnalyzerError as exc:
         return {"line": number, "error": str(exc)}
     except Exception as exc:

@@ -37,6 +37,7 @@ ALLOWED = [
     "awk -v OFS=, '{print $1, $2}' data.txt",
     "awk '{ print $1 \"|\" $2 }' data.txt",
     "awk '{print $1/1024, $2/1024}' data.txt", "awk '{ s += $3 } END { print s / NR }' data.txt",
+    "awk '{print $NF/2, 1.5e3/2}' data.txt",
     "ps aux | awk '{print $2}'",
     # brace expansion of plain words
     "echo {1..3}", "ls src/{a,b}.py", "cat notes{1..3}.txt",
@@ -125,6 +126,13 @@ NOT_ALLOWED = [
     "{ printf -- '/etc/hostname\\0.env\\0'; } 2< <(find . -name '*.txt' -print0) "
     "| ( xargs -0 cat )",
     "awk 'BEGIN { x = length /x+/; system(\"touch PWNED\"); y = 1 / 2 }'",
+    # from the third red-team review
+    "awk 'BEGIN { x = $length /x+/; system(\"touch PWNED\"); y = 1 / 2 }'",
+    "awk 'BEGIN { x = 1length /x+/; system(\"touch PWNED\"); y = 1 / 2 }'",
+    "awk 'BEGIN { x = length /[\"/]/; system(\"touch PWNED\") } # \"'",
+    "awk 'BEGIN { x++ /[/; system(\"touch PWNED\"); y = 1 / 2 }'",
+    "echo $PWD/../.ssh/*",
+    "cat .envrc",
     # git operands are paths wherever they point
     "git diff sub/../../outside f", "git log -p -- sub/../../outside",
     "git show HEAD:.env", "git grep -e x .env",

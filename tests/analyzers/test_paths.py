@@ -406,7 +406,7 @@ def test_the_sensitive_list_contains_the_classic_secret_stores(pattern: str) -> 
 
 def test_only_dotenv_entries_are_exempt_inside_the_workspace() -> None:
     exempt = {s.pattern for s in SENSITIVE_PATHS if s.outside_workspace_only}
-    assert exempt == {"**/.env", "**/.env.*", "**/.envs"}
+    assert exempt == {"**/.env", "**/.env.*", "**/.envrc", "**/.envs"}
 
 
 MATCH_SENSITIVE = [
@@ -427,7 +427,7 @@ MATCH_SENSITIVE = [
     ("/home/user/.docker", None),
     ("/home/user/.docker/other.json", None),
     ("/etc/passwd", None),
-    ("/x/.envrc", None),
+    ("/x/.envrc", "**/.envrc"),
 ]
 
 

@@ -175,3 +175,12 @@ def test_a_glob_operand_follows_the_links_it_expands_to(command: str) -> None:
     linked = WorkspaceFacts(searched=(CWD,), dir_links=("/p/shared",))
     assert decide(command, linked) is Decision.ASK
     assert decide(command, EMPTY) is Decision.ALLOW
+
+
+def test_a_cd_before_a_command_reading_a_process_substitution_still_holds() -> None:
+    """From a review: the `<(…)` commands come first in the list, with `&`,
+    and the cd before them was dropped: `grep -r` was judged in the old
+    directory and read `sub/inner/.env`."""
+    facts = WorkspaceFacts(searched=(CWD,), dotenv_files=("/p/sub/inner/.env",))
+    assert decide("cd sub; grep -r KEY <(true) inner", facts) is Decision.ASK
+    assert decide("cd sub & grep -r KEY inner", facts) is Decision.ALLOW  # cd in the background

@@ -44,6 +44,11 @@ def _oracle() -> Oracle:
 @example(' if (1) /#/ ; system("touch pwned") ')
 # the second review's: mawk reads a slash after a builtin as a regex
 @example(' x = length /x+/; system("touch pwned"); y = 1 / 2 ')
+# the third review's: token boundaries, a regex reading that was dropped
+@example(' x = $length /x+/; system("touch pwned"); y = 1 / 2 ')
+@example(' x = 1length /x+/; system("touch pwned"); y = 1 / 2 ')
+@example(' x = length /["/]/; system("touch pwned") } # "')
+@example(' x++ /[/; system("touch pwned"); y = 1 / 2 ')
 def test_an_awk_program_the_analyzer_allows_does_nothing_the_oracle_sees(body: str) -> None:
     command = f"awk {shlex.quote('{' + body + '}')} notes.txt"
     if analyze_bash(command, "/oracle/project", home="/oracle/home").decision is not Decision.ALLOW:

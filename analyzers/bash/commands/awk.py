@@ -63,7 +63,8 @@ def program_problem(program: str) -> str | None:
     under every reading of it the scan cannot rule out (see :func:`_readings`)."""
     readings = _readings(program)
     if readings is None:
-        return "a string or regular expression does not end on its line"
+        return ("its text cannot be read one way only (a string or regex that does not end "
+                "on its line, a slash mawk reads apart, a number glued to a name)")
     if not readings:
         return f"more than {_MAX_READINGS} ways to read its slashes"
     for code in readings:
@@ -145,9 +146,15 @@ def _scan(program: str, i: int, operand: bool, sure: str, code: list[str],
             end = program.find("\n", i)
             i = n if end < 0 else end
             continue
+        if c == "/" and operand and sure == "after-increment":
+            # mawk starts a regex after `x++ /` one character late: no scan
+            # agrees with it there (from a review)
+            return None
         if c == "/" and operand and sure == "either":
             after = _literal_end(program, i)
-            if after is not None:  # the regex reading, scanned later
+            if after == _REFUSED:
+                return None  # a regex reading that cannot be scanned is not skipped
+            if after != _UNENDED:  # the regex reading, scanned later
                 stack.append((after, True, "division", [*code, " "]))
             code.append("/")  # this scan: a division
             operand, sure = False, "regex"
@@ -155,24 +162,30 @@ def _scan(program: str, i: int, operand: bool, sure: str, code: list[str],
             continue
         if c == '"' or (c == "/" and not operand):
             after = _literal_end(program, i)
-            if after is None:
+            if after < 0:
                 return None
             code.append(" ")
             operand, sure = True, "division"
             i = after
             continue
-        if c.isalnum() or c == "_":
+        number = _NUMBER_RE.match(program, i)
+        if number is not None:
+            j = number.end()
+            if j < n and (program[j].isalnum() or program[j] == "_"):
+                return None  # `1length`: mawk reads a number, then a name
+            code.append(program[i:j])
+            operand, sure = True, "division"
+            i = j
+            continue
+        if c.isalpha() or c == "_":
             j = i
             while j < n and (program[j].isalnum() or program[j] == "_"):
                 j += 1
             word = program[i:j]
             code.append(word)
-            if word in _KEYWORDS:
-                operand, sure = False, "regex"
-            elif word[0].isdigit() or (i > 0 and program[i - 1] == "$"):
-                operand, sure = True, "division"
-            else:
-                operand, sure = True, "either"
+            # after a name a slash may divide (`n / 2`) or open a regex
+            # (`length /x+/`, a builtin; `$length /x+/` too)
+            operand, sure = (False, "regex") if word in _KEYWORDS else (True, "either")
             i = j
             continue
         code.append(c)
@@ -182,7 +195,7 @@ def _scan(program: str, i: int, operand: bool, sure: str, code: list[str],
             operand, sure = True, "either"
         elif c in "+-" and program[i + 1 : i + 2] == c:
             code.append(c)
-            operand, sure = True, "either"
+            operand, sure = True, "after-increment"
             i += 1
         elif not c.isspace() or c == "\n":
             operand, sure = False, "regex"
@@ -190,8 +203,17 @@ def _scan(program: str, i: int, operand: bool, sure: str, code: list[str],
     return True
 
 
-def _literal_end(program: str, start: int) -> int | None:
-    """The index after the string or regex opening at ``start``.
+#: what :func:`_literal_end` says of a literal that does not end on its line
+_UNENDED = -1
+#: ... and of a regex whose bracket expression it does not read
+_REFUSED = -2
+_NUMBER_RE = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _literal_end(program: str, start: int) -> int:
+    """The index after the string or regex opening at ``start``, or
+    :data:`_UNENDED` when it does not end on its line, :data:`_REFUSED`
+    when its brackets are not read.
 
     Awks differ on whether a ``/`` inside a bracket expression ends a regex
     (``/[/]/``), and ``]`` first in a bracket or ``[:alpha:]`` classes make
@@ -206,10 +228,10 @@ def _literal_end(program: str, start: int) -> int | None:
     while i < len(program):
         c = program[i]
         if c == "\n":
-            return None
+            return _UNENDED
         if bracket:
             if c in "/[\\":
-                return None
+                return _REFUSED
             bracket = c != "]"
         elif c == "\\":
             i += 2
@@ -218,10 +240,10 @@ def _literal_end(program: str, start: int) -> int | None:
             bracket = True
             rest = program[i + 1 : i + 3]
             if rest.startswith("]") or rest == "^]":
-                return None
+                return _REFUSED
             if rest.startswith("^"):
                 i += 1
         elif c == quote:
             return i + 1
         i += 1
-    return None
+    return _UNENDED

@@ -9,15 +9,15 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from analyzers import BashAnalysis, Decision
+from analyzers import BashAnalysis, Verdict
 
-_STYLE = {Decision.ALLOW: "bold green", Decision.ASK: "bold yellow", Decision.DENY: "bold red"}
+_STYLE = {Verdict.ALLOW: "bold green", Verdict.ASK: "bold yellow", Verdict.DENY: "bold red"}
 
 
 def render_analysis(analysis: BashAnalysis, console: Console) -> None:
     """Print the verdict, then every fact behind it, as tables."""
     head = Text()
-    head.append(analysis.decision.value.upper(), style=_STYLE[analysis.decision])
+    head.append(analysis.verdict.value.upper(), style=_STYLE[analysis.verdict])
     if analysis.hard_limit:
         head.append("  (hard limit)", style="red")
     head.append(f"\n{analysis.reason}")

@@ -15,7 +15,7 @@ from .parser import tree_sitter_available
 from .paths import Access, PathAccess
 from .prefixes import MAX_SUGGESTED_RULES, command_prefix
 from .quoting import QuoteViews, extract_quoted_content
-from .result import BashAnalysis, Decision, Subcommand
+from .result import BashAnalysis, Subcommand, Verdict
 from .semantics import ExitMeaning, interpret_exit_code
 from .sensitive import SENSITIVE_PATHS, SensitivePath, match_sensitive
 from .workspace import TreeRead, WorkspaceFacts
@@ -33,7 +33,6 @@ __all__ = [
     "BashAnalysis",
     "CheckId",
     "Classification",
-    "Decision",
     "ExitMeaning",
     "Finding",
     "HardLimit",
@@ -43,6 +42,7 @@ __all__ = [
     "SensitivePath",
     "Subcommand",
     "TreeRead",
+    "Verdict",
     "WorkspaceFacts",
     "analyze_bash",
     "command_prefix",

@@ -30,7 +30,7 @@ from .parser import parse_tree_sitter, tree_sitter_available
 from .paths import Access, PathAccess, judge_path, resolve
 from .prefixes import MAX_SUGGESTED_RULES, suggest_rule
 from .quoting import extract_quoted_content
-from .result import BashAnalysis, Decision, Subcommand
+from .result import BashAnalysis, Subcommand, Verdict
 from .workspace import TreeRead, WorkspaceFacts, dotenv_reached
 from .wrappers import SAFE_ENV_VARS, Unwrapped, base_name, strip_wrappers
 
@@ -91,14 +91,14 @@ def analyze_bash(
     roots = (cwd, *(posixpath.normpath(d) for d in extra_read_dirs if d.startswith("/")))
     if not command.strip():
         return BashAnalysis(
-            command, cwd, ParseStatus.SIMPLE, Decision.ASK, "empty command", "nothing to run"
+            command, cwd, ParseStatus.SIMPLE, Verdict.ASK, "empty command", "nothing to run"
         )
     if len(command) > MAX_COMMAND_CHARS:
         return BashAnalysis(
             command,
             cwd,
             ParseStatus.TOO_COMPLEX,
-            Decision.ASK,
+            Verdict.ASK,
             f"command is {len(command)} characters, more than {MAX_COMMAND_CHARS} are not analyzed",
             "only an explicit approval can run it",
             parse_reasons=("command too long",),
@@ -452,8 +452,8 @@ def _decide(command: str, cwd: str, status: ParseStatus, acc: _Acc, home: str) -
     reasons = tuple(dict.fromkeys(acc.reasons))
     top = [s for s in subs if not s.nested]
 
-    def verdict(
-        decision: Decision,
+    def conclude(
+        verdict: Verdict,
         reason: str,
         hint: str,
         rules: tuple[str, ...] = (),
@@ -464,7 +464,7 @@ def _decide(command: str, cwd: str, status: ParseStatus, acc: _Acc, home: str) -
             command,
             cwd,
             status,
-            decision,
+            verdict,
             reason,
             hint,
             parse_reasons=reasons,
@@ -477,8 +477,8 @@ def _decide(command: str, cwd: str, status: ParseStatus, acc: _Acc, home: str) -
         )
 
     if limits:
-        return verdict(
-            Decision.DENY,
+        return conclude(
+            Verdict.DENY,
             f"hard limit: {limits[0]}",
             "no rule, mode or hook can allow this; run it yourself outside the agent if you "
             "really mean it",
@@ -486,8 +486,8 @@ def _decide(command: str, cwd: str, status: ParseStatus, acc: _Acc, home: str) -
     for s in subs:
         for p in s.paths:
             if p.sensitive is not None and p.sensitive.level == "deny":
-                return verdict(
-                    Decision.DENY,
+                return conclude(
+                    Verdict.DENY,
                     f"{p.access.value} of sensitive path {p.path} ({p.sensitive.why})",
                     "built-in sensitive path list (profiles/sensitive-paths.toml); no rule can "
                     "allow it",
@@ -506,8 +506,8 @@ def _decide(command: str, cwd: str, status: ParseStatus, acc: _Acc, home: str) -
                     else f"reads every file below {below}, {needs_human.path} among them")
             hint = ("search where no dotenv file lies, or leave them out (grep --exclude='.env*', "
                     "rg -g '!.env*', find -name '*.py'); ")
-        return verdict(
-            Decision.ASK,
+        return conclude(
+            Verdict.ASK,
             f"{what} ({needs_human.sensitive.why}) needs a person's approval",
             hint +
             "built-in sensitive path list (profiles/sensitive-paths.toml), level \"ask\"; "
@@ -515,13 +515,13 @@ def _decide(command: str, cwd: str, status: ParseStatus, acc: _Acc, home: str) -
         )
     if status is ParseStatus.TOO_COMPLEX or reasons:
         why = reasons[0] if reasons else "the command cannot be analyzed statically"
-        return verdict(Decision.ASK, f"cannot be analyzed statically: {why}", no_rules)
+        return conclude(Verdict.ASK, f"cannot be analyzed statically: {why}", no_rules)
     if findings:
         f = findings[0]
-        return verdict(Decision.ASK, f"security check {f.id} {f.name}: {f.message}", no_rules)
+        return conclude(Verdict.ASK, f"security check {f.id} {f.name}: {f.message}", no_rules)
     if len(top) > MAX_SUBCOMMANDS:
-        return verdict(
-            Decision.ASK,
+        return conclude(
+            Verdict.ASK,
             f"{len(top)} subcommands: more than {MAX_SUBCOMMANDS} are never analyzed one by one",
             "split the command; " + no_rules,
         )
@@ -534,8 +534,8 @@ def _decide(command: str, cwd: str, status: ParseStatus, acc: _Acc, home: str) -
     )[:MAX_SUGGESTED_RULES]
     for s in subs:
         if not s.read_only:
-            return verdict(
-                Decision.ASK,
+            return conclude(
+                Verdict.ASK,
                 f"not read-only: {s.reason}",
                 "approve it, or add an allow rule" + (f" such as {rules[0]}" if rules else ""),
                 rules,
@@ -544,15 +544,15 @@ def _decide(command: str, cwd: str, status: ParseStatus, acc: _Acc, home: str) -
     for s in subs:
         for p in s.paths:
             if not p.inside_cwd:
-                return verdict(
-                    Decision.ASK,
+                return conclude(
+                    Verdict.ASK,
                     f"{p.access.value} of {p.path} outside the working directory",
                     "approve it, or add the directory as an extra read directory",
                     rules,
                     rules_apply=True,
                 )
-    return verdict(
-        Decision.ALLOW,
+    return conclude(
+        Verdict.ALLOW,
         "read-only: every subcommand is a known reader and every path is inside the "
         "working directory",
         "",

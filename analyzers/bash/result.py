@@ -1,4 +1,4 @@
-"""The values :func:`~analyzers.analyze_bash` returns: the decision, each
+"""The values :func:`~analyzers.analyze_bash` returns: the verdict, each
 subcommand as it will run, and the whole analysis with its JSON form."""
 
 from __future__ import annotations
@@ -15,7 +15,11 @@ from .semantics import ExitMeaning, interpret_exit_code
 from .workspace import TreeRead
 
 
-class Decision(StrEnum):
+class Verdict(StrEnum):
+    """The analyzer's opinion of a command. What runs is the gateway's
+    permission decision, which weighs this beside rules, modes and hooks
+    (the ``decision`` field of ``check --json`` carries this verdict)."""
+
     ALLOW = "allow"
     ASK = "ask"
     DENY = "deny"
@@ -77,7 +81,7 @@ class BashAnalysis:
     command: str
     cwd: str
     parse: ParseStatus
-    decision: Decision
+    verdict: Verdict
     reason: str
     hint: str
     parse_reasons: tuple[str, ...] = ()
@@ -95,8 +99,9 @@ class BashAnalysis:
         return bool(self.hard_limits)
 
     @property
-    def read_only(self) -> bool:
-        return self.decision is Decision.ALLOW
+    def allowed(self) -> bool:
+        """The analyzer's verdict is allow (what the gateway decides is its own)."""
+        return self.verdict is Verdict.ALLOW
 
     @property
     def paths(self) -> tuple[PathAccess, ...]:
@@ -124,7 +129,7 @@ class BashAnalysis:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "decision": self.decision.value,
+            "decision": self.verdict.value,
             "reason": self.reason,
             "hint": self.hint,
             "hard_limit": self.hard_limit,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzers import Decision, WorkspaceFacts, analyze_bash
+from analyzers import Verdict, WorkspaceFacts, analyze_bash
 
 CWD, HOME = "/home/user/project", "/home/user"
 #: a project searched for dotenv files and found free of them (the
@@ -17,8 +17,8 @@ CWD, HOME = "/home/user/project", "/home/user"
 NO_DOTENV = WorkspaceFacts(searched=(CWD,))
 
 
-def decide(command: str) -> Decision:
-    return analyze_bash(command, CWD, home=HOME, workspace=NO_DOTENV).decision
+def decide(command: str) -> Verdict:
+    return analyze_bash(command, CWD, home=HOME, workspace=NO_DOTENV).verdict
 
 
 ALLOWED = [
@@ -53,7 +53,7 @@ ALLOWED = [
 
 @pytest.mark.parametrize("command", ALLOWED)
 def test_a_read_only_form_people_type_every_day_is_allowed(command: str) -> None:
-    assert decide(command) is Decision.ALLOW
+    assert decide(command) is Verdict.ALLOW
 
 
 NOT_ALLOWED = [
@@ -141,4 +141,4 @@ NOT_ALLOWED = [
 
 @pytest.mark.parametrize("command", NOT_ALLOWED)
 def test_the_same_form_carrying_an_attack_is_not_allowed(command: str) -> None:
-    assert decide(command) is not Decision.ALLOW
+    assert decide(command) is not Verdict.ALLOW

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzers import MAX_COMMAND_CHARS, AnalyzerError, Decision, analyze_bash
+from analyzers import MAX_COMMAND_CHARS, AnalyzerError, Verdict, analyze_bash
 
 CWD = "/home/user/project"
 
@@ -38,7 +38,7 @@ HOSTILE = {
 @pytest.mark.parametrize("command", HOSTILE.values(), ids=HOSTILE.keys())
 def test_hostile_input_gets_a_fail_closed_verdict(command: str) -> None:
     result = analyze_bash(command, CWD, home="/home/user")
-    assert result.decision is not Decision.ALLOW
+    assert result.verdict is not Verdict.ALLOW
     assert result.reason
     result.to_dict()  # serializable, whatever the input
 
@@ -47,31 +47,31 @@ def test_hostile_input_gets_a_fail_closed_verdict(command: str) -> None:
 @pytest.mark.parametrize("command", HOSTILE.values(), ids=HOSTILE.keys())
 def test_hostile_input_is_survived_by_the_legacy_splitter_too(command: str) -> None:
     result = analyze_bash(command, CWD, home="/home/user", use_tree_sitter=False)
-    assert result.decision is not Decision.ALLOW
+    assert result.verdict is not Verdict.ALLOW
 
 
 def test_a_huge_but_plain_command_is_analyzed_like_any_other() -> None:
     result = analyze_bash("ls " + "a/" * 40_000, CWD)
-    assert result.decision is Decision.ALLOW
+    assert result.verdict is Verdict.ALLOW
     assert result.paths[0].inside_cwd
 
 
 def test_a_command_over_the_size_limit_is_not_parsed_and_says_why() -> None:
     result = analyze_bash("ls " + "x" * MAX_COMMAND_CHARS, CWD)
-    assert result.decision is Decision.ASK
+    assert result.verdict is Verdict.ASK
     assert str(MAX_COMMAND_CHARS) in result.reason
 
 
 def test_more_than_fifty_subcommands_are_never_allowed_even_if_all_read_only() -> None:
     result = analyze_bash(" && ".join(["ls"] * 51), CWD)
-    assert result.decision is Decision.ASK
+    assert result.verdict is Verdict.ASK
     assert "more than 50" in result.reason
-    assert analyze_bash(" && ".join(["ls"] * 50), CWD).decision is Decision.ALLOW
+    assert analyze_bash(" && ".join(["ls"] * 50), CWD).verdict is Verdict.ALLOW
 
 
 def test_a_hard_limit_after_sixty_harmless_subcommands_is_still_denied() -> None:
     result = analyze_bash("true && " * 60 + "rm -rf /", CWD)
-    assert result.decision is Decision.DENY
+    assert result.verdict is Verdict.DENY
 
 
 @pytest.mark.parametrize("cwd", ["relative/dir", "", "~/x"])

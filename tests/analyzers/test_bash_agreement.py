@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzers import Decision, analyze_bash
+from analyzers import Verdict, analyze_bash
 from analyzers.bash.parser import heredoc_delimiter
 
 #: a here-document whose delimiter is quoted in part: bash ends it at the
@@ -48,7 +48,7 @@ def test_a_construct_bash_and_tree_sitter_disagree_on_is_not_allowed(
     _bash(command, tmp_path)
     assert (tmp_path / "HIDDEN").exists(), "control: bash itself runs the hidden effect"
     result = analyze_bash(command, str(tmp_path), home="/home/user")
-    assert result.decision is not Decision.ALLOW, result.reason
+    assert result.verdict is not Verdict.ALLOW, result.reason
 
 
 @pytest.mark.parametrize("command", [
@@ -63,7 +63,7 @@ def test_constructs_both_read_alike_are_still_allowed(command: str, tmp_path: Pa
     _bash(command, tmp_path)
     assert list(tmp_path.iterdir()) == [], "control: bash leaves nothing behind"
     result = analyze_bash(command, str(tmp_path), home="/home/user")
-    assert result.decision is Decision.ALLOW, result.reason
+    assert result.verdict is Verdict.ALLOW, result.reason
 
 
 @pytest.mark.parametrize(("start", "end"), [

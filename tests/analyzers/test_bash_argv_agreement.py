@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzers import BashAnalysis, Decision, WorkspaceFacts, analyze_bash
+from analyzers import BashAnalysis, Verdict, WorkspaceFacts, analyze_bash
 
 pytestmark = pytest.mark.sandbox
 
@@ -57,7 +57,7 @@ def _analyze(command: str) -> BashAnalysis:
 ALLOWED_LINES = sorted({
     c for c in (*_corpus("bash_benign.jsonl"), *_corpus("bash_attacks.jsonl"),
                 *_corpus("review_families.jsonl"))
-    if _analyze(c).decision is Decision.ALLOW
+    if _analyze(c).verdict is Verdict.ALLOW
 })
 
 
@@ -113,4 +113,4 @@ def test_the_comparison_catches_a_command_tree_sitter_hides(tmp_path: Path) -> N
     ran = _bash_ran(command, tmp_path)
     assert ("touch", "HIDDEN") in ran
     assert not any(_same(a, ("touch", "HIDDEN")) for a in analyzed)
-    assert _analyze(command).decision is not Decision.ALLOW
+    assert _analyze(command).verdict is not Verdict.ALLOW

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analyzers import Decision, analyze_bash
+from analyzers import Verdict, analyze_bash
 from analyzers.bash.braces import expand_braces
 
 
@@ -69,7 +69,7 @@ def test_every_word_the_emulation_accepts_expands_as_bash_expands_it(word: str) 
     ["echo {1..3}", "ls src/{a,b}.py", "wc -l {README,LICENSE}.md", "cat f{1..3}.txt"],
 )
 def test_brace_expansion_into_files_inside_the_project_is_allowed(command: str) -> None:
-    assert analyze_bash(command, "/p", home="/h").decision is Decision.ALLOW
+    assert analyze_bash(command, "/p", home="/h").verdict is Verdict.ALLOW
 
 
 @pytest.mark.parametrize(
@@ -88,5 +88,5 @@ def test_brace_expansion_into_files_inside_the_project_is_allowed(command: str) 
 )
 def test_brace_expansion_hiding_an_option_or_a_path_is_not_allowed(command: str, why: str) -> None:
     a = analyze_bash(command, "/p", home="/h")
-    assert a.decision is not Decision.ALLOW
+    assert a.verdict is not Verdict.ALLOW
     assert why in str(a.to_dict()).lower()

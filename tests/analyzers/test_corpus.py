@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzers import Decision, WorkspaceFacts, analyze_bash
+from analyzers import Verdict, WorkspaceFacts, analyze_bash
 
 CORPUS = Path(__file__).parent.parent / "corpus"
 CWD = "/home/user/project"
@@ -52,18 +52,18 @@ def test_corpus_is_big_enough_and_well_formed() -> None:
 @pytest.mark.parametrize("entry", ATTACKS, ids=[e["id"] for e in ATTACKS])
 def test_attack_gets_its_expected_decision_and_is_never_allowed(entry: dict[str, str]) -> None:
     result = analyze_bash(entry["command"], CWD, home=HOME, workspace=NO_DOTENV)
-    assert result.decision is not Decision.ALLOW, f"ALLOWED an attack: {entry['why']}"
-    assert result.decision.value == entry["expected"], result.reason
+    assert result.verdict is not Verdict.ALLOW, f"ALLOWED an attack: {entry['why']}"
+    assert result.verdict.value == entry["expected"], result.reason
 
 
 @pytest.mark.parametrize("entry", ATTACKS, ids=[e["id"] for e in ATTACKS])
 def test_attack_is_never_allowed_by_the_legacy_splitter(entry: dict[str, str]) -> None:
     result = analyze_bash(entry["command"], CWD, home=HOME, use_tree_sitter=False,
                           workspace=NO_DOTENV)
-    assert result.decision is not Decision.ALLOW, f"ALLOWED an attack: {entry['why']}"
+    assert result.verdict is not Verdict.ALLOW, f"ALLOWED an attack: {entry['why']}"
 
 
 @pytest.mark.parametrize("entry", BENIGN, ids=[e["id"] for e in BENIGN])
 def test_benign_command_gets_its_expected_decision(entry: dict[str, str]) -> None:
     result = analyze_bash(entry["command"], CWD, home=HOME, workspace=NO_DOTENV)
-    assert result.decision.value == entry["expected"], result.reason
+    assert result.verdict.value == entry["expected"], result.reason

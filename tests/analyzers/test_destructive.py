@@ -124,7 +124,7 @@ def test_a_warning_never_changes_the_decision_on_its_own(risky: str, plain: str)
     a, b = analyze(risky), analyze(plain)
     assert a.warnings
     assert not a.hard_limit
-    assert a.decision == b.decision == "ask"
+    assert a.verdict == b.verdict == "ask"
 
 
 @pytest.mark.parametrize(
@@ -133,7 +133,7 @@ def test_a_warning_never_changes_the_decision_on_its_own(risky: str, plain: str)
 def test_sql_in_the_arguments_of_a_non_database_command_is_not_a_warning(cmd: str) -> None:
     result = analyze(cmd)
     assert not result.warnings
-    assert result.decision == "allow"
+    assert result.verdict == "allow"
 
 
 # -- hard limits ------------------------------------------------------------------------
@@ -215,7 +215,7 @@ HARD_LIMITS = [
 def test_catastrophic_commands_hit_a_hard_limit_and_are_denied(cmd: str) -> None:
     result = analyze(cmd)
     assert result.hard_limit
-    assert result.decision == "deny"
+    assert result.verdict == "deny"
     assert result.reason.startswith("hard limit:")
     assert not result.rules_apply
     assert result.suggested_rules == ()
@@ -244,7 +244,7 @@ NOT_HARD_LIMITS = [
 def test_ordinary_destructive_commands_are_not_hard_limits(cmd: str) -> None:
     result = analyze(cmd)
     assert not result.hard_limit
-    assert result.decision == "ask"
+    assert result.verdict == "ask"
 
 
 @pytest.mark.parametrize(
@@ -284,7 +284,7 @@ def test_is_critical_covers_root_home_top_level_and_system_dirs(path: str, criti
 def test_rm_rf_home_after_cd_is_still_a_hard_limit(cmd: str) -> None:
     result = analyze(cmd)
     assert result.hard_limit
-    assert result.decision == "deny"
+    assert result.verdict == "deny"
 
 
 @pytest.mark.parametrize("cmd", ["rm -rf ~root", "rm -rf ~user"])

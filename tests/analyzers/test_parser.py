@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzers import Decision, ParseStatus, analyze_bash
+from analyzers import ParseStatus, Verdict, analyze_bash
 from analyzers.bash.legacy import parse_legacy
 from analyzers.bash.parser import parse_tree_sitter
 
@@ -170,4 +170,4 @@ def test_legacy_splitter_records_what_it_does_not_understand(command: str) -> No
 def test_legacy_splitter_allows_plain_read_only_commands() -> None:
     result = analyze_bash("ls -la src | grep x", CWD, home=HOME, use_tree_sitter=False)
     assert result.parse is ParseStatus.PARSE_UNAVAILABLE
-    assert result.decision is Decision.ALLOW
+    assert result.verdict is Verdict.ALLOW

@@ -196,7 +196,7 @@ def test_paths_are_resolved_normalized_and_checked_component_wise(
 ) -> None:
     result = analyze(cmd)
     assert [(p.path, p.inside_cwd) for p in result.paths] == [(path, inside)]
-    assert result.decision == ("allow" if inside else "ask")
+    assert result.verdict == ("allow" if inside else "ask")
 
 
 def test_a_trailing_slash_on_the_working_directory_changes_nothing() -> None:
@@ -208,7 +208,7 @@ def test_a_trailing_slash_on_the_working_directory_changes_nothing() -> None:
 def test_with_an_unknown_home_tilde_paths_are_never_inside_the_working_directory() -> None:
     result = analyze("cat ~/project/a", home=None)
     assert [(p.path, p.inside_cwd) for p in result.paths] == [("~/project/a", False)]
-    assert result.decision == "ask"
+    assert result.verdict == "ask"
 
 
 TILDE_USER = [
@@ -222,7 +222,7 @@ TILDE_USER = [
 def test_tilde_user_and_tilde_minus_are_not_project_paths(cmd: str, decision: str) -> None:
     result = analyze(cmd)
     assert all(not p.inside_cwd for p in result.paths)
-    assert result.decision == decision
+    assert result.verdict == decision
 
 
 # -- cd earlier in the same command --------------------------------------------------
@@ -274,7 +274,7 @@ CD_DECISIONS = [
 
 @pytest.mark.parametrize(("cmd", "decision"), CD_DECISIONS, ids=[c for c, _ in CD_DECISIONS])
 def test_cd_into_or_out_of_the_project_decides_containment(cmd: str, decision: str) -> None:
-    assert analyze(cmd).decision == decision
+    assert analyze(cmd).verdict == decision
 
 
 def test_cd_minus_makes_later_relative_paths_unknown_and_outside() -> None:
@@ -282,7 +282,7 @@ def test_cd_minus_makes_later_relative_paths_unknown_and_outside() -> None:
     unknown = [p for p in result.paths if p.path == "?/a"]
     assert unknown
     assert not unknown[0].inside_cwd
-    assert result.decision == "ask"
+    assert result.verdict == "ask"
 
 
 def test_cd_with_an_option_moves_to_its_operand() -> None:
@@ -293,7 +293,7 @@ def test_cd_with_an_option_moves_to_its_operand() -> None:
 
 def test_cd_with_an_option_cannot_hide_a_sensitive_path() -> None:
     result = analyze("cd -P ~ && cat .aws/credentials", extra=(HOME,))
-    assert result.decision == "deny"
+    assert result.verdict == "deny"
 
 
 # -- extra read directories -----------------------------------------------------------
@@ -318,7 +318,7 @@ def test_extra_read_dirs_allow_reads_but_never_writes(
 ) -> None:
     result = analyze(cmd, extra=("/opt/ref",))
     assert [(p.path, p.inside_cwd) for p in result.paths] == [(path, inside)]
-    assert result.decision == decision
+    assert result.verdict == decision
 
 
 def test_copying_out_of_an_extra_read_dir_reads_it_and_writes_the_project() -> None:
@@ -327,13 +327,13 @@ def test_copying_out_of_an_extra_read_dir_reads_it_and_writes_the_project() -> N
         ("/opt/ref/a", R, True),
         (P(), W, True),
     }
-    assert result.decision == "ask"  # cp is a writer, whatever its paths
+    assert result.verdict == "ask"  # cp is a writer, whatever its paths
 
 
 def test_a_relative_extra_read_dir_is_ignored() -> None:
     result = analyze("cat ../other/a", extra=("../other",))
     assert [p.inside_cwd for p in result.paths] == [False]
-    assert result.decision == "ask"
+    assert result.verdict == "ask"
 
 
 # -- globs ------------------------------------------------------------------------------
@@ -355,7 +355,7 @@ def test_a_glob_is_inside_only_when_nothing_it_expands_to_can_climb_out(
 ) -> None:
     result = analyze(cmd)
     assert [(p.path, p.inside_cwd, p.glob) for p in result.paths] == [(path, inside, True)]
-    assert result.decision == decision
+    assert result.verdict == decision
 
 
 # -- redirections -----------------------------------------------------------------------
@@ -381,7 +381,7 @@ def test_redirect_targets_are_reads_or_writes_and_null_devices_are_ignored(
 ) -> None:
     result = analyze(cmd)
     assert path_set(result) == expected
-    assert result.decision == decision
+    assert result.verdict == decision
 
 
 # -- the sensitive list -------------------------------------------------------------------
@@ -494,19 +494,19 @@ SENSITIVE_DENIED = [
 @pytest.mark.parametrize("cmd", SENSITIVE_DENIED, ids=SENSITIVE_DENIED)
 def test_a_sensitive_path_anywhere_in_the_command_is_denied(cmd: str) -> None:
     result = analyze(cmd)
-    assert result.decision == "deny"
+    assert result.verdict == "deny"
     assert any(p.sensitive is not None for p in result.paths)
     assert not result.rules_apply
 
 
 @pytest.mark.parametrize("cmd", ["cat ~/.ssh/id_rsa", "cd ~/.aws && cat credentials"])
 def test_a_sensitive_path_is_denied_even_when_home_is_unknown(cmd: str) -> None:
-    assert analyze(cmd, home=None).decision == "deny"
+    assert analyze(cmd, home=None).verdict == "deny"
 
 
 def test_a_sensitive_path_is_denied_even_inside_an_extra_read_dir() -> None:
     result = analyze("cat ~/.ssh/id_rsa", extra=(HOME,))
-    assert result.decision == "deny"
+    assert result.verdict == "deny"
 
 
 DOTENV = ["cat .env", "cat src/.env", "cat .env.local", "grep KEY .env.production",
@@ -518,7 +518,7 @@ def test_a_dotenv_file_anywhere_needs_a_person(cmd: str) -> None:
     """Reading a dotenv file puts secrets in the model's context: inside the
     project too, it is a person's call, and no permission rule makes it."""
     result = analyze(cmd)
-    assert result.decision == "ask"
+    assert result.verdict == "ask"
     assert "needs a person's approval" in result.reason
     assert not result.rules_apply
 
@@ -538,7 +538,7 @@ NOT_SENSITIVE = [
 def test_dotenv_templates_and_lookalikes_are_not_sensitive(cmd: str, decision: str) -> None:
     result = analyze(cmd)
     assert all(p.sensitive is None for p in result.paths)
-    assert result.decision == decision
+    assert result.verdict == decision
 
 
 SENSITIVE_IN_OPTION_VALUES = [
@@ -550,7 +550,7 @@ SENSITIVE_IN_OPTION_VALUES = [
 
 @pytest.mark.parametrize("cmd", SENSITIVE_IN_OPTION_VALUES, ids=SENSITIVE_IN_OPTION_VALUES)
 def test_a_sensitive_path_in_an_option_value_of_an_unknown_command_is_denied(cmd: str) -> None:
-    assert analyze(cmd).decision == "deny"
+    assert analyze(cmd).verdict == "deny"
 
 
 # -- helpers: is_inside, normalize, resolve -------------------------------------------------

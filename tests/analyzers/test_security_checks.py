@@ -23,7 +23,7 @@ from analyzers import (
     ZSH_DANGEROUS_COMMANDS,
     BashAnalysis,
     CheckId,
-    Decision,
+    Verdict,
     analyze_bash,
     extract_quoted_content,
 )
@@ -411,7 +411,7 @@ def test_a_fired_check_makes_the_decision_non_allow_and_rules_inapplicable(
 ) -> None:
     result = analyze(command)
     assert result.findings
-    assert result.decision is not Decision.ALLOW
+    assert result.verdict is not Verdict.ALLOW
     assert result.rules_apply is False
 
 
@@ -431,15 +431,15 @@ def test_command_substitution_check_fires_inside_double_quotes() -> None:
 
 def test_command_substitution_check_stays_quiet_inside_single_quotes() -> None:
     assert 8 not in fired("echo '$(id)'")
-    assert analyze("echo '$(id)'").decision is Decision.ALLOW
+    assert analyze("echo '$(id)'").verdict is Verdict.ALLOW
 
 
 def test_output_redirection_check_lets_stderr_to_dev_null_through() -> None:
-    assert analyze("ls 2>/dev/null").decision is Decision.ALLOW
+    assert analyze("ls 2>/dev/null").verdict is Verdict.ALLOW
 
 
 def test_brace_expansion_check_ignores_a_quoted_find_pattern() -> None:
-    assert analyze("find . -name '*.{js,ts}'").decision is Decision.ALLOW
+    assert analyze("find . -name '*.{js,ts}'").verdict is Verdict.ALLOW
 
 
 def test_findings_come_out_in_check_id_order_with_reference_names() -> None:
@@ -456,7 +456,7 @@ def test_findings_come_out_in_check_id_order_with_reference_names() -> None:
 def test_a_check_fired_inside_a_shell_payload_still_counts() -> None:
     result = analyze("bash -c 'echo x > out'")
     assert 10 in {f.id for f in result.findings}
-    assert result.decision is not Decision.ALLOW
+    assert result.verdict is not Verdict.ALLOW
 
 
 def test_invalid_utf8_is_a_finding_not_an_exception() -> None:
@@ -464,7 +464,7 @@ def test_invalid_utf8_is_a_finding_not_an_exception() -> None:
     for legacy in (False, True):
         result = analyze(command, legacy=legacy)
         assert 17 in {f.id for f in result.findings}
-        assert result.decision is not Decision.ALLOW
+        assert result.verdict is not Verdict.ALLOW
 
 
 # --------------------------------------------------------------------------
@@ -501,7 +501,7 @@ LEGACY_NEAR_MISSES = [
 def test_check_fires_under_the_legacy_splitter(check: CheckId, command: str) -> None:
     result = analyze(command, legacy=True)
     assert int(check) in {f.id for f in result.findings}
-    assert result.decision is not Decision.ALLOW
+    assert result.verdict is not Verdict.ALLOW
 
 
 @pytest.mark.parametrize(("check", "command"), LEGACY_NEAR_MISSES)
@@ -625,7 +625,7 @@ def test_former_gap_now_stays_quiet(check: CheckId, command: str) -> None:
 
 
 def test_jq_reading_the_environment_through_dollar_space_env_is_not_allowed() -> None:
-    assert analyze("jq -n '$ ENV.AWS_SECRET_ACCESS_KEY'").decision is not Decision.ALLOW
+    assert analyze("jq -n '$ ENV.AWS_SECRET_ACCESS_KEY'").verdict is not Verdict.ALLOW
 
 
 # --------------------------------------------------------------------------
@@ -744,7 +744,7 @@ def test_zsh_dangerous_commands_are_exactly_the_18_reference_builtins() -> None:
 def test_every_zsh_dangerous_command_fires_when_run(name: str) -> None:
     result = analyze(f"{name} x")
     assert 20 in {f.id for f in result.findings}
-    assert result.decision is not Decision.ALLOW
+    assert result.verdict is not Verdict.ALLOW
 
 
 # --------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzers import Access, BashAnalysis, Decision, analyze_bash
+from analyzers import Access, BashAnalysis, Verdict, analyze_bash
 from analyzers.bash.sed import analyze_sed, sed_script_problem
 
 CWD = "/home/user/project"
@@ -215,12 +215,12 @@ def test_in_place_with_suffix_glued_to_i_swallows_the_n() -> None:
 )
 def test_read_only_sed_is_allowed_and_its_files_are_reads(command: str) -> None:
     result = analyze(command)
-    assert result.decision is Decision.ALLOW
+    assert result.verdict is Verdict.ALLOW
     assert all(p.access is Access.READ and p.inside_cwd for p in result.paths)
 
 
 def test_printing_several_lines_is_allowed_end_to_end() -> None:
-    assert analyze("sed -n '1p;5p;10p' file").decision is Decision.ALLOW
+    assert analyze("sed -n '1p;5p;10p' file").verdict is Verdict.ALLOW
 
 
 @pytest.mark.parametrize(
@@ -241,7 +241,7 @@ def test_printing_several_lines_is_allowed_end_to_end() -> None:
 )
 def test_writing_or_executing_sed_is_not_allowed(command: str) -> None:
     result = analyze(command)
-    assert result.decision is not Decision.ALLOW
+    assert result.verdict is not Verdict.ALLOW
     assert not all(s.read_only for s in result.subcommands)
 
 
@@ -251,23 +251,23 @@ def test_writing_or_executing_sed_is_not_allowed(command: str) -> None:
 )
 def test_in_place_sed_is_not_allowed_and_its_file_is_a_write(command: str) -> None:
     result = analyze(command)
-    assert result.decision is not Decision.ALLOW
+    assert result.verdict is not Verdict.ALLOW
     assert result.subcommands[0].read_only is False
     assert [(p.path, p.access) for p in result.paths] == [(f"{CWD}/f.txt", Access.WRITE)]
 
 
 def test_in_place_sed_on_a_sensitive_file_is_denied() -> None:
     result = analyze("sed -i 's/a/b/' ~/.ssh/authorized_keys")
-    assert result.decision is Decision.DENY
+    assert result.verdict is Verdict.DENY
 
 
 def test_read_only_sed_on_a_sensitive_file_is_denied() -> None:
-    assert analyze("sed -n '1p' ~/.ssh/id_rsa").decision is Decision.DENY
+    assert analyze("sed -n '1p' ~/.ssh/id_rsa").verdict is Verdict.DENY
 
 
 def test_read_only_sed_outside_the_project_asks() -> None:
     result = analyze("sed -n '5p' /etc/hosts")
-    assert result.decision is Decision.ASK
+    assert result.verdict is Verdict.ASK
     assert [(p.path, p.access) for p in result.paths] == [("/etc/hosts", Access.READ)]
 
 
@@ -275,4 +275,4 @@ def test_read_only_sed_outside_the_project_asks() -> None:
     "command", ["sed -f ~/.ssh/id_rsa f", "sed --bogus ~/.ssh/id_rsa", "sed -e p -f ~/.ssh/id_rsa"]
 )
 def test_sed_with_an_unparsable_option_still_denies_a_sensitive_operand(command: str) -> None:
-    assert analyze(command).decision is Decision.DENY
+    assert analyze(command).verdict is Verdict.DENY

@@ -249,7 +249,7 @@ def test_asked_commands_suggest_a_prefix_rule_or_an_exact_one(
     cmd: str, rules: tuple[str, ...]
 ) -> None:
     result = analyze(cmd)
-    assert result.decision == "ask"
+    assert result.verdict == "ask"
     assert result.suggested_rules == rules
 
 
@@ -305,7 +305,7 @@ NO_SUGGESTIONS = [
 @pytest.mark.parametrize(("cmd", "decision"), NO_SUGGESTIONS, ids=[c for c, _ in NO_SUGGESTIONS])
 def test_allowed_denied_and_unanalyzable_commands_suggest_no_rule(cmd: str, decision: str) -> None:
     result = analyze(cmd)
-    assert result.decision == decision
+    assert result.verdict == decision
     assert result.suggested_rules == ()
 
 

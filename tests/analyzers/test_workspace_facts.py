@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzers import Decision, WorkspaceFacts, analyze_bash
+from analyzers import Verdict, WorkspaceFacts, analyze_bash
 
 CWD, HOME = "/p", "/home/u"
 EMPTY = WorkspaceFacts(searched=(CWD,))
@@ -14,20 +14,20 @@ DOTENV = WorkspaceFacts(searched=(CWD,), dotenv_files=("/p/.env", "/p/sub/.env.l
 HALF_SEARCHED = WorkspaceFacts(searched=(CWD,), unsearched=("/p/big",))
 
 
-def decide(command: str, workspace: WorkspaceFacts | None) -> Decision:
-    return analyze_bash(command, CWD, home=HOME, workspace=workspace).decision
+def decide(command: str, workspace: WorkspaceFacts | None) -> Verdict:
+    return analyze_bash(command, CWD, home=HOME, workspace=workspace).verdict
 
 
 @pytest.mark.parametrize(("command", "decision"), [
-    ("git status", Decision.ASK), ("git diff HEAD", Decision.ASK), ("git log -p", Decision.ASK),
-    ("git config user.name", Decision.ALLOW), ("git rev-parse HEAD", Decision.ALLOW),
-    ("ls", Decision.ALLOW),
+    ("git status", Verdict.ASK), ("git diff HEAD", Verdict.ASK), ("git log -p", Verdict.ASK),
+    ("git config user.name", Verdict.ALLOW), ("git rev-parse HEAD", Verdict.ALLOW),
+    ("ls", Verdict.ALLOW),
 ])
-def test_git_reads_ask_when_the_repository_runs_programs(command: str, decision: Decision) -> None:
+def test_git_reads_ask_when_the_repository_runs_programs(command: str, decision: Verdict) -> None:
     """The caller's fact about the repository (root cause 8 of the review)."""
     facts = WorkspaceFacts(repo_programs=("core.fsmonitor=./evil",))
     result = analyze_bash(command, "/repo", home=HOME, workspace=facts)
-    assert result.decision is decision, result.reason
+    assert result.verdict is decision, result.reason
 
 
 TREE_READERS = [
@@ -57,7 +57,7 @@ def test_a_command_reading_every_file_below_a_directory_asks_where_it_reaches_a_
     """From the execution oracle: `find . -type f -exec cat {} +` printed the
     fixture's `.env` canary, allowed; `grep -r KEY .` does the same."""
     a = analyze_bash(command, CWD, home=HOME, workspace=DOTENV)
-    assert a.decision is Decision.ASK
+    assert a.verdict is Verdict.ASK
     assert "dotenv" in a.reason and "person" in a.reason
     assert not a.rules_apply  # as for `cat .env`: only a person may allow it
 
@@ -66,16 +66,16 @@ def test_a_command_reading_every_file_below_a_directory_asks_where_it_reaches_a_
 def test_the_same_command_is_allowed_in_a_workspace_searched_and_free_of_dotenv_files(
     command: str,
 ) -> None:
-    assert decide(command, EMPTY) is Decision.ALLOW
+    assert decide(command, EMPTY) is Verdict.ALLOW
 
 
 @pytest.mark.parametrize("command", ["grep -rn TODO .", "find . -exec cat {} +", "rg x"])
 def test_without_facts_or_where_the_search_did_not_finish_a_dotenv_file_is_assumed(
     command: str,
 ) -> None:
-    assert decide(command, None) is Decision.ASK
-    assert decide(command, HALF_SEARCHED) is Decision.ASK
-    assert decide(command, WorkspaceFacts(searched=("/elsewhere",))) is Decision.ASK
+    assert decide(command, None) is Verdict.ASK
+    assert decide(command, HALF_SEARCHED) is Verdict.ASK
+    assert decide(command, WorkspaceFacts(searched=("/elsewhere",))) is Verdict.ASK
 
 
 @pytest.mark.parametrize("command", [
@@ -89,7 +89,7 @@ def test_without_facts_or_where_the_search_did_not_finish_a_dotenv_file_is_assum
     "rg -g '!.env*' TODO", "rg -g '*.py' TODO", "git grep TODO", "git diff HEAD~1 HEAD",
 ])
 def test_a_tree_read_that_cannot_print_a_dotenv_file_is_allowed(command: str) -> None:
-    assert decide(command, DOTENV) is Decision.ALLOW
+    assert decide(command, DOTENV) is Verdict.ALLOW
 
 
 @pytest.mark.parametrize("command", [
@@ -106,14 +106,14 @@ def test_a_tree_read_that_cannot_print_a_dotenv_file_is_allowed(command: str) ->
     "find . -name '*.py' -exec rg x {} +", "find . -type d -name sub -exec grep -r x {} +",
 ])
 def test_a_filter_that_does_not_hold_for_every_file_read_filters_nothing(command: str) -> None:
-    assert decide(command, DOTENV) is Decision.ASK
+    assert decide(command, DOTENV) is Verdict.ASK
 
 
 def test_ripgreps_own_skipping_of_hidden_names_is_not_relied_on() -> None:
     """Its globs, types and ignore files (`!.env` in .ignore) override it."""
-    assert decide("rg TODO", DOTENV) is Decision.ASK
-    assert decide("rg -g '!.env*' TODO", DOTENV) is Decision.ALLOW
-    assert decide("rg -g '!.env*' -g '*' TODO", DOTENV) is Decision.ASK  # the last match wins
+    assert decide("rg TODO", DOTENV) is Verdict.ASK
+    assert decide("rg -g '!.env*' TODO", DOTENV) is Verdict.ALLOW
+    assert decide("rg -g '!.env*' -g '*' TODO", DOTENV) is Verdict.ASK  # the last match wins
 
 
 LINKED = WorkspaceFacts(searched=(CWD,), dir_links=("/p/src/shared",))
@@ -121,17 +121,17 @@ LINKED = WorkspaceFacts(searched=(CWD,), dir_links=("/p/src/shared",))
 
 @pytest.mark.parametrize(("command", "decision"), [
     # through the link: the root itself is named
-    ("grep -r DB= src/shared", Decision.ASK), ("cd src/shared && grep -r DB= .", Decision.ASK),
-    ("rg DB= src/shared/x", Decision.ASK),
+    ("grep -r DB= src/shared", Verdict.ASK), ("cd src/shared && grep -r DB= .", Verdict.ASK),
+    ("rg DB= src/shared/x", Verdict.ASK),
     # walks that follow links below the root
-    ("grep -R DB= .", Decision.ASK), ("rg -L DB=", Decision.ASK),
-    ("find -L . -type f -exec cat {} +", Decision.ASK), ("diff -r src other", Decision.ASK),
+    ("grep -R DB= .", Verdict.ASK), ("rg -L DB=", Verdict.ASK),
+    ("find -L . -type f -exec cat {} +", Verdict.ASK), ("diff -r src other", Verdict.ASK),
     # walks that do not follow them
-    ("grep -r DB= .", Decision.ALLOW), ("rg DB=", Decision.ALLOW),
-    ("diff -r --no-dereference src other", Decision.ALLOW), ("grep -r DB= tests", Decision.ALLOW),
+    ("grep -r DB= .", Verdict.ALLOW), ("rg DB=", Verdict.ALLOW),
+    ("diff -r --no-dereference src other", Verdict.ALLOW), ("grep -r DB= tests", Verdict.ALLOW),
 ])
 def test_a_walk_that_goes_through_a_link_to_a_directory_goes_where_nobody_searched(
-    command: str, decision: Decision,
+    command: str, decision: Verdict,
 ) -> None:
     """From a review: `src/shared -> ../../other` led `grep -r DB= src/shared`
     to another project's .env."""
@@ -149,17 +149,17 @@ DOTENV_DIRS = WorkspaceFacts(searched=(CWD,), dotenv_dirs=("/p/.envs", "/p/conf/
 
 @pytest.mark.parametrize(("command", "decision"), [
     # whatever the files in them are called, no name filter keeps them out
-    ("grep -r --exclude='.env*' SECRET .", Decision.ASK),
-    ("find . -name '.django' -exec cat {} +", Decision.ASK),
-    ("grep -r --include='.django' K .", Decision.ASK), ("rg -uu -g '.django' K", Decision.ASK),
-    ("grep -r K conf", Decision.ASK),
+    ("grep -r --exclude='.env*' SECRET .", Verdict.ASK),
+    ("find . -name '.django' -exec cat {} +", Verdict.ASK),
+    ("grep -r --include='.django' K .", Verdict.ASK), ("rg -uu -g '.django' K", Verdict.ASK),
+    ("grep -r K conf", Verdict.ASK),
     # a walk that does not enter them
-    ("grep -r K src", Decision.ALLOW), ("diff -N . src", Decision.ALLOW),
-    ("grep -r --exclude-dir=.envs --exclude-dir=.env.d K .", Decision.ALLOW),
-    ("grep -r --exclude-dir=.envs K .", Decision.ASK),
+    ("grep -r K src", Verdict.ALLOW), ("diff -N . src", Verdict.ALLOW),
+    ("grep -r --exclude-dir=.envs --exclude-dir=.env.d K .", Verdict.ALLOW),
+    ("grep -r --exclude-dir=.envs K .", Verdict.ASK),
 ])
 def test_a_dotenv_directory_is_reached_by_any_walk_that_enters_it(
-    command: str, decision: Decision,
+    command: str, decision: Verdict,
 ) -> None:
     """From a review: the walk reported `.envs/` as `.envs/.env`, and name
     filters (`--exclude='.env*'`) were tested against that invented name;
@@ -173,8 +173,8 @@ def test_a_glob_operand_follows_the_links_it_expands_to(command: str) -> None:
     """From a review: `*` expanded to `shared -> ../other`, a link every tool
     follows when it is given one."""
     linked = WorkspaceFacts(searched=(CWD,), dir_links=("/p/shared",))
-    assert decide(command, linked) is Decision.ASK
-    assert decide(command, EMPTY) is Decision.ALLOW
+    assert decide(command, linked) is Verdict.ASK
+    assert decide(command, EMPTY) is Verdict.ALLOW
 
 
 def test_a_cd_before_a_command_reading_a_process_substitution_still_holds() -> None:
@@ -182,5 +182,5 @@ def test_a_cd_before_a_command_reading_a_process_substitution_still_holds() -> N
     and the cd before them was dropped: `grep -r` was judged in the old
     directory and read `sub/inner/.env`."""
     facts = WorkspaceFacts(searched=(CWD,), dotenv_files=("/p/sub/inner/.env",))
-    assert decide("cd sub; grep -r KEY <(true) inner", facts) is Decision.ASK
-    assert decide("cd sub & grep -r KEY inner", facts) is Decision.ALLOW  # cd in the background
+    assert decide("cd sub; grep -r KEY <(true) inner", facts) is Verdict.ASK
+    assert decide("cd sub & grep -r KEY inner", facts) is Verdict.ALLOW  # cd in the background

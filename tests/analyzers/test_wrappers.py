@@ -220,15 +220,15 @@ def test_vars_that_change_what_runs_are_not_safe(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(SAFE_ENV_VARS), ids=sorted(SAFE_ENV_VARS))
 def test_a_safe_assignment_keeps_a_read_only_command_allowed(name: str) -> None:
-    assert analyze(f"{name}=x ls").decision == "allow"
-    assert analyze(f"env {name}=x cat a").decision == "allow"
+    assert analyze(f"{name}=x ls").verdict == "allow"
+    assert analyze(f"env {name}=x cat a").verdict == "allow"
 
 
 @pytest.mark.parametrize("name", UNSAFE, ids=UNSAFE)
 def test_any_other_assignment_makes_a_read_only_command_ask(name: str) -> None:
     for cmd in (f"{name}=x ls", f"env {name}=x ls"):
         result = analyze(cmd)
-        assert result.decision == "ask", cmd
+        assert result.verdict == "ask", cmd
         assert name in result.reason
 
 
@@ -291,7 +291,7 @@ DECISIONS = [
 
 @pytest.mark.parametrize(("cmd", "decision"), DECISIONS, ids=[c for c, _ in DECISIONS])
 def test_the_decision_judges_what_runs_once_wrappers_are_peeled(cmd: str, decision: str) -> None:
-    assert analyze(cmd).decision == decision
+    assert analyze(cmd).verdict == decision
 
 
 def test_a_wrapped_reader_keeps_its_paths() -> None:
@@ -322,15 +322,15 @@ def test_eval_is_never_read_only_even_when_its_payload_is() -> None:
 @pytest.mark.parametrize("cmd", ["./timeout 5 ls", "./nice cat a", "/tmp/x/nohup cat a"])
 def test_a_wrapper_name_outside_the_system_bin_dirs_is_not_the_wrapper(cmd: str) -> None:
     result = analyze(cmd)
-    assert result.decision == "ask"
+    assert result.verdict == "ask"
 
 
 @pytest.mark.parametrize(
     "cmd", ["xargs -a ~/.ssh/id_rsa echo", "xargs --arg-file=/etc/shadow echo"]
 )
 def test_xargs_arg_file_is_a_read_that_is_checked(cmd: str) -> None:
-    assert analyze(cmd).decision == "deny"
+    assert analyze(cmd).verdict == "deny"
 
 
 def test_a_sensitive_path_passed_as_a_shell_payload_argument_is_denied() -> None:
-    assert analyze("bash -c 'cat \"$1\"' _ ~/.ssh/id_rsa").decision == "deny"
+    assert analyze("bash -c 'cat \"$1\"' _ ~/.ssh/id_rsa").verdict == "deny"

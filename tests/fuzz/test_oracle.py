@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzers import Decision, analyze_bash
+from analyzers import Verdict, analyze_bash
 from fuzz import Observation, Oracle
 
 pytestmark = pytest.mark.sandbox
@@ -28,14 +28,14 @@ def oracle() -> Iterator[Oracle]:
     o.close()
 
 
-def _observe(oracle: Oracle, command: str) -> tuple[Decision, Observation]:
+def _observe(oracle: Oracle, command: str) -> tuple[Verdict, Observation]:
     analysis = analyze_bash(command, PROJECT, home="/oracle/home",
                             workspace=oracle.workspace(PROJECT))
     own = tuple(w for s in analysis.subcommands for w in (*s.wrappers, *s.argv[:1]))
     # the readers a find runs on what it found are named in the command too
     own += tuple(s.argv[i + 1] for s in analysis.subcommands if s.argv[:1] == ("find",)
                  for i, w in enumerate(s.argv[:-1]) if w == "-exec")
-    return analysis.decision, oracle.observe(command, own)
+    return analysis.verdict, oracle.observe(command, own)
 
 
 SEEN = {
@@ -61,7 +61,7 @@ def test_the_oracle_sees_what_a_command_does(oracle: Oracle, case: str) -> None:
                                      "grep -rn TODO src/", "wc -l src/main.py"])
 def test_a_read_only_command_leaves_no_finding(oracle: Oracle, command: str) -> None:
     decision, obs = _observe(oracle, command)
-    assert decision is Decision.ALLOW
+    assert decision is Verdict.ALLOW
     assert obs.findings == (), obs.findings
 
 
@@ -83,7 +83,7 @@ def test_what_the_analyzer_allows_does_nothing_the_oracle_sees(
 ) -> None:
     analysis = analyze_bash(command, PROJECT, home="/oracle/home",
                             workspace=oracle.workspace(PROJECT))
-    if analysis.decision is not Decision.ALLOW:
+    if analysis.verdict is not Verdict.ALLOW:
         return  # asked or denied: a person decides, nothing is claimed
     _, obs = _observe(oracle, command)
     assert obs.findings == (), f"allowed, but: {obs.findings}"

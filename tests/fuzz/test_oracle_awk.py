@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from analyzers import Decision, analyze_bash
+from analyzers import Verdict, analyze_bash
 from fuzz import Oracle
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
@@ -51,7 +51,7 @@ def _oracle() -> Oracle:
 @example(' x++ /[/; system("touch pwned"); y = 1 / 2 ')
 def test_an_awk_program_the_analyzer_allows_does_nothing_the_oracle_sees(body: str) -> None:
     command = f"awk {shlex.quote('{' + body + '}')} notes.txt"
-    if analyze_bash(command, "/oracle/project", home="/oracle/home").decision is not Decision.ALLOW:
+    if analyze_bash(command, "/oracle/project", home="/oracle/home").verdict is not Verdict.ALLOW:
         return
     obs = _oracle().observe(command, ("awk",), timeout=5)
     assert obs.findings == (), f"allowed, but: {obs.findings}"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzers import Decision, analyze_bash
+from analyzers import Verdict, analyze_bash
 from analyzers.bash.commands.flags import Arg
 from analyzers.bash.commands.git import _SIMPLE
 from analyzers.bash.commands.readers import ARGUMENT_AGNOSTIC, READERS
@@ -48,7 +48,7 @@ def _commands() -> list[str]:
 
 
 ALLOWED = [c for c in _commands()
-           if analyze_bash(c, PROJECT, home=HOME).decision is Decision.ALLOW]
+           if analyze_bash(c, PROJECT, home=HOME).verdict is Verdict.ALLOW]
 
 
 @pytest.fixture(scope="module")

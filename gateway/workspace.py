@@ -11,31 +11,22 @@ from analyzers import BashAnalysis, WorkspaceFacts, analyze_bash
 
 
 def analyze_in_workspace(
-    command: str,
-    cwd: str,
-    *,
-    extra_dirs: tuple[str, ...] = (),
-    home: str | None = None,
-    known: dict[tuple[str, bool], WorkspaceFacts] | None = None,
+    command: str, cwd: str, *, extra_dirs: tuple[str, ...] = (), home: str | None = None
 ) -> BashAnalysis:
     """``analyze_bash`` with the facts it needs, gathered only when needed:
     the repository's program-running configuration always (cheap, only
     inside a repository), the dotenv walk only for a command that reads a
     whole tree (``grep -r``, ``find -exec cat``) — a second analysis, which
-    costs far less than the walk every `ls` would otherwise pay. ``known``
-    keeps facts across calls (a ``--jsonl`` batch: judged against the
-    workspace as it was when the batch first needed them)."""
-    cache = {} if known is None else known
-    if (cwd, False) not in cache:
-        cache[(cwd, False)] = WorkspaceFacts(repo_programs=repo_programs(cwd))
-    light = cache[(cwd, False)]
+    costs far less than the walk every `ls` would otherwise pay. Gathered
+    afresh for every command: facts kept across a `--jsonl` stream let a
+    `.env` or a `diff.external` added meanwhile pass (from a review); the
+    walk's own cache re-lists only what changed."""
+    light = WorkspaceFacts(repo_programs=repo_programs(cwd))
     analysis = analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home, workspace=light)
     if not any(s.trees for s in analysis.subcommands):
         return analysis
-    if (cwd, True) not in cache:
-        cache[(cwd, True)] = workspace_facts(cwd, extra_dirs, programs=light.repo_programs)
     return analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home,
-                        workspace=cache[(cwd, True)])
+                        workspace=workspace_facts(cwd, extra_dirs, programs=light.repo_programs))
 
 
 def workspace_facts(

@@ -46,8 +46,9 @@ REVALIDATE_BUDGET_S = 1.0
 
 
 def is_dotenv(name: str) -> bool:
-    """``.env``, ``.env.*`` and direnv's ``.envrc``."""
-    return name in (".env", ".envrc") or name.startswith(".env.")
+    """``.env``, ``.env.*``, direnv's ``.envrc`` and ``.envs`` (a file or a
+    directory of them), as the sensitive list names them."""
+    return name in (".env", ".envrc", ".envs") or name.startswith(".env.")
 
 
 DOTENV_SPEC = WalkSpec(

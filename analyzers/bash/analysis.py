@@ -31,6 +31,7 @@ from .paths import Access, PathAccess, judge_path, resolve
 from .prefixes import MAX_SUGGESTED_RULES, suggest_rule
 from .quoting import extract_quoted_content
 from .result import BashAnalysis, Subcommand, Verdict
+from .sensitive import sensitive_below
 from .workspace import TreeRead, WorkspaceFacts, dotenv_reached
 from .wrappers import SAFE_ENV_VARS, Unwrapped, base_name, strip_wrappers
 
@@ -240,6 +241,25 @@ def _walk(
     return worst
 
 
+def _climbs_through_link(raw: str, cwd: str | None, home: str,
+                         workspace: WorkspaceFacts | None) -> bool:
+    """Does ``raw`` go up (``..``) out of a link to a directory? The kernel
+    follows the link first: `grep -r K shared/..` with `shared ->
+    /elsewhere/dir` walks /elsewhere (from a review), while the path read
+    as text comes back to the project."""
+    if workspace is None or not workspace.dir_links or ".." not in raw.split("/"):
+        return False
+    parts = raw.split("/")
+    for k, part in enumerate(parts):
+        if part == ".." and k > 0:
+            before = resolve("/".join(parts[:k]) or "/", cwd, home)
+            if before is not None and any(
+                    before == link or before.startswith(link + "/")
+                    for link in workspace.dir_links):
+                return True
+    return False
+
+
 def _piped_from_alone(commands: tuple[SimpleCommand, ...], index: int) -> bool:
     """Is the command before ``commands[index]`` the whole left side of the
     pipe into it? Not in ``{ printf -- '-f/etc/shadow\\0'; find . -print0; }
@@ -373,9 +393,13 @@ def _subcommand(
                     reason = reason or f"reads every file below {tree.root}, wherever it is"
                     continue
                 trees.append(dataclasses.replace(tree, root=root))
-                for path in dotenv_reached(root, tree, workspace):
+                facts_here = None if _climbs_through_link(tree.root, cwd, home, workspace) \
+                    else workspace
+                reached = [(p, False) for p in dotenv_reached(root, tree, facts_here)]
+                reached += [(p, True) for p in sensitive_below(root, home)]
+                for path, glob in reached:
                     paths.extend(dataclasses.replace(p, raw=f"{_BELOW}{root}") for p in
-                                 judge_path(path, Access.READ, cwds, home, roots))
+                                 judge_path(path, Access.READ, cwds, home, roots, glob=glob))
         for raw in facts.reads:
             add(raw, Access.READ)
         for raw in facts.writes:

@@ -77,6 +77,10 @@ class WordEvaluator:
     reasons: list[str]
     #: `<(…)` words accepted as pipes (see :meth:`input_pipe`)
     input_pipes: int
+    #: variables the command line assigns anywhere, and whether something
+    #: in it may have set any (``read``, ``declare -x``, ``source``)
+    assigned: set[str]
+    env_unknown: bool
     #: set while the arguments of a command that only prints them are
     #: evaluated (see :meth:`_resolve`)
     printing: bool = False
@@ -233,12 +237,14 @@ class WordEvaluator:
 
     def _resolve(self, name: str, quoted: bool, what: str) -> _Piece:
         value = self.scope.get(name)
-        if value is None and self.printing and name in NON_SECRET_VARS:
+        if (value is None and self.printing and name in NON_SECRET_VARS
+                and name not in self.assigned and not self.env_unknown):
             # `echo $PATH` asked: its value is unknown here, but echo only
-            # prints its arguments (an `-e` or a glob in the value changes
-            # what is printed, nothing else) and the variable holds no
-            # secret even where the environment is not scrubbed. The word
-            # keeps the variable's name; nothing reads it as a path.
+            # prints its arguments and the variable holds no secret even
+            # where the environment is not scrubbed. The word keeps the
+            # variable's name; nothing reads it as a path. Only a value the
+            # command line did not set: from a review, `TZ+='/x/.ssh/*';
+            # echo $TZ` listed key names.
             return _Piece(f"${name}", "\0" * (len(name) + 1), True, opaque=True)
         if value is None:
             self.fail(f"unresolved {what}")

@@ -228,6 +228,8 @@ class _Walker(WordEvaluator):
     starts: dict[int, int] = field(default_factory=dict)  # node id -> first command index
     input_pipes: int = 0
     substituting: int = 0
+    assigned: set[str] = field(default_factory=set)
+    env_unknown: bool = False
     _next_scope: int = 0
 
     def __post_init__(self) -> None:
@@ -434,6 +436,7 @@ class _Walker(WordEvaluator):
         self.add(SimpleCommand((), assignments, (), self.text(node), op, self.scope_path, nested))
         conditional = op in ("&&", "||")
         for a in assignments:
+            self.assigned.add(a.name)
             if a.value.value is not None and not a.append and not conditional:
                 self.scope[a.name] = a.value.value
             else:
@@ -453,6 +456,7 @@ class _Walker(WordEvaluator):
                 a = self.assignment(child, depth, nested)
                 if a is None:
                     continue
+                self.assigned.add(a.name)
                 raw = self.text(child)
                 value = None if a.value.value is None else f"{a.name}={a.value.value}"
                 words.append(Word(raw, value, a.value.quoted, a.value.glob, a.value.brace))
@@ -463,6 +467,7 @@ class _Walker(WordEvaluator):
                         self.scope.pop(a.name, None)
             elif t == "variable_name":
                 name = self.text(child)
+                self.assigned.add(name)
                 words.append(Word(name, name))
                 if keyword == "unset":
                     self.scope[name] = ""
@@ -471,6 +476,7 @@ class _Walker(WordEvaluator):
                 if word.value is not None and word.value.startswith("-"):
                     flags = True
                     self.scope.clear()
+                    self.env_unknown = True
                 words.append(word)
         self.add(SimpleCommand(tuple(words), (), (), self.text(node), op, self.scope_path, nested))
 
@@ -567,6 +573,7 @@ class _Walker(WordEvaluator):
         name = words[0].value if words else None
         if name in _SCOPE_CLOBBERING:
             self.scope.clear()
+            self.env_unknown = True
         elif name in _DIRECTORY_BUILTINS:
             self.scope.pop("PWD", None)
             self.scope.pop("OLDPWD", None)

@@ -130,3 +130,25 @@ def _component_overlap(glob: str, pat: str) -> bool:
         or fnmatch.fnmatchcase(glob, pat)
         or (any(c in glob for c in "*?[") and any(c in pat for c in "*?["))
     )
+
+
+def sensitive_below(root: str, home: str) -> list[str]:
+    """The sensitive entries that lie strictly below ``root``, as patterns
+    (``/root/.ssh``, ``/proc/*/environ``): a command reading every file below
+    ``root`` reads them (from a review: `grep -r KEY .` run in the home
+    printed ``.ssh/id_rsa``, which `cat` is denied). Entries starting with
+    ``**`` (the dotenv ones) are left to the caller's search."""
+    prefix = root.rstrip("/") + "/"
+    out = []
+    for _, _, parts in _compiled(home):
+        static: list[str] = []
+        for part in parts:
+            if part == "**" or any(c in part for c in "*?["):
+                break
+            static.append(part)
+        if static in ([], [""]):
+            continue
+        pattern = "/".join(parts)
+        if ("/".join(static) + "/").startswith(prefix) and pattern.startswith(prefix):
+            out.append(pattern)
+    return out

@@ -8,7 +8,7 @@ import os
 import sys
 from typing import IO
 
-from analyzers import AnalyzerError, BashAnalysis, WorkspaceFacts
+from analyzers import AnalyzerError, BashAnalysis
 
 from ..errors import UsageError
 from ..workspace import analyze_in_workspace
@@ -55,12 +55,11 @@ def _check_jsonl(stdin: IO[bytes], out: IO[str], cwd: str, extra: tuple[str, ...
     """One result object per input line, same order; a bad line yields an
     ``error`` object and the stream goes on."""
     home_dir = home()
-    known: dict[tuple[str, bool], WorkspaceFacts] = {}
     for number, raw in enumerate(stdin, 1):
         line = raw.decode("utf-8", "surrogateescape").strip()
         if not line:
             continue
-        out.write(json.dumps(_check_line(line, number, cwd, extra, home_dir, known)) + "\n")
+        out.write(json.dumps(_check_line(line, number, cwd, extra, home_dir)) + "\n")
         out.flush()
     return 0
 
@@ -71,7 +70,6 @@ def _check_line(
     cwd: str,
     extra: tuple[str, ...],
     home: str,
-    known: dict[tuple[str, bool], WorkspaceFacts],
 ) -> dict[str, object]:
     try:
         item = json.loads(line)
@@ -84,7 +82,7 @@ def _check_line(
         return {"line": number, "error": '"cwd" must be an absolute path'}
     try:
         analysis: BashAnalysis = analyze_in_workspace(
-            item["command"], line_cwd, extra_dirs=extra, home=home, known=known)
+            item["command"], line_cwd, extra_dirs=extra, home=home)
     except AnalyzerError as exc:
         return {"line": number, "error": str(exc)}
     except Exception as exc:

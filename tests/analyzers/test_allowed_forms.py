@@ -133,6 +133,12 @@ NOT_ALLOWED = [
     "awk 'BEGIN { x++ /[/; system(\"touch PWNED\"); y = 1 / 2 }'",
     "echo $PWD/../.ssh/*",
     "cat .envrc",
+    # from the fourth red-team review
+    "awk 'BEGIN { x = case / 2; system(\"touch PWNED\"); y = 1 / 1 }'",
+    "awk '{ d = default / 1; print ENVIRON[\"SHELLGATE_CANARY_KEY\"]; z = 1 / 1 }' notes.txt",
+    "TZ+='/tmp/*'; echo $TZ",
+    "true && LANG='/*'; echo $LANG",
+    "read PATH; echo $PATH",
     # git operands are paths wherever they point
     "git diff sub/../../outside f", "git log -p -- sub/../../outside",
     "git show HEAD:.env", "git grep -e x .env",

@@ -44,6 +44,10 @@ TREE_READERS = [
     "find . -name . -print0 | xargs -0 grep -d recurse SECRET",
     "diff -rN --to-file=. src", "git diff src .", "grep -r K= *", "grep -r K= s*",
     "git grep --untracked --no-exclude-standard SECRET",
+    # names or counts only, yet the pattern tests every file's content: a
+    # review rebuilt a .env from 447 `grep -rl '^SECRET=…' .` calls
+    "grep -rl TODO .", "grep -rc TODO .", "grep -rq TODO .", "rg -l TODO", "rg -c -uu TODO",
+    "find . -type f -exec grep -l SECRET {} +",
     # from a second review
     "rg --glob-case-insensitive -g '*.ENV' SECRET", "diff -N . src", "diff . sub",
     "diff --unidirectional-new-file . src",
@@ -80,7 +84,7 @@ def test_without_facts_or_where_the_search_did_not_finish_a_dotenv_file_is_assum
 
 @pytest.mark.parametrize("command", [
     # names, counts and hashes only
-    "grep -rl TODO .", "grep -rc TODO .", "rg -l TODO", "rg --files", "find . -exec wc -l {} +",
+    "rg --files", "find . -exec wc -l {} +",
     "find . -print0 | xargs -0 sha256sum", "ls -R",
     # the walk cannot reach the dotenv files
     "grep -rn TODO src", "grep -rn --include='*.py' TODO .", "grep -rn --exclude='.env*' TODO .",
@@ -184,3 +188,22 @@ def test_a_cd_before_a_command_reading_a_process_substitution_still_holds() -> N
     facts = WorkspaceFacts(searched=(CWD,), dotenv_files=("/p/sub/inner/.env",))
     assert decide("cd sub; grep -r KEY <(true) inner", facts) is Verdict.ASK
     assert decide("cd sub & grep -r KEY inner", facts) is Verdict.ALLOW  # cd in the background
+
+
+def test_a_tree_read_reaches_the_sensitive_paths_below_its_root() -> None:
+    """From a review: run in the home, `grep -r KEY .` printed .ssh/id_rsa,
+    which `cat` is denied; the sensitive list is the analyzer's own data."""
+    home = analyze_bash("grep -r PRIVATE .", "/home/u", home="/home/u",
+                        workspace=WorkspaceFacts(searched=("/home/u",)))
+    assert home.verdict is Verdict.DENY
+    assert "/home/u/.ssh" in home.reason
+    assert decide("grep -r PRIVATE /", EMPTY) is Verdict.DENY
+    assert decide("grep -r PRIVATE .", EMPTY) is Verdict.ALLOW  # a project holds none
+
+
+def test_a_root_that_climbs_out_of_a_link_is_not_judged_as_text() -> None:
+    """From a review: `shared -> /elsewhere/dir`; `grep -r K shared/..` walks
+    /elsewhere, the text `shared/..` says the project."""
+    linked = WorkspaceFacts(searched=(CWD,), dir_links=("/p/shared",))
+    assert decide("grep -r K shared/..", linked) is Verdict.ASK
+    assert decide("grep -r K src/..", linked) is Verdict.ALLOW

@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 PIECES = ['/', '"', '#', '/"/', "/#/", "print ", "printf ", " ", "x", "2", "(", ")", "?", ":",
-          "length ", "n", "$1",
+          "length ", "n", "$1", "case ",
           "*", "+", "++", ";", "\n", "{", "}", "$1", "if (1) ", "~", '"a"', "/a/",
           'system("touch pwned")', '| "touch pwned"', '> "pwned"', "getline", "ENVIRON", "1"]
 _ORACLE: list[Oracle] = []
@@ -49,6 +49,8 @@ def _oracle() -> Oracle:
 @example(' x = 1length /x+/; system("touch pwned"); y = 1 / 2 ')
 @example(' x = length /["/]/; system("touch pwned") } # "')
 @example(' x++ /[/; system("touch pwned"); y = 1 / 2 ')
+# the fourth review's: a gawk keyword is a variable to mawk
+@example(' x = case / 2; system("touch pwned"); y = 1 / 1 ')
 def test_an_awk_program_the_analyzer_allows_does_nothing_the_oracle_sees(body: str) -> None:
     command = f"awk {shlex.quote('{' + body + '}')} notes.txt"
     if analyze_bash(command, "/oracle/project", home="/oracle/home").verdict is not Verdict.ALLOW:

@@ -60,7 +60,8 @@ def test_a_tree_read_reaching_a_dotenv_file_asks_and_one_missing_it_is_allowed(
     result = _check(project, "grep -rn KEY .")
     assert result["decision"] == "ask", result
     assert str(project / "config" / ".env") in str(result["reason"])
-    for command in ("grep -rn KEY src", "grep -rln KEY .", "find . -name '*.py' -exec cat {} +"):
+    for command in ("grep -rn KEY src", "grep -rn --exclude='.env*' KEY .",
+                    "find . -name '*.py' -exec cat {} +"):
         assert _check(project, command)["decision"] == "allow", command
     assert _check(project, "find . -type f -exec cat {} +")["decision"] == "ask"
 
@@ -80,3 +81,22 @@ def test_a_tree_read_through_a_link_to_another_directory_asks(tmp_path: Path) ->
     assert _check(project, "grep -r KEY src/shared")["decision"] == "ask"
     assert _check(project, "grep -r KEY src")["decision"] == "allow"  # -r does not follow links
     assert _check(project, "grep -R KEY src")["decision"] == "ask"
+
+
+def test_a_jsonl_stream_sees_a_dotenv_file_added_while_it_runs(tmp_path: Path) -> None:
+    """From a review: facts kept for the whole stream let a .env (or a
+    diff.external) added meanwhile pass."""
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    with subprocess.Popen([SHELLGATE, "check", "--jsonl", "--cwd", str(project)],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        line = json.dumps({"command": "grep -r KEY ."}) + "\n"
+        proc.stdin.write(line)
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["decision"] == "allow"
+        (project / ".env").write_text("KEY=secret\n")
+        proc.stdin.write(line)
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["decision"] == "ask"
+        proc.stdin.close()

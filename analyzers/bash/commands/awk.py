@@ -38,9 +38,6 @@ AWK_NAMES = frozenset({"awk", "gawk", "mawk", "nawk"})
 _FORBIDDEN_WORDS = frozenset(
     {"getline", "system", "close", "ENVIRON", "PROCINFO", "SYMTAB", "FUNCTAB", "ARGV", "ARGC"}
 )
-#: words after which an operand (so a regex) comes: `print /x/`
-_KEYWORDS = frozenset({"print", "printf", "return", "in", "do", "else", "getline", "delete",
-                       "exit", "case", "default"})
 _WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -110,9 +107,9 @@ def _readings(program: str) -> list[str] | None:
     ``None`` when a literal does not end; ``[]`` when there are too many.
 
     A ``/`` opens a regular expression where awk expects an operand: at the
-    start, after an operator, ``( , { } ; ! ~ $``, a newline or a keyword
-    (``print /x/``). After a number, a literal, ``]`` or ``$1`` it divides.
-    After a name, ``)`` or ``++`` it may be either: ``length /x+/`` is a
+    start, after an operator, ``( , { } ; ! ~ $`` or a newline. After a
+    number, a literal or ``]`` it divides. After a name (a keyword like
+    ``print`` included) or ``)`` it may be either: ``length /x+/`` is a
     regex to mawk (a builtin, not a variable), ``if (c) /re/`` one to every
     awk, ``n / 2`` a division. Read one way when awk reads the other, the
     scan goes out of step — a ``"`` inside the regex opens a string that
@@ -184,8 +181,11 @@ def _scan(program: str, i: int, operand: bool, sure: str, code: list[str],
             word = program[i:j]
             code.append(word)
             # after a name a slash may divide (`n / 2`) or open a regex
-            # (`length /x+/`, a builtin; `$length /x+/` too)
-            operand, sure = (False, "regex") if word in _KEYWORDS else (True, "either")
+            # (`print /x/`, `length /x+/`, a builtin; `$length /x+/` too).
+            # Which names are keywords differs between awks (`case` is
+            # gawk's, a variable to mawk: from a review, `x = case / 2;
+            # system(…); y = 1 / 1` hid system), so every name gets both
+            operand, sure = True, "either"
             i = j
             continue
         code.append(c)

@@ -9,27 +9,25 @@ from .find import FindFacts
 from .flags import ParsedArgs
 from .search import grep_recursive, search_operands
 
-#: a reader run on found files that prints what is in them (wc, ls, file,
-#: stat, du and the checksums print counts, names and hashes)
+#: a reader run on found files that reads what is in them. grep's and rg's
+#: -l, -c and -q print names, counts or a status, yet the pattern still
+#: tests every file's content: from a review, 447 `grep -rl '^SECRET=…' .`
+#: calls rebuilt a .env one character at a time. wc, ls, file, stat, du and
+#: the checksums print sizes, names and hashes.
 CONTENT_READERS = frozenset({"cat", "head", "tail", "grep", "egrep", "fgrep", "rg"})
-#: grep/rg options after which only names, counts or a status are printed
-_NAMES_ONLY = frozenset({"-l", "-L", "-c", "-q", "--files-with-matches", "--files-without-match",
-                         "--count", "--count-matches", "--quiet", "--silent", "--files",
-                         "--type-list"})
+#: rg options that list files without opening them
+_NO_CONTENT = frozenset({"--files", "--type-list"})
 
 
-def prints_content(argv0: str, p: ParsedArgs) -> bool:
-    if argv0 == "rg" and p.has("-L"):
-        # rg -L is --follow, not --files-without-match as in grep
-        return not p.has(*(_NAMES_ONLY - {"-L"}))
-    return argv0 in CONTENT_READERS and not p.has(*_NAMES_ONLY)
+def reads_content(argv0: str, p: ParsedArgs) -> bool:
+    return argv0 in CONTENT_READERS and not (argv0 == "rg" and p.has(*_NO_CONTENT))
 
 
 def search_trees(argv: tuple[str, ...], p: ParsedArgs) -> tuple[TreeRead, ...]:
     """grep -r and rg walk their operands (the working directory when none
     is given)."""
     name = argv[0]
-    if not prints_content(name, p) or (name != "rg" and not grep_recursive(p)):
+    if not reads_content(name, p) or (name != "rg" and not grep_recursive(p)):
         return ()
     walk = _rg_walk(p) if name == "rg" else _grep_walk(p)
     return tuple(glob_tree(r, walk) for r in search_operands(name, p))
@@ -77,7 +75,7 @@ def found_trees(find: FindFacts, reader: tuple[str, ...], p: ParsedArgs,
     """A reader run on what a find found (``-exec … {} +``,
     ``-print0 | xargs -0``) reads below find's roots: only the files that
     passed find's name tests, unless it walks on itself (grep -r, rg)."""
-    if not reader or not prints_content(reader[0], p):
+    if not reader or not reads_content(reader[0], p):
         return ()
     if reader[0] == "rg" or grep_recursive(p):
         return tuple(TreeRead(glob_root(r), follows_links=True) for r in find.roots)

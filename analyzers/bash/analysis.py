@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from ..errors import InvalidArgument
 from .checks import CheckInput, Finding, run_checks
 from .classify import classify_command, classify_pipeline
-from .commands import command_facts, find_prints_only_paths, glob_problem
+from .commands import command_facts, find_prints_only_paths, glob_problem, option_glob_trees
 from .destructive import HardLimit, destructive_warnings, hard_limits
 from .ir import ParseResult, ParseStatus, SimpleCommand
 from .legacy import parse_legacy
@@ -384,7 +384,7 @@ def _subcommand(
         # splits a planted `x -f/root/.ssh/id_rsa` into an option)
         facts = command_facts(argv, stdin_args=unwrapped.stdin_args, stdin_find=stdin_find)
         cd = facts.cd
-        for tree in facts.trees:
+        for tree in (*facts.trees, *option_glob_trees(argv, globs)):
             if tree.root in pipes:
                 continue  # `diff <(ls a) <(ls b)` walks no directory
             for cwd in cwds:
@@ -396,7 +396,9 @@ def _subcommand(
                 facts_here = None if _climbs_through_link(tree.root, cwd, home, workspace) \
                     else workspace
                 reached = [(p, False) for p in dotenv_reached(root, tree, facts_here)]
-                reached += [(p, True) for p in sensitive_below(root, home)]
+                walk = dataclasses.replace(tree, root=root)
+                reached += [(p, True) for p in sensitive_below(root, home)
+                            if walk.enters(p, 1) or (walk.content and walk.reaches(p))]
                 for path, glob in reached:
                     paths.extend(dataclasses.replace(p, raw=f"{_BELOW}{root}") for p in
                                  judge_path(path, Access.READ, cwds, home, roots, glob=glob))
@@ -529,7 +531,8 @@ def _decide(command: str, cwd: str, status: ParseStatus, acc: _Acc, home: str) -
                     if "/**/" in needs_human.path
                     else f"reads every file below {below}, {needs_human.path} among them")
             hint = ("search where no dotenv file lies, or leave them out (grep --exclude='.env*', "
-                    "rg -g '!.env*', find -name '*.py'); ")
+                    "rg -g '!.env*', find -name '*.py'; `--` before a glob, or ./*, keeps a "
+                    "file named like an option from becoming one); ")
         return conclude(
             Verdict.ASK,
             f"{what} ({needs_human.sensitive.why}) needs a person's approval",

@@ -178,6 +178,7 @@ class WordEvaluator:
     def double_quoted(self, node: Any, depth: int, nested: bool) -> _Piece:
         parts: list[str] = []
         dynamic = False
+        opaque = False
         pos = node.start_byte + 1
         end = node.end_byte - 1
         for child in node.children:
@@ -192,10 +193,12 @@ class WordEvaluator:
             elif t == "simple_expansion":
                 p = self.expansion(child, quoted=True)
                 dynamic |= p.value is None
+                opaque |= p.opaque
                 parts.append(p.value or "")
             elif t == "expansion":
                 p = self.braced_expansion(child, quoted=True)
                 dynamic |= p.value is None
+                opaque |= p.opaque
                 parts.append(p.value or "")
             elif t in SUBSTITUTIONS:
                 self.fail(SUBSTITUTIONS[t])
@@ -210,7 +213,9 @@ class WordEvaluator:
         if dynamic:
             return _Piece(None, "", True)
         value = "".join(parts)
-        return _Piece(value, "\0" * len(value), True)
+        # `"$TZ"` keeps its variable unknown: `echo ."$TZ"./.ssh/*` is
+        # `echo ../.ssh/*` when TZ is unset (from a review)
+        return _Piece(value, "\0" * len(value), True, opaque=opaque)
 
     def expansion(self, node: Any, *, quoted: bool) -> _Piece:
         """``$NAME``: resolved from variables assigned earlier in the command.

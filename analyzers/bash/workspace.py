@@ -71,6 +71,10 @@ class TreeRead:
     max_depth: int | None = None
     #: directory names not entered (``grep --exclude-dir``)
     skip_dirs: tuple[str, ...] = ()
+    #: the walk reads the files' contents (``grep -r``); False for a walk
+    #: that prints names, sizes or hashes (``find .``, ``ls -R``, ``du``):
+    #: a dotenv file's name is no secret, a listing of ``~/.ssh`` is
+    content: bool = True
 
     def reaches(self, path: str) -> bool:
         """Would this walk read ``path``, an absolute path below ``root``?
@@ -118,6 +122,8 @@ def _plain(pattern: str) -> bool:
 def dotenv_reached(root: str, tree: TreeRead, facts: WorkspaceFacts | None) -> list[str]:
     """The dotenv paths a walk of ``root`` (absolute) reaches: files found
     there, or ``ROOT/**/.env`` where nobody looked."""
+    if not tree.content:
+        return []
     unknown = [posixpath.join(root, "**", ".env")]
     if facts is None or not any(_within(root, s) for s in facts.searched):
         return unknown

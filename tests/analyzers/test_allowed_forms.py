@@ -139,6 +139,9 @@ NOT_ALLOWED = [
     "TZ+='/tmp/*'; echo $TZ",
     "true && LANG='/*'; echo $LANG",
     "read PATH; echo $PATH",
+    # from the fifth red-team review
+    "echo .\"$TZ\"./.ssh/*",
+    "echo \"$PWD\"/../.ssh/*",
     # git operands are paths wherever they point
     "git diff sub/../../outside f", "git log -p -- sub/../../outside",
     "git show HEAD:.env", "git grep -e x .env",

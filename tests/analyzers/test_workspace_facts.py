@@ -207,3 +207,32 @@ def test_a_root_that_climbs_out_of_a_link_is_not_judged_as_text() -> None:
     linked = WorkspaceFacts(searched=(CWD,), dir_links=("/p/shared",))
     assert decide("grep -r K shared/..", linked) is Verdict.ASK
     assert decide("grep -r K src/..", linked) is Verdict.ALLOW
+
+
+@pytest.mark.parametrize("command", ["ls -aR", "find .", "du -a", "tree -a",
+                                     "find . -type f -exec sha256sum {} +", "du -sh *"])
+def test_a_walk_listing_names_in_the_home_reaches_the_keys(command: str) -> None:
+    """From a review: `find .` and `ls -aR` run in the home listed
+    `.ssh/id_rsa`, which `ls -a ~/.ssh` is denied."""
+    a = analyze_bash(command, "/home/u", home="/home/u",
+                     workspace=WorkspaceFacts(searched=("/home/u",)))
+    assert a.verdict is Verdict.DENY, a.reason
+
+
+@pytest.mark.parametrize("command", ["find . -maxdepth 1", "ls -la", "du -s .", "tree -L 1"])
+def test_a_listing_that_stops_above_the_keys_is_allowed_in_the_home(command: str) -> None:
+    a = analyze_bash(command, "/home/u", home="/home/u",
+                     workspace=WorkspaceFacts(searched=("/home/u",)))
+    assert a.verdict is Verdict.ALLOW, a.reason
+
+
+@pytest.mark.parametrize("command", ["grep x *", "wc -l *", "du -sh *", "strings *",
+                                     "hexdump -C *"])
+def test_a_leading_wildcard_may_hand_a_reader_a_planted_option(command: str) -> None:
+    """From a review: files named `-r`, `-f.env`, `--files0-from=.env` or
+    `@.env` made `grep x *` recurse and `strings *` print .env; the walk
+    is modelled, so a project holding a .env asks."""
+    assert decide(command, DOTENV) is Verdict.ASK
+    assert decide(command, EMPTY) is Verdict.ALLOW
+    assert decide(command.replace("*", "-- *"), DOTENV) is Verdict.ALLOW
+    assert decide(command.replace("*", "./*"), DOTENV) is Verdict.ALLOW

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 
 from ..sed import analyze_sed
 from ..words import NON_SECRET_VARS
-from ..workspace import TreeRead
+from ..workspace import TreeRead, glob_root
 from .awk import AWK_NAMES, awk_facts
 from .find import analyze_find
 from .flags import Arg, ParsedArgs, Spec, parse_args, read_paths
 from .git import git_problem, git_reads, git_trees
 from .readers import ARGUMENT_AGNOSTIC, READERS
 from .search import GREP, RG, search_paths
-from .trees import diff_trees, found_trees, search_trees
+from .trees import diff_trees, found_trees, listing_trees, search_trees
 from .writers import WRITERS, writer_paths
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "find_prints_only_paths",
     "glob_problem",
     "is_known_reader",
+    "option_glob_trees",
 ]
 
 
@@ -101,6 +102,9 @@ def command_facts(
     facts = _facts(argv)
     if argv[0] == "diff" and facts.read_only:
         facts = dataclasses.replace(facts, trees=diff_trees(parse_args(argv, READERS["diff"])))
+    if argv[0] in ("ls", "du", "tree") and facts.read_only:
+        listed = listing_trees(argv, parse_args(argv, READERS[argv[0]]), None)
+        facts = dataclasses.replace(facts, trees=facts.trees + listed)
     if stdin_find is not None and argv[0] in PATH_OPERAND_READERS:
         find = analyze_find(stdin_find)
         trees = found_trees(find, argv, _reader_args(argv), find.follows)
@@ -182,6 +186,27 @@ GLOB_SAFE = frozenset(
         ":",
     }
 )
+
+
+#: readers in GLOB_SAFE whose options read other files or walk trees: a
+#: planted file named `-r`, `-f.env`, `--files0-from=.env` or `@.env` that
+#: a leading wildcard expands to makes `grep x *` recurse, `wc -l *` print
+#: .env in its errors, `strings *` read .env as arguments (from a review)
+GLOB_INJECTABLE = frozenset({"grep", "egrep", "fgrep", "wc", "du", "strings", "hexdump"})
+
+
+def option_glob_trees(argv: tuple[str, ...], globbed: set[str]) -> tuple[TreeRead, ...]:
+    """What a leading-wildcard glob may turn these readers into: a reader of
+    every file below the glob's directory, links followed."""
+    if not argv or argv[0] not in GLOB_INJECTABLE:
+        return ()
+    out = []
+    for a in argv[1:]:
+        if a == "--":
+            break
+        if a in globbed and a[:1] in "*?[":
+            out.append(TreeRead(glob_root(a), follows_links=True))
+    return tuple(out)
 
 
 def glob_problem(argv: tuple[str, ...], globbed: set[str]) -> str | None:
@@ -337,6 +362,7 @@ def _find(argv: tuple[str, ...]) -> CommandFacts:
     if problem:
         writes = f.roots if f.deletes else ()
         return CommandFacts(False, problem, tuple(reads), writes)
+    trees.extend(listing_trees(argv, ParsedArgs((), (), ()), f))
     return CommandFacts(True, reads=tuple(reads), trees=tuple(trees))
 
 

@@ -134,6 +134,8 @@ class FindFacts:
     names: tuple[tuple[str, bool], ...] = ()
     #: symbolic links are followed below the roots (-L, -follow)
     follows: bool = False
+    #: -maxdepth (entries deeper are not listed)
+    maxdepth: int | None = None
 
 
 def analyze_find(argv: tuple[str, ...]) -> FindFacts:
@@ -155,6 +157,7 @@ def analyze_find(argv: tuple[str, ...]) -> FindFacts:
     names: list[tuple[str, bool]] = []
     gate: tuple[tuple[str, bool], ...] | None = None
     conjunction = True
+    maxdepth: int | None = None
     while i < n:
         tok = argv[i]
         if tok in FORBIDDEN:
@@ -190,6 +193,8 @@ def analyze_find(argv: tuple[str, ...]) -> FindFacts:
             conjunction = False
         if tok in ("-name", "-iname") and i + 1 < n:
             names.append((argv[i + 1], tok == "-iname"))
+        if tok == "-maxdepth" and i + 1 < n and argv[i + 1].isdigit():
+            maxdepth = int(argv[i + 1]) if maxdepth is None else min(maxdepth, int(argv[i + 1]))
         if tok in _NO_ARG:
             i += 1
         elif tok in _ONE_ARG:
@@ -209,7 +214,8 @@ def analyze_find(argv: tuple[str, ...]) -> FindFacts:
             i += 1
     return FindFacts(tuple(roots) or (".",), tuple(reads), problem, deletes, exec_argv,
                      tuple(execs), frozenset(outputs) or frozenset({"-print"}),
-                     (tuple(names) if gate is None else gate) if conjunction else (), follows)
+                     (tuple(names) if gate is None else gate) if conjunction else (), follows,
+                     maxdepth)
 
 
 def exec_end(argv: tuple[str, ...], i: int) -> int:

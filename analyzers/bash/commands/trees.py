@@ -75,9 +75,44 @@ def found_trees(find: FindFacts, reader: tuple[str, ...], p: ParsedArgs,
     """A reader run on what a find found (``-exec … {} +``,
     ``-print0 | xargs -0``) reads below find's roots: only the files that
     passed find's name tests, unless it walks on itself (grep -r, rg)."""
-    if not reader or not reads_content(reader[0], p):
+    if not reader:
         return ()
+    if not reads_content(reader[0], p):
+        # names, sizes, hashes of what was found (`-exec sha256sum {} +`)
+        walk = TreeRead("", find.names, follows_links=follows, content=False)
+        return tuple(glob_tree(r, walk) for r in find.roots)
     if reader[0] == "rg" or grep_recursive(p):
         return tuple(TreeRead(glob_root(r), follows_links=True) for r in find.roots)
     walk = TreeRead("", find.names, follows_links=follows)
     return tuple(glob_tree(r, walk) for r in find.roots)
+
+
+def listing_trees(argv: tuple[str, ...], p: ParsedArgs, find: FindFacts | None) -> tuple[
+        TreeRead, ...]:
+    """Walks that print names, sizes or hashes of what they find: every find,
+    ``ls -R``, ``du`` and ``tree``. A name below ``~/.ssh`` is what `ls -a
+    ~/.ssh` is denied for (from a review: `find .` and `ls -aR` in the home
+    listed the keys)."""
+    name = argv[0]
+    if find is not None:
+        walk = TreeRead("", follows_links=find.follows, max_depth=find.maxdepth, content=False)
+        return tuple(glob_tree(r, walk) for r in find.roots)
+    depth: int | None = None
+    if name == "ls":
+        if not p.has("-R", "--recursive"):
+            return ()
+        follows = p.has("-L", "--dereference")
+    elif name == "du":
+        if p.has("-s", "--summarize"):
+            return ()
+        value = next((v for f, v in p.flags if f in ("-d", "--max-depth") and v), None)
+        depth = int(value) if value is not None and value.isdigit() else None
+        follows = p.has("-L", "--dereference")
+    elif name == "tree":
+        value = next((v for f, v in p.flags if f == "-L" and v), None)
+        depth = int(value) if value is not None and value.isdigit() else None
+        follows = p.has("-l")
+    else:
+        return ()
+    walk = TreeRead("", follows_links=follows, max_depth=depth, content=False)
+    return tuple(glob_tree(o, walk) for o in (p.positionals or (".",)))

@@ -5,6 +5,7 @@ repository's configuration entries that make git run programs."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from analyzers import BashAnalysis, WorkspaceFacts, analyze_bash
@@ -23,10 +24,27 @@ def analyze_in_workspace(
     walk's own cache re-lists only what changed."""
     light = WorkspaceFacts(repo_programs=repo_programs(cwd))
     analysis = analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home, workspace=light)
-    if not any(s.trees for s in analysis.subcommands):
+    links = real_paths(analysis)
+    if not links and not any(s.trees for s in analysis.subcommands):
         return analysis
+    facts = (workspace_facts(cwd, extra_dirs, programs=light.repo_programs)
+             if any(s.trees for s in analysis.subcommands) else light)
     return analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home,
-                        workspace=workspace_facts(cwd, extra_dirs, programs=light.repo_programs))
+                        workspace=dataclasses.replace(facts, real_paths=links))
+
+
+def real_paths(analysis: BashAnalysis) -> tuple[tuple[str, str], ...]:
+    """The command's paths (and walk roots) that go through a symbolic link,
+    with where they lead: a few realpath calls, judged by the analyzer
+    beside the text (`cat up/.ssh/id_rsa` with up -> ..)."""
+    seen = {p.path for s in analysis.subcommands for p in s.paths if p.path.startswith("/")}
+    seen |= {t.root for s in analysis.subcommands for t in s.trees}
+    out = []
+    for path in sorted(seen):
+        real = os.path.realpath(path)
+        if real != os.path.normpath(path):
+            out.append((path, real))
+    return tuple(out)
 
 
 def workspace_facts(

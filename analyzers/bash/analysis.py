@@ -32,7 +32,7 @@ from .prefixes import MAX_SUGGESTED_RULES, suggest_rule
 from .quoting import extract_quoted_content
 from .result import BashAnalysis, Subcommand, Verdict
 from .sensitive import sensitive_below
-from .workspace import TreeRead, WorkspaceFacts, dotenv_reached
+from .workspace import TreeRead, WorkspaceFacts, dotenv_reached, links_followed
 from .wrappers import SAFE_ENV_VARS, Unwrapped, base_name, strip_wrappers
 
 #: Above this many subcommands nothing is analyzed one by one and nothing is
@@ -350,11 +350,20 @@ def _subcommand(
 
     judged: set[tuple[str, Access]] = set()
 
+    real = dict(workspace.real_paths) if workspace is not None else {}
+
     def add(raw: str, access: Access) -> None:
         if raw == "" or (raw in pipes and access is not Access.WRITE) or (raw, access) in judged:
             return
         judged.add((raw, access))
-        paths.extend(judge_path(raw, access, cwds, home, roots, glob=raw in globs))
+        found = judge_path(raw, access, cwds, home, roots, glob=raw in globs)
+        paths.extend(found)
+        # the path a link leads to is judged too (`cat up/.ssh/id_rsa`, up -> ..)
+        for p in found:
+            target = real.get(p.path)
+            if target is not None:
+                paths.extend(dataclasses.replace(q, raw=f"{raw} (through a link)")
+                              for q in judge_path(target, access, cwds, home, roots))
 
     if any(w.value is None for w in cmd.words):
         reason = "a word's value is only known at run time"
@@ -395,10 +404,17 @@ def _subcommand(
                 trees.append(dataclasses.replace(tree, root=root))
                 facts_here = None if _climbs_through_link(tree.root, cwd, home, workspace) \
                     else workspace
+                if not tree.content and ((facts_here is None and workspace is not None)
+                                         or links_followed(root, tree, workspace)):
+                    # a listing through a link lists wherever it leads (from
+                    # a review: `ls -aR up`, `find -L .` with up -> .. listed
+                    # ~/.ssh)
+                    reason = reason or f"lists below {root} through a link to a directory"
                 reached = [(p, False) for p in dotenv_reached(root, tree, facts_here)]
-                walk = dataclasses.replace(tree, root=root)
-                reached += [(p, True) for p in sensitive_below(root, home)
-                            if walk.enters(p, 1) or (walk.content and walk.reaches(p))]
+                for start in dict.fromkeys((root, real.get(root, root))):
+                    walk = dataclasses.replace(tree, root=start)
+                    reached += [(p, True) for p in sensitive_below(start, home)
+                                if walk.enters(p, 1) or (walk.content and walk.reaches(p))]
                 for path, glob in reached:
                     paths.extend(dataclasses.replace(p, raw=f"{_BELOW}{root}") for p in
                                  judge_path(path, Access.READ, cwds, home, roots, glob=glob))

@@ -45,6 +45,10 @@ class WorkspaceFacts:
     repo_programs: tuple[str, ...] = ()
     #: dotenv directories (``.envs/``, ``.env.d/``): every file in them counts
     dotenv_dirs: tuple[str, ...] = ()
+    #: (path as written, path it resolves to) for the command's paths that
+    #: go through a symbolic link: both are judged (from a review: with
+    #: `up -> ..`, `cat up/.ssh/id_rsa` read as text stayed in the project)
+    real_paths: tuple[tuple[str, str], ...] = ()
 
 
 #: (pattern, include, fold_case): one name filter, in command-line order
@@ -117,6 +121,17 @@ def _plain(pattern: str) -> bool:
     such as ``[[:alpha:]]``), ``{`` (rg's alternatives) or ``/`` (rg and
     gitignore match those against paths, not names)."""
     return not any(c in pattern for c in "\\[{/")
+
+
+def links_followed(root: str, tree: TreeRead, facts: WorkspaceFacts | None) -> bool:
+    """Does a walk of ``root`` follow a link to a directory, where nobody
+    searched and nothing was judged? (Its root through one, or one below it
+    for a walk that follows links.)"""
+    if facts is None:
+        return False
+    if any(_within(root, link) for link in facts.dir_links):
+        return True
+    return tree.follows_links and any(_within(link, root) for link in facts.dir_links)
 
 
 def dotenv_reached(root: str, tree: TreeRead, facts: WorkspaceFacts | None) -> list[str]:

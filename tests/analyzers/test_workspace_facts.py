@@ -236,3 +236,28 @@ def test_a_leading_wildcard_may_hand_a_reader_a_planted_option(command: str) -> 
     assert decide(command, EMPTY) is Verdict.ALLOW
     assert decide(command.replace("*", "-- *"), DOTENV) is Verdict.ALLOW
     assert decide(command.replace("*", "./*"), DOTENV) is Verdict.ALLOW
+
+
+def test_a_path_through_a_link_is_judged_where_it_leads() -> None:
+    """From a review: with `up -> ..` in a project in the home, `cat
+    up/.ssh/id_rsa` read as text stayed inside the project."""
+    facts = WorkspaceFacts(searched=("/home/u/p",),
+                           real_paths=(("/home/u/p/up/.ssh/id_rsa", "/home/u/.ssh/id_rsa"),))
+    a = analyze_bash("cat up/.ssh/id_rsa", "/home/u/p", home="/home/u", workspace=facts)
+    assert a.verdict is Verdict.DENY
+
+
+@pytest.mark.parametrize("command", ["ls *", "ls -aRL .", "find -L .", "du -aL ."])
+def test_a_listing_that_may_follow_a_link_to_a_directory_asks(command: str) -> None:
+    """From a review: a planted `-aR` beside `up -> ..` turned `ls *` into a
+    listing of ~/.ssh; `find -L .` listed it through the link."""
+    linked = WorkspaceFacts(searched=(CWD,), dir_links=("/p/up",))
+    assert decide(command, linked) is Verdict.ASK
+    assert decide(command, EMPTY) is Verdict.ALLOW
+
+
+def test_a_listing_rooted_at_a_link_is_judged_where_it_leads() -> None:
+    facts = WorkspaceFacts(searched=("/home/u/p",), dir_links=("/home/u/p/up",),
+                           real_paths=(("/home/u/p/up", "/home/u"),))
+    a = analyze_bash("ls -aR up", "/home/u/p", home="/home/u", workspace=facts)
+    assert a.verdict is Verdict.DENY

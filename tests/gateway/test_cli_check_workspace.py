@@ -7,6 +7,7 @@ file lies, a command reading the whole tree asks."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -100,3 +101,19 @@ def test_a_jsonl_stream_sees_a_dotenv_file_added_while_it_runs(tmp_path: Path) -
         proc.stdin.flush()
         assert json.loads(proc.stdout.readline())["decision"] == "ask"
         proc.stdin.close()
+
+
+def test_a_read_through_a_link_to_a_directory_is_judged_where_it_leads(tmp_path: Path) -> None:
+    """From a review: `up -> ..` in a project inside the home; `cat
+    up/.ssh/id_rsa` printed the key, allowed."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("KEY\n")
+    project = home / "proj"
+    project.mkdir()
+    (project / "up").symlink_to("..")
+    env = {**os.environ, "HOME": str(home)}
+    proc = subprocess.run([SHELLGATE, "check", "--json", "--cwd", str(project),
+                           "cat up/.ssh/id_rsa"], capture_output=True, text=True, env=env,
+                          timeout=60, check=True)
+    assert json.loads(proc.stdout)["decision"] == "deny"

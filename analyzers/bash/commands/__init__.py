@@ -140,7 +140,9 @@ def _facts(argv: tuple[str, ...]) -> CommandFacts:
 
 #: Readers whose every option — including abbreviations GNU getopt accepts —
 #: neither writes nor executes, so a glob that expands to a file named like
-#: an option (`--pre=sh`, `-o`) cannot turn them into something else.
+#: an option (`--pre=sh`, `-o`) cannot turn them into something else. Not
+#: the checksum tools: a planted `-c` makes `sha256sum *` read every path a
+#: planted list names, outside the project too (from a review).
 GLOB_SAFE = frozenset(
     {
         "ls",
@@ -153,14 +155,6 @@ GLOB_SAFE = frozenset(
         "fgrep",
         "du",
         "stat",
-        "md5sum",
-        "sha1sum",
-        "sha224sum",
-        "sha256sum",
-        "sha384sum",
-        "sha512sum",
-        "b2sum",
-        "cksum",
         "cut",
         "nl",
         "tac",
@@ -197,15 +191,17 @@ GLOB_INJECTABLE = frozenset({"grep", "egrep", "fgrep", "wc", "du", "strings", "h
 
 def option_glob_trees(argv: tuple[str, ...], globbed: set[str]) -> tuple[TreeRead, ...]:
     """What a leading-wildcard glob may turn these readers into: a reader of
-    every file below the glob's directory, links followed."""
-    if not argv or argv[0] not in GLOB_INJECTABLE:
+    every file below the glob's directory, links followed; for ls a listing
+    of it (a planted `-aR` beside a link `up -> ..` listed ~/.ssh: from a
+    review)."""
+    if not argv or argv[0] not in (*GLOB_INJECTABLE, "ls"):
         return ()
     out = []
     for a in argv[1:]:
         if a == "--":
             break
         if a in globbed and a[:1] in "*?[":
-            out.append(TreeRead(glob_root(a), follows_links=True))
+            out.append(TreeRead(glob_root(a), follows_links=True, content=argv[0] != "ls"))
     return tuple(out)
 
 

@@ -410,14 +410,18 @@ def _subcommand(
                     # a review: `ls -aR up`, `find -L .` with up -> .. listed
                     # ~/.ssh)
                     reason = reason or f"lists below {root} through a link to a directory"
-                reached = [(p, False) for p in dotenv_reached(root, tree, facts_here)]
+                for path in dotenv_reached(root, tree, facts_here):
+                    paths.extend(dataclasses.replace(p, raw=f"{_BELOW}{root}") for p in
+                                 judge_path(path, Access.READ, cwds, home, roots))
                 for start in dict.fromkeys((root, real.get(root, root))):
                     walk = dataclasses.replace(tree, root=start)
-                    reached += [(p, True) for p in sensitive_below(start, home)
-                                if walk.enters(p, 1) or (walk.content and walk.reaches(p))]
-                for path, glob in reached:
-                    paths.extend(dataclasses.replace(p, raw=f"{_BELOW}{root}") for p in
-                                 judge_path(path, Access.READ, cwds, home, roots, glob=glob))
+                    # the entry itself is the judgement: no second match needed
+                    # (`find / -name x` reaches some 260 entries)
+                    paths.extend(PathAccess(f"{_BELOW}{root}", pattern, Access.READ, False,
+                                            entry, glob=True)
+                                 for pattern, entry in sensitive_below(start, home)
+                                 if walk.enters(pattern, 1)
+                                 or (walk.content and walk.reaches(pattern)))
         for raw in facts.reads:
             add(raw, Access.READ)
         for raw in facts.writes:

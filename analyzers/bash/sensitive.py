@@ -132,15 +132,20 @@ def _component_overlap(glob: str, pat: str) -> bool:
     )
 
 
-def sensitive_below(root: str, home: str) -> list[str]:
+def sensitive_below(root: str, home: str) -> list[tuple[str, SensitivePath]]:
     """The sensitive entries that lie strictly below ``root``, as patterns
     (``/root/.ssh``, ``/proc/*/environ``): a command reading every file below
     ``root`` reads them (from a review: `grep -r KEY .` run in the home
     printed ``.ssh/id_rsa``, which `cat` is denied). Entries starting with
     ``**`` (the dotenv ones) are left to the caller's search."""
+    return list(_sensitive_below(root, home))
+
+
+@functools.lru_cache(maxsize=1024)
+def _sensitive_below(root: str, home: str) -> tuple[tuple[str, SensitivePath], ...]:
     prefix = root.rstrip("/") + "/"
     out = []
-    for _, _, parts in _compiled(home):
+    for _, entry, parts in _compiled(home):
         static: list[str] = []
         for part in parts:
             if part == "**" or any(c in part for c in "*?["):
@@ -150,5 +155,5 @@ def sensitive_below(root: str, home: str) -> list[str]:
             continue
         pattern = "/".join(parts)
         if ("/".join(static) + "/").startswith(prefix) and pattern.startswith(prefix):
-            out.append(pattern)
-    return out
+            out.append((pattern, entry))
+    return tuple(out)

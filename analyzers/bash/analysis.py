@@ -241,6 +241,39 @@ def _walk(
     return worst
 
 
+def _walk_reaches(
+    tree: TreeRead,
+    root: str,
+    cwd: str | None,
+    cwds: tuple[str | None, ...],
+    home: str,
+    roots: tuple[str, ...],
+    workspace: WorkspaceFacts | None,
+    real: dict[str, str],
+) -> tuple[list[PathAccess], str | None]:
+    """What a walk of ``root`` (resolved from ``tree.root`` in ``cwd``)
+    reaches that needs judging: dotenv files, sensitive entries below it
+    (at the root as written and where a link leads), and why it cannot be
+    allowed when it lists through a link to a directory."""
+    climbs = _climbs_through_link(tree.root, cwd, home, workspace)
+    why = None
+    if not tree.content and (climbs or links_followed(root, tree, workspace)):
+        # a listing through a link lists wherever it leads (from a review:
+        # `ls -aR up`, `find -L .` with up -> .. listed ~/.ssh)
+        why = f"lists below {root} through a link to a directory"
+    reached = [dataclasses.replace(p, raw=f"{_BELOW}{root}")
+               for path in dotenv_reached(root, tree, None if climbs else workspace)
+               for p in judge_path(path, Access.READ, cwds, home, roots)]
+    for start in dict.fromkeys((root, real.get(root, root))):
+        walk = dataclasses.replace(tree, root=start)
+        # the entry itself is the judgement: no second match needed
+        # (`find / -name x` reaches some 260 entries)
+        reached.extend(PathAccess(f"{_BELOW}{root}", pattern, Access.READ, False, entry, glob=True)
+                       for pattern, entry in sensitive_below(start, home)
+                       if walk.enters(pattern, 1) or (walk.content and walk.reaches(pattern)))
+    return reached, why
+
+
 def _climbs_through_link(raw: str, cwd: str | None, home: str,
                          workspace: WorkspaceFacts | None) -> bool:
     """Does ``raw`` go up (``..``) out of a link to a directory? The kernel
@@ -402,26 +435,9 @@ def _subcommand(
                     reason = reason or f"reads every file below {tree.root}, wherever it is"
                     continue
                 trees.append(dataclasses.replace(tree, root=root))
-                facts_here = None if _climbs_through_link(tree.root, cwd, home, workspace) \
-                    else workspace
-                if not tree.content and ((facts_here is None and workspace is not None)
-                                         or links_followed(root, tree, workspace)):
-                    # a listing through a link lists wherever it leads (from
-                    # a review: `ls -aR up`, `find -L .` with up -> .. listed
-                    # ~/.ssh)
-                    reason = reason or f"lists below {root} through a link to a directory"
-                for path in dotenv_reached(root, tree, facts_here):
-                    paths.extend(dataclasses.replace(p, raw=f"{_BELOW}{root}") for p in
-                                 judge_path(path, Access.READ, cwds, home, roots))
-                for start in dict.fromkeys((root, real.get(root, root))):
-                    walk = dataclasses.replace(tree, root=start)
-                    # the entry itself is the judgement: no second match needed
-                    # (`find / -name x` reaches some 260 entries)
-                    paths.extend(PathAccess(f"{_BELOW}{root}", pattern, Access.READ, False,
-                                            entry, glob=True)
-                                 for pattern, entry in sensitive_below(start, home)
-                                 if walk.enters(pattern, 1)
-                                 or (walk.content and walk.reaches(pattern)))
+                reached, why = _walk_reaches(tree, root, cwd, cwds, home, roots, workspace, real)
+                paths.extend(reached)
+                reason = reason or why
         for raw in facts.reads:
             add(raw, Access.READ)
         for raw in facts.writes:

@@ -29,6 +29,7 @@ class BackgroundProcess:
         self._error: BaseException | None = None
         self._done = threading.Event()
         self._pid: int | None = None
+        self._stopping = False
 
     def _on_output(self, stream: str, data: bytes) -> None:
         with self._lock:
@@ -40,7 +41,11 @@ class BackgroundProcess:
                 self._listener = None  # the output is still kept for read()
 
     def _on_start(self, pid: int) -> None:
-        self._pid = pid
+        with self._lock:
+            self._pid = pid
+            stopping = self._stopping
+        if stopping:  # stop() came before the process existed: it ends now
+            kill_tree(pid)
 
     def read(self) -> tuple[str, str]:
         """New output since the last call: (stdout, stderr). Bytes of a
@@ -67,8 +72,14 @@ class BackgroundProcess:
 
     def stop(self, timeout: float = 5.0) -> ExecResult | None:
         """Kill the whole process tree and wait for the result."""
-        if self._pid is not None and self.running:
-            kill_tree(self._pid)
+        # A stop that comes before the process has started (a call cancelled
+        # at once) is remembered: the process is killed as soon as it exists,
+        # instead of running on unstopped.
+        with self._lock:
+            self._stopping = True
+            pid = self._pid
+        if pid is not None and self.running:
+            kill_tree(pid)
         return self.wait(timeout)
 
 

@@ -121,6 +121,22 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(verb_module="run")
 
+    tool = sub.add_parser("tool", help="run one tool call through the whole pipeline")
+    tool.add_argument("name", metavar="NAME", help="the tool (Bash, Read, Edit, Write, Glob, "
+                      "Grep)")
+    tool.add_argument("--input", required=True, metavar="JSON",
+                      help="the tool's input as a JSON object ('-' reads it from stdin)")
+    tool.add_argument("--cwd", default=None,
+                      help="the session's working directory and workspace (default: the "
+                      "current directory)")
+    tool.add_argument("--add-dir", action="append", default=[], metavar="DIR",
+                      help="another directory the session may work in (repeatable)")
+    tool.add_argument("--profile", default=None, metavar="NAME|PATH",
+                      help="the sandbox profile for commands (default workspace-write)")
+    tool.add_argument("--json", action="store_true",
+                      help="print the raw tool_result as one JSON line")
+    tool.set_defaults(verb_module="tool")
+
     doctor = sub.add_parser("doctor", help="check that the sandbox can work on this machine")
     doctor.add_argument("--json", action="store_true", help="print the probes as JSON")
     doctor.set_defaults(verb_module="doctor")
@@ -143,3 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a bug: one line, never a traceback for the user
+        print(f"shellgate: internal error: {type(exc).__name__}: "
+              f"{' '.join(str(exc).split())[:300]}", file=sys.stderr)
+        return 1

@@ -1,0 +1,160 @@
+"""The state a call runs in: the session (working directory, workspace,
+sandbox policy, what was read) and the call (its ids, its Bash analysis).
+
+Also the two seams later layers fill: who answers an ``ask``
+(:class:`Approver`) and where events go (:class:`AuditSink`)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from sandbox import Backend, FsPlan, SandboxPolicy
+
+    from .decisions import PermissionResult
+
+
+class AuditSink(Protocol):
+    """Where the pipeline's events go (one vocabulary: ``tool_call``,
+    ``decision``, ``tool_result``, ``internal_error``). The audit issue
+    gives it a hash chain; here it is the seam."""
+
+    def emit(self, event: str, **fields: Any) -> None: ...
+
+
+class MemoryAudit:
+    """Keeps events in a list (tests; ``shellgate tool --json`` shows them)."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+
+    def emit(self, event: str, **fields: Any) -> None:
+        with self._lock:
+            self.events.append({"ts": time.time(), "event": event, **fields})
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """What a person is shown when a call needs one."""
+
+    tool_name: str
+    input: Mapping[str, Any]
+    summary: str
+    permission: PermissionResult
+
+
+class Approver(Protocol):
+    """Answers an ``ask``: True to allow this call once, False to refuse."""
+
+    def __call__(self, request: ApprovalRequest) -> Awaitable[bool]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ReadRecord:
+    """What a Read saw of a file, for Edit and Write to check against: the
+    content's hash and the file's mtime at that moment, and whether the
+    whole file was read."""
+
+    sha256: str
+    mtime_ns: int
+    size: int
+    offset: int | None
+    limit: int | None
+    complete: bool
+
+
+#: how long a cached filesystem plan serves the read-only file tools; any
+#: call that may have changed the tree (a write, a command) drops it at once
+PLAN_TTL_S = 5.0
+
+
+@dataclass
+class SessionContext:
+    """One session's state. ``cwd`` persists across Bash calls (never
+    outside the allowed directories); ``workspace`` is fixed for the
+    session and is what the sandbox lets commands write."""
+
+    workspace: str
+    cwd: str
+    policy: SandboxPolicy
+    home: str
+    results_dir: str
+    extra_dirs: tuple[str, ...] = ()
+    backend: Backend | None = None
+    session_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    env: dict[str, str] | None = None
+    audit: AuditSink = field(default_factory=MemoryAudit)
+    approver: Approver | None = None
+    read_state: dict[str, ReadRecord] = field(default_factory=dict)
+    _plan: tuple[float, FsPlan] | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def allowed_dirs(self) -> tuple[str, ...]:
+        """Where the session works: the workspace and the added directories."""
+        return (self.workspace, *self.extra_dirs)
+
+    def fs_plan(self, *, fresh: bool = False) -> FsPlan:
+        """The sandbox's filesystem plan for this session: the one answer to
+        "may this path be read / written?" that file tools share with
+        sandboxed commands. Cached for reads; ``fresh`` for writes (a
+        repository made a moment ago has hooks to guard)."""
+        with self._lock:
+            cached = self._plan
+            if not fresh and cached is not None and time.monotonic() - cached[0] < PLAN_TTL_S:
+                return cached[1]
+        from sandbox import build_plan, runtime_dir  # noqa: PLC0415
+
+        state = runtime_dir()
+        plan = build_plan(self.policy, self.workspace, cwd=self.cwd, home=self.home,
+                          private_tmp="/tmp" if self.backend in (None, "bwrap") else None,  # noqa: S108
+                          hide=(str(state),), dotenv_cache=state / "dotenv-scan.json",
+                          state_dir=state)
+        with self._lock:
+            self._plan = (time.monotonic(), plan)
+        return plan
+
+    def command_env(self) -> dict[str, str]:
+        """The environment sandboxed commands start from: the session's
+        (the gateway's own unless given), with ``HOME`` the session's home —
+        the home whose secrets the sandbox hides must be the one the file
+        tools and the analyzer judge by."""
+        env = dict(os.environ if self.env is None else self.env)
+        env["HOME"] = self.home
+        return env
+
+    def forget_plan(self) -> None:
+        """Something may have changed the tree: the next file tool re-plans."""
+        with self._lock:
+            self._plan = None
+
+    def record_read(self, path: str, record: ReadRecord) -> None:
+        with self._lock:
+            self.read_state[path] = record
+
+    def last_read(self, path: str) -> ReadRecord | None:
+        with self._lock:
+            return self.read_state.get(path)
+
+
+@dataclass
+class ToolContext:
+    """One call's context: the session, the ids every event carries, and
+    facts gathered before the permission stage (Bash's analysis)."""
+
+    session: SessionContext
+    tool_use_id: str
+    call_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    analysis: Any = None
+    #: the executor runs it beside others (its context change is ignored)
+    concurrent: bool = False
+    #: how the call ended, set by the pipeline: ok, error, invalid, denied,
+    #: cancelled, internal, unknown-tool
+    outcome: str = ""

@@ -1,0 +1,71 @@
+"""The gateway's permission decision and the values around it.
+
+``Decision`` is ordered: ``max()`` of several is the strictest (codex's
+execpolicy). Denials are values, never exceptions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+
+class Decision(IntEnum):
+    ALLOW = 0
+    ASK = 1
+    DENY = 2
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionResult:
+    """A decision and everything that explains it: who decided (``source``:
+    ``tool``, ``analyzer``, ``default``, ``approver``, later a settings
+    file), the rule that matched, the check IDs that fired, and what would
+    change it (``hint``)."""
+
+    decision: Decision
+    source: str
+    reason: str
+    rule: str | None = None
+    check_ids: tuple[int, ...] = ()
+    hint: str = ""
+    #: rules a person could save to allow this next time (Bash's prefixes)
+    suggestions: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def explain(self) -> str:
+        """One paragraph for a denial: the reason, the checks, the rule and
+        its source, and what would change it."""
+        parts = [self.reason.rstrip(".") + "."]
+        if self.check_ids:
+            parts.append("Checks: " + ", ".join(f"#{c}" for c in self.check_ids) + ".")
+        parts.append(f"Decided by: {self.source}" + (f" (rule {self.rule})" if self.rule else "")
+                     + ".")
+        if self.hint:
+            parts.append(self.hint.rstrip(".") + ".")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Validation:
+    """What a tool's ``validate_input`` answers: valid; invalid (an error
+    result the model can correct, with a stable ``code``); or ``ask`` — the
+    input is well formed but needs a person (a dotenv file for Read)."""
+
+    ok: bool = True
+    message: str = ""
+    code: int = 0
+    ask: bool = False
+
+
+VALID = Validation()
+
+
+def invalid(message: str, code: int = 1) -> Validation:
+    return Validation(False, message, code)
+
+
+def needs_person(message: str) -> Validation:
+    return Validation(False, message, 0, ask=True)

@@ -1,0 +1,205 @@
+"""The streaming executor: takes ``tool_use`` blocks as they complete while
+the model is still streaming, and starts each as soon as it may.
+
+- Concurrency-safe calls run together (at most 10, or
+  ``SHELLGATE_MAX_TOOL_USE_CONCURRENCY``); any other call runs alone — a
+  read/write lock in the shape of a queue: calls start in the order they
+  arrived, a writer waits for everything before it and holds everything
+  after it.
+- Results come out in arrival order, even when a later call finishes first;
+  progress comes out at once.
+- A Bash call that fails cancels its siblings (the rest of the batch);
+  other tools' failures do not cascade.
+- A context change from a non-safe call (Bash's ``cd``) holds before the
+  next call starts (the pipeline applies it; nothing runs beside it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .context import ToolContext
+from .messages import Progress, TextBlock, ToolResultMessage, ToolUse
+from .pipeline import Pipeline, fit_message
+from .pipeline.results import tool_error
+from .tools.registry import find_tool
+
+DEFAULT_MAX_CONCURRENCY = 10
+
+Status = Literal["queued", "classifying", "executing", "completed", "yielded"]
+
+
+def max_concurrency() -> int:
+    raw = os.environ.get("SHELLGATE_MAX_TOOL_USE_CONCURRENCY", "")
+    try:
+        value = int(raw)
+    except ValueError:
+        return DEFAULT_MAX_CONCURRENCY
+    return value if value > 0 else DEFAULT_MAX_CONCURRENCY
+
+
+@dataclass
+class _Tracked:
+    use: ToolUse
+    ctx: ToolContext
+    status: Status = "queued"
+    safe: bool | None = None
+    interruptible: bool = True
+    task: asyncio.Task[ToolResultMessage] | None = None
+    result: ToolResultMessage | None = None
+    progress: list[Progress] = field(default_factory=list)
+
+
+class StreamingExecutor:
+    """One batch of calls (one assistant message). Use inside a running
+    event loop: :meth:`add` each block as it completes, :meth:`close` when
+    the message is complete, and read :meth:`events` (progress at once,
+    results in order) or await :meth:`results`."""
+
+    def __init__(self, pipeline: Pipeline, *, limit: int | None = None) -> None:
+        self.pipeline = pipeline
+        self.limit = limit or max_concurrency()
+        self._calls: list[_Tracked] = []
+        self._closed = False
+        self._aborted: str | None = None
+        self._wake = asyncio.Event()
+        self._progress: list[Progress] = []
+        self._loop = asyncio.get_running_loop()
+
+    # -- feeding ----------------------------------------------------------
+    def add(self, use: ToolUse) -> None:
+        if self._closed:
+            raise RuntimeError("the batch is closed")
+        self._calls.append(_Tracked(use, self.pipeline.context(use)))
+        self._pump()
+
+    def close(self) -> None:
+        """No more blocks in this batch."""
+        self._closed = True
+        self._signal()
+
+    def interrupt(self) -> None:
+        """The user interrupted: calls not started never will; running ones
+        whose tool says ``cancel`` are stopped, ``block`` ones finish."""
+        self._abort("interrupted by the user", only_interruptible=True)
+
+    # -- scheduling ---------------------------------------------------------
+    def _pump(self) -> None:
+        for call in self._calls:
+            if call.status in ("executing", "completed", "yielded"):
+                continue
+            if call.status == "classifying":
+                return  # order: nothing after it starts before it does
+            if call.safe is None:
+                if any(c.status == "executing" and not c.safe for c in self._calls):
+                    return  # a writer runs: its change to the context comes first
+                call.status = "classifying"
+                self._loop.create_task(self._classify(call))
+                return
+            if not self._can_start(call.safe):
+                return
+            self._start(call)
+
+    def _can_start(self, safe: bool) -> bool:
+        running = [c for c in self._calls if c.status == "executing"]
+        if not running:
+            return True
+        return safe and len(running) < self.limit and all(c.safe for c in running)
+
+    async def _classify(self, call: _Tracked) -> None:
+        """Is the call concurrency-safe? Decided in the context it will run
+        in (everything before it that changes context has finished) and off
+        the event loop (Bash's analysis may walk a tree). A call whose input
+        does not validate, or whose tool fails to say, is not safe."""
+        call.safe, call.interruptible = await asyncio.to_thread(self._safety, call)
+        call.status = "queued"
+        self._pump()
+
+    def _safety(self, call: _Tracked) -> tuple[bool, bool]:
+        found = find_tool(self.pipeline.pool, call.use.name)
+        if found is None:
+            return True, True  # an unknown tool is an error result at once
+        try:
+            data = found.tool.input_model.model_validate(dict(call.use.input))
+            return (bool(found.tool.is_concurrency_safe(data, call.ctx)),
+                    found.tool.interrupt_behavior() == "cancel")
+        except Exception:
+            return False, False  # fail closed: alone, and never cut short
+
+    def _start(self, call: _Tracked) -> None:
+        call.status = "executing"
+        call.ctx.concurrent = bool(call.safe)
+
+        def on_progress(p: Progress) -> None:  # from any thread
+            self._loop.call_soon_threadsafe(self._add_progress, p)
+
+        call.task = self._loop.create_task(self.pipeline.run(call.use, on_progress, call.ctx))
+        call.task.add_done_callback(lambda t: self._finished(call, t))
+
+    def _finished(self, call: _Tracked, task: asyncio.Task[ToolResultMessage]) -> None:
+        if task.cancelled():  # cancelled before the pipeline began
+            call.result = _cancelled(call.use, self._aborted or "cancelled")
+        elif call.ctx.outcome == "cancelled" and self._aborted is not None:
+            call.result = _cancelled(call.use, f"{self._aborted} (it was stopped while running)")
+        else:
+            call.result = task.result()
+        call.status = "completed"
+        if call.use.name == "Bash" and call.ctx.outcome == "error" and self._aborted is None:
+            self._abort(f"an earlier Bash call ({call.use.id}) failed")
+        self._pump()
+        self._signal()
+
+    def _abort(self, why: str, *, only_interruptible: bool = False) -> None:
+        self._aborted = self._aborted or why
+        for call in self._calls:
+            if call.status in ("queued", "classifying"):
+                call.status = "completed"
+                call.result = _cancelled(call.use, why)
+            elif (call.status == "executing" and call.task is not None
+                  and (call.interruptible or not only_interruptible)):
+                call.task.cancel()
+        self._signal()
+
+    # -- reading ------------------------------------------------------------
+    def _add_progress(self, p: Progress) -> None:
+        self._progress.append(p)
+        self._signal()
+
+    def _signal(self) -> None:
+        self._wake.set()
+
+    async def events(self) -> AsyncIterator[Progress | ToolResultMessage]:
+        """Progress as it comes, results in the order the blocks arrived;
+        ends when the batch is closed and every result was given."""
+        index = 0
+        while True:
+            self._wake.clear()
+            while self._progress:
+                yield self._progress.pop(0)
+            while index < len(self._calls) and self._calls[index].status == "completed":
+                call = self._calls[index]
+                call.status = "yielded"
+                assert call.result is not None
+                yield call.result
+                index += 1
+            if self._closed and index == len(self._calls) and not self._progress:
+                return
+            if self._progress:
+                continue
+            await self._wake.wait()
+
+    async def results(self) -> list[ToolResultMessage]:
+        """Every result of the batch, in order, within the per-message
+        budget (the largest persisted first)."""
+        self.close()
+        out = [e async for e in self.events() if isinstance(e, ToolResultMessage)]
+        return fit_message(out, self.pipeline.session)
+
+
+def _cancelled(use: ToolUse, why: str) -> ToolResultMessage:
+    return ToolResultMessage(use.id, (TextBlock(tool_error(f"Cancelled: {why}")),),
+                             is_error=True)

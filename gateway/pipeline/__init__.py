@@ -1,0 +1,24 @@
+"""One ``tool_use`` in, one ``tool_result`` out: :meth:`Pipeline.run` takes
+every call through the eight stages and never raises. A bug anywhere is an
+error result plus an ``internal_error`` event, and whatever was not proven
+safe did not run."""
+
+from __future__ import annotations
+
+from .core import Pipeline
+from .results import (
+    HARD_CAP_CHARS,
+    MESSAGE_BUDGET_CHARS,
+    classify_tool_error,
+    fit_message,
+    limit_result,
+)
+
+__all__ = [
+    "HARD_CAP_CHARS",
+    "MESSAGE_BUDGET_CHARS",
+    "Pipeline",
+    "classify_tool_error",
+    "fit_message",
+    "limit_result",
+]

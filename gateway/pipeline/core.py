@@ -1,0 +1,114 @@
+"""The pipeline: the stages in order, each failure turned into data."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..context import SessionContext, ToolContext
+from ..decisions import Decision
+from ..hooks import Hooks, NoHooks
+from ..messages import Progress, ProgressCallback, ToolResultMessage, ToolUse
+from ..permissions import DefaultDecider, PermissionDecider
+from ..tools import AnyTool
+from . import stages
+from .results import classify_tool_error
+
+
+def _ignore(_: Progress) -> None:
+    return None
+
+
+@dataclass
+class Pipeline:
+    """A session's pipeline: its context, its tool pool, who decides and
+    which hooks run."""
+
+    session: SessionContext
+    pool: Sequence[AnyTool]
+    decider: PermissionDecider = field(default_factory=DefaultDecider)
+    hooks: Hooks = field(default_factory=NoHooks)
+
+    def context(self, use: ToolUse) -> ToolContext:
+        return ToolContext(self.session, use.id)
+
+    async def run(self, use: ToolUse, on_progress: ProgressCallback = _ignore,
+                  ctx: ToolContext | None = None) -> ToolResultMessage:
+        """Never raises (a cancellation becomes an "interrupted" result)."""
+        ctx = ctx or self.context(use)
+        started = time.perf_counter()
+        stage = "lookup"
+        try:
+            found = stages.lookup(self.pool, use)
+            if isinstance(found, ToolResultMessage):
+                ctx.outcome = "unknown-tool"
+                return stages.emit(use, found, ctx, started, ctx.outcome)
+            tool = found.tool
+            self.session.audit.emit("tool_call", session_id=self.session.session_id,
+                                    call_id=ctx.call_id, tool_use_id=use.id, tool=tool.name)
+            stage = "validate"
+            checked = await stages.validate(tool, use, ctx)
+            if isinstance(checked, ToolResultMessage):
+                ctx.outcome = "invalid"
+                return stages.emit(use, checked, ctx, started, ctx.outcome)
+            data, validation = checked
+            stage = "prepare"
+            hook = await stages.prepare(tool, data, use, ctx, self.hooks)
+            stage = "permission"
+            permission = await stages.permit(tool, data, ctx, self.decider, hook, validation)
+            self.session.audit.emit(
+                "decision", session_id=self.session.session_id, call_id=ctx.call_id,
+                tool_use_id=use.id, tool=tool.name, decision=str(permission.decision),
+                source=permission.source, rule=permission.rule, reason=permission.reason,
+                checks=list(permission.check_ids))
+            if permission.decision is not Decision.ALLOW:
+                ctx.outcome = "denied"
+                return stages.emit(use, stages.denied(use, tool, permission), ctx, started,
+                                   ctx.outcome)
+            stage = "execute"
+            result = await stages.execute(tool, data, ctx, _relay(use, tool.name, on_progress))
+            if result.context_modifier is not None and not ctx.concurrent:
+                # a non-safe call runs alone: its change holds before the next starts
+                result.context_modifier(self.session)
+            stage = "map"
+            message = stages.map_result(tool, result, use, ctx, found)
+            ctx.outcome = "error" if message.is_error else "ok"
+            stage = "post-hooks"
+            await stages.post_hooks(tool, use, message, ctx, self.hooks)
+            return stages.emit(use, message, ctx, started, ctx.outcome)
+        except asyncio.CancelledError:
+            ctx.outcome = "cancelled"
+            message = stages.error_result(use, "Interrupted: the call was cancelled before it "
+                                          "finished" + (" (its process tree was stopped)"
+                                                        if stage == "execute" else ""))
+            return stages.emit(use, message, ctx, started, ctx.outcome)
+        except Exception as exc:
+            ctx.outcome = "internal"
+            kind = classify_tool_error(exc)
+            self.session.audit.emit("internal_error", session_id=self.session.session_id,
+                                    call_id=ctx.call_id, tool_use_id=use.id, tool=use.name,
+                                    stage=stage, error=kind)
+            if stage == "execute":
+                text = f"{use.name} failed: {kind}"
+            else:
+                text = f"Internal error in the {stage} stage ({kind}); nothing was run"
+            return stages.emit(use, stages.error_result(use, text), ctx, started, ctx.outcome)
+
+
+def _relay(use: ToolUse, name: str, on_progress: ProgressCallback) -> ProgressCallback:
+    """Progress with this call's ids; a listener's failure never stops the
+    tool (the output is still in the result)."""
+    broken = False
+
+    def relay(p: Progress) -> None:
+        nonlocal broken
+        if broken:
+            return
+        try:
+            on_progress(Progress(use.id, name, p.kind, p.text, p.extra))
+        except Exception:
+            broken = True
+
+    return relay

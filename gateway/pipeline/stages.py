@@ -1,0 +1,127 @@
+"""The eight stages of one tool call, one function each. Each returns a
+value or a finished error result; none raises for anything a caller or a
+model can cause (the pipeline turns the rest into ``internal_error``)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..context import ApprovalRequest, ToolContext
+from ..decisions import Decision, PermissionResult, Validation
+from ..hooks import HookOutcome, Hooks
+from ..messages import ProgressCallback, TextBlock, ToolResult, ToolResultMessage, ToolUse
+from ..permissions import PermissionDecider, resolve_ask
+from ..tools import AnyTool
+from ..tools.registry import Found, find_tool
+from .results import limit_result, tool_error
+
+
+def error_result(use: ToolUse, message: str) -> ToolResultMessage:
+    return ToolResultMessage(use.id, (TextBlock(tool_error(message)),), is_error=True)
+
+
+# 1 ----------------------------------------------------------------------
+def lookup(pool: Sequence[AnyTool], use: ToolUse) -> Found | ToolResultMessage:
+    found = find_tool(pool, use.name)
+    if found is None:
+        names = ", ".join(t.name for t in pool)
+        return error_result(use, f"No such tool available: {use.name}. Tools: {names}")
+    return found
+
+
+# 2 ----------------------------------------------------------------------
+async def validate(tool: AnyTool, use: ToolUse, ctx: ToolContext
+                   ) -> tuple[Any, Validation] | ToolResultMessage:
+    """Schema first (pydantic, with its coercions), then the tool's own
+    check, which may answer "invalid" or "ask"."""
+    if not isinstance(use.input, Mapping):
+        return error_result(use, f"{tool.name}: the input must be a JSON object")
+    try:
+        data = tool.input_model.model_validate(dict(use.input))
+    except ValidationError as exc:
+        return error_result(use, f"InputValidationError: {tool.name} failed due to the "
+                            f"following issue(s):\n{format_validation_error(exc)}")
+    validation = await tool.validate_input(data, ctx)
+    if not validation.ok and not validation.ask:
+        return error_result(use, validation.message)
+    return data, validation
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors(include_url=False)[:10]:
+        where = ".".join(str(p) for p in err.get("loc", ())) or "input"
+        kind = err.get("type", "")
+        if kind == "missing":
+            lines.append(f"The required parameter `{where}` is missing")
+        elif kind == "extra_forbidden":
+            lines.append(f"An unexpected parameter `{where}` was provided")
+        else:
+            lines.append(f"The parameter `{where}`: {err.get('msg', 'is invalid')}")
+    return "\n".join(lines)
+
+
+# 3 ----------------------------------------------------------------------
+async def prepare(tool: AnyTool, data: Any, use: ToolUse, ctx: ToolContext,
+                  hooks: Hooks) -> HookOutcome:
+    """The pre-tool hooks and the tool's own preparation (Bash's analysis)
+    at the same time."""
+    outcome, _ = await asyncio.gather(hooks.pre_tool_use(tool.name, use.input, ctx),
+                                      tool.prepare(data, ctx))
+    return outcome
+
+
+# 4 ----------------------------------------------------------------------
+async def permit(tool: AnyTool, data: Any, ctx: ToolContext, decider: PermissionDecider,
+                 hook: HookOutcome, validation: Validation) -> PermissionResult:
+    own = await tool.check_permissions(data, ctx)
+    result = await decider.decide(tool, data, ctx, own, hook, validation)
+    if result.decision is Decision.ASK:
+        request = ApprovalRequest(tool.name, tool.display_input(data, ctx),
+                                  tool.summary(data, ctx.session.cwd), result)
+        result = await resolve_ask(result, request, ctx)
+    return result
+
+
+def denied(use: ToolUse, tool: AnyTool, result: PermissionResult) -> ToolResultMessage:
+    return ToolResultMessage(use.id, (TextBlock(
+        f"Permission to use {tool.name} was denied. {result.explain()}"),), is_error=True)
+
+
+# 5 ----------------------------------------------------------------------
+async def execute(tool: AnyTool, data: Any, ctx: ToolContext,
+                  on_progress: ProgressCallback) -> ToolResult:
+    return await tool.call(data, ctx, on_progress)
+
+
+# 6 ----------------------------------------------------------------------
+def map_result(tool: AnyTool, result: ToolResult, use: ToolUse, ctx: ToolContext,
+               found: Found) -> ToolResultMessage:
+    message = tool.map_result(result, use.id)
+    if found.deprecated_alias is not None:
+        note = TextBlock(f"Note: {found.deprecated_alias} is a deprecated name; "
+                         f"call {tool.name} instead.")
+        message = ToolResultMessage(message.tool_use_id, (*message.content, note),
+                                    message.is_error)
+    return limit_result(message, tool.max_result_size_chars, ctx.session)
+
+
+# 7 ----------------------------------------------------------------------
+async def post_hooks(tool: AnyTool, use: ToolUse, message: ToolResultMessage,
+                     ctx: ToolContext, hooks: Hooks) -> None:
+    await hooks.post_tool_use(tool.name, use.input, message, ctx)
+
+
+# 8 ----------------------------------------------------------------------
+def emit(use: ToolUse, message: ToolResultMessage, ctx: ToolContext, started: float,
+         outcome: str) -> ToolResultMessage:
+    ctx.session.audit.emit(
+        "tool_result", session_id=ctx.session.session_id, call_id=ctx.call_id,
+        tool_use_id=use.id, tool=use.name, outcome=outcome, is_error=message.is_error,
+        duration_ms=round((time.perf_counter() - started) * 1000, 3))
+    return message

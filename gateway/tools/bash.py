@@ -1,0 +1,330 @@
+"""Bash: a command run in the sandbox, judged by the analyzer first.
+
+The analysis drives everything the tool declares — read-only, concurrency,
+destructive, the permission answer and its warnings — and the exit-code
+semantics (``grep`` exit 1 is "no matches", not an error). Execution always
+goes through :mod:`sandbox`; ``dangerouslyDisableSandbox`` is a permission
+question of its own (always asked), never a default. The working directory
+persists across calls of a session; environment changes do not."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import os
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from analyzers import BashAnalysis, Classification, Verdict
+
+from ..context import SessionContext, ToolContext
+from ..decisions import Decision, PermissionResult
+from ..messages import (
+    BlobBlock,
+    Block,
+    ImageBlock,
+    Progress,
+    ProgressCallback,
+    TextBlock,
+    ToolResult,
+    ToolResultMessage,
+)
+from ..workspace import analyze_in_workspace
+from .base import BaseTool, SearchOrRead, Subject, build_tool
+from .bash_output import (
+    MarkerFilter,
+    cwd_marker,
+    cwd_trap,
+    image_type,
+    is_binary,
+    split_marker,
+)
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+
+
+class BashInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(description="The command to execute")
+    timeout: int | None = Field(
+        default=None, ge=1, le=MAX_TIMEOUT_MS,
+        description=f"Optional timeout in milliseconds (max {MAX_TIMEOUT_MS})")
+    description: str | None = Field(
+        default=None, description="Clear, concise description of what this command does "
+        "in 5-10 words")
+    dangerouslyDisableSandbox: bool | None = Field(
+        default=None, description="Run without the sandbox. Always needs a person's approval; "
+        "do not set it unless asked to")
+
+
+@dataclass(frozen=True, slots=True)
+class BashOutput:
+    """How the command ended, output still in bytes."""
+
+    stdout: bytes
+    stderr: str
+    exit_code: int | None
+    signal: int | None = None
+    timed_out: bool = False
+    interrupted: bool = False
+    meaning: str | None = None
+    is_error: bool = False
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+class BashTool(BaseTool[BashInput]):
+    name = "Bash"
+    input_model = BashInput
+    search_hint = "run shell commands"
+    max_result_size_chars = 30_000
+
+    def description(self, data: BashInput | None = None) -> str:
+        if data is not None and data.description:
+            return data.description
+        return "Run a bash command in the sandbox"
+
+    def prompt(self) -> str:
+        return (
+            "Executes a bash command inside a sandbox: the workspace is writable, the rest of "
+            "the filesystem read-only, secrets hidden, the network off. The working directory "
+            "persists between calls (never outside the workspace); shell variables and "
+            "functions do not. Prefer Read, Edit, Write, Glob and Grep over cat, sed, find "
+            "and grep. Commands the analyzer proves read-only run without asking; others "
+            f"need approval. timeout is in milliseconds (default {DEFAULT_TIMEOUT_MS}, max "
+            f"{MAX_TIMEOUT_MS}). Output above 30000 characters is saved to a file and "
+            "previewed.")
+
+    # -- the analysis ------------------------------------------------------
+    def analysis(self, data: BashInput, ctx: ToolContext) -> BashAnalysis:
+        """The analyzer's view of the command in the session's current
+        directory, computed once per call and directory."""
+        session = ctx.session
+        key = (data.command, session.cwd)
+        cached = ctx.analysis
+        if isinstance(cached, tuple) and cached[0] == key:
+            result: BashAnalysis = cached[1]
+            return result
+        analysis = analyze_in_workspace(data.command, session.cwd,
+                                        extra_dirs=tuple(session.extra_dirs), home=session.home)
+        ctx.analysis = (key, analysis)
+        return analysis
+
+    async def prepare(self, data: BashInput, ctx: ToolContext) -> None:
+        await asyncio.to_thread(self.analysis, data, ctx)
+
+    def is_read_only(self, data: BashInput, ctx: ToolContext) -> bool:
+        return not data.dangerouslyDisableSandbox and self.analysis(data, ctx).allowed
+
+    def is_concurrency_safe(self, data: BashInput, ctx: ToolContext) -> bool:
+        """A reader, and one that leaves the session's directory alone: a
+        `cd` changes state the next call depends on, so it runs alone and
+        its change holds before anything after it starts."""
+        return self.is_read_only(data, ctx) and not any(
+            s.cd is not None for s in self.analysis(data, ctx).subcommands)
+
+    def is_destructive(self, data: BashInput, ctx: ToolContext) -> bool:
+        return self.analysis(data, ctx).is_destructive
+
+    def is_search_or_read(self, data: BashInput, ctx: ToolContext) -> SearchOrRead:
+        kind = self.analysis(data, ctx).classification
+        return SearchOrRead(kind is Classification.SEARCH, kind is Classification.READ,
+                            kind is Classification.LIST)
+
+    def interrupt_behavior(self) -> Literal["cancel", "block"]:
+        return "cancel"
+
+    def permission_matcher(self, data: BashInput, ctx: ToolContext) -> Subject:
+        subs = self.analysis(data, ctx).subcommands
+        return Subject("command", tuple(s.text for s in subs if s.argv) or (data.command,))
+
+    def classifier_input(self, data: BashInput) -> str:
+        return data.command
+
+    async def check_permissions(self, data: BashInput, ctx: ToolContext) -> PermissionResult:
+        analysis = self.analysis(data, ctx)
+        checks = tuple(dict.fromkeys(f.id for f in analysis.findings))
+        common: dict[str, Any] = {
+            "check_ids": checks, "hint": analysis.hint, "warnings": analysis.warnings,
+            "suggestions": analysis.suggested_rules}
+        if data.dangerouslyDisableSandbox:
+            return PermissionResult(
+                Decision.ASK, "tool", "the command asks to run without the sandbox",
+                **{**common, "hint": "leave dangerouslyDisableSandbox unset to run it sandboxed"})
+        decision = {Verdict.ALLOW: Decision.ALLOW, Verdict.ASK: Decision.ASK,
+                    Verdict.DENY: Decision.DENY}[analysis.verdict]
+        return PermissionResult(decision, "analyzer", analysis.reason, **common)
+
+    # -- running -----------------------------------------------------------
+    async def call(self, data: BashInput, ctx: ToolContext,
+                   on_progress: ProgressCallback) -> ToolResult:
+        from sandbox import SandboxError, start_background  # noqa: PLC0415
+
+        session = ctx.session
+        nonce = secrets.token_hex(8)
+        marker = cwd_marker(nonce)
+        # The trap prints where the command ended up, after it, to stderr;
+        # set on its own line before the command, so no text of the command
+        # can swallow it (an unterminated heredoc makes the whole script a
+        # syntax error: nothing runs, and the directory stays). A command
+        # that forges the line gains nothing a `cd` would not give it: the
+        # directory is checked against the allowed ones all the same.
+        script = f"{cwd_trap(nonce)}\n{data.command}"
+        streams = _Streams(ctx, on_progress, marker)
+        timeout = (data.timeout or DEFAULT_TIMEOUT_MS) / 1000
+        backend = "none" if data.dangerouslyDisableSandbox else session.backend
+        moved = _cwd_still_there(session)
+        process = start_background(
+            ["/bin/bash", "-c", script], session.policy, cwd=session.cwd,
+            workspace=session.workspace, env=session.command_env(), timeout=timeout,
+            backend=backend, on_output=streams.feed)
+        try:
+            result = await asyncio.to_thread(process.wait)
+        except asyncio.CancelledError:
+            await asyncio.shield(asyncio.to_thread(process.stop))
+            raise
+        except SandboxError as exc:
+            return ToolResult(f"The sandbox could not start, so the command did not run: {exc}",
+                              is_error=True)
+        if result is None:  # pragma: no cover - wait() without a timeout returns a result
+            return ToolResult("The command ended without a result", is_error=True)
+        stderr, new_cwd = split_marker(result.stderr, marker)
+        analysis = self.analysis(data, ctx)
+        code = result.exit_code
+        meaning = analysis.exit_meaning(code) if code is not None else None
+        notes = (*result.reports, *result.problems)
+        if result.killed_reason:
+            notes = (f"killed: {result.killed_reason}", *notes)
+        output = BashOutput(
+            stdout=result.stdout, stderr=stderr.decode("utf-8", "replace"), exit_code=code,
+            signal=result.signal, timed_out=result.timed_out,
+            meaning=meaning.message if meaning else None,
+            is_error=result.timed_out or code is None or (meaning is not None
+                                                          and meaning.is_error),
+            notes=notes)
+        modifier, cwd_note = _cwd_modifier(session, new_cwd)
+        extra = tuple(n for n in (moved, cwd_note) if n)
+        if extra:
+            output = BashOutput(**{**_fields(output), "notes": (*output.notes, *extra)})
+        return ToolResult(output, context_modifier=modifier, is_error=output.is_error)
+
+    def map_result(self, result: ToolResult, tool_use_id: str) -> ToolResultMessage:
+        out = result.data
+        if not isinstance(out, BashOutput):
+            return super().map_result(result, tool_use_id)
+        blocks: list[Block] = []
+        media = image_type(out.stdout)
+        if media is not None and not out.stderr.strip():
+            blocks.append(ImageBlock(media, out.stdout))
+            text = ""
+        elif is_binary(out.stdout):
+            # never decoded into the conversation: kept, and persisted when large
+            blocks.append(BlobBlock("application/octet-stream", out.stdout))
+            text = ""
+        else:
+            text = out.stdout.decode("utf-8", "replace").rstrip("\n")
+        parts = [text] if text else []
+        if out.stderr.strip():
+            parts.append(out.stderr.rstrip("\n"))
+        if out.timed_out:
+            parts.append("Command timed out; its process tree was killed.")
+        elif out.signal is not None:
+            parts.append(f"Command was killed by signal {out.signal}.")
+        elif out.exit_code not in (0, None):
+            parts.append(f"Exit code {out.exit_code}"
+                         + (f" ({out.meaning})" if out.meaning else ""))
+        parts += [f"shellgate: {n}" for n in out.notes]
+        if parts or not blocks:
+            blocks.insert(0, TextBlock("\n".join(parts) if parts else "(no output)"))
+        return ToolResultMessage(tool_use_id, tuple(blocks), out.is_error)
+
+    # -- describing ----------------------------------------------------------
+    def summary(self, data: BashInput, cwd: str = "") -> str:
+        return data.description or _one_line(data.command, 80)
+
+    def activity_description(self, data: BashInput, cwd: str = "") -> str:
+        return f"Running {data.description or _one_line(data.command, 40)}"
+
+    def user_facing_name(self, data: BashInput | None = None) -> str:
+        if data is not None and data.dangerouslyDisableSandbox:
+            return "Bash (unsandboxed)"
+        return "Bash"
+
+    def render_group(self, calls: Sequence[tuple[BashInput, ToolResultMessage | None]],
+                     cwd: str = "") -> str:
+        lines = []
+        for data, res in calls:
+            mark = "" if res is None else (" ✗" if res.is_error else " ✓")
+            lines.append(f"$ {_one_line(data.command, 100)}{mark}")
+        return "\n".join(lines)
+
+
+class _Streams:
+    """Turns the sandbox's output chunks (on its thread) into progress: one
+    incremental decoder per stream (a character split between chunks is
+    decoded whole), the cwd marker held back from stderr."""
+
+    def __init__(self, ctx: ToolContext, on_progress: ProgressCallback, marker: bytes) -> None:
+        self.ctx, self.on_progress = ctx, on_progress
+        self.decoders = {s: codecs.getincrementaldecoder("utf-8")("replace")
+                         for s in ("stdout", "stderr")}
+        self.filter = MarkerFilter(marker)
+
+    def feed(self, stream: str, data: bytes) -> None:
+        if stream == "stderr":
+            data = self.filter.feed(data)
+        text = self.decoders[stream].decode(data)
+        if text:
+            kind: Literal["stdout", "stderr"] = "stdout" if stream == "stdout" else "stderr"
+            self.on_progress(Progress(self.ctx.tool_use_id, "Bash", kind, text))
+
+
+def _cwd_modifier(session: SessionContext, new_cwd: str | None
+                  ) -> tuple[Any, str | None]:
+    """The change to the session's directory a command made (``cd sub``),
+    if it stays inside the allowed directories; a command that ended
+    elsewhere leaves the directory where it was, and says so."""
+    def forget(s: SessionContext) -> None:
+        s.forget_plan()  # the command may have changed the tree
+
+    if new_cwd is None or new_cwd == session.cwd:
+        return forget, None
+    real = os.path.realpath(new_cwd)
+    inside = any(real == d or real.startswith(d.rstrip("/") + "/")
+                 for d in session.allowed_dirs)
+    if not inside or not os.path.isdir(real):
+        return forget, (f"the working directory stays {session.cwd}: {new_cwd} is outside the "
+                        "allowed directories")
+
+    def move(s: SessionContext) -> None:
+        s.cwd = real
+        s.forget_plan()
+
+    return move, None
+
+
+def _cwd_still_there(session: SessionContext) -> str | None:
+    """A directory removed since the last call (`rm -rf` of the very
+    directory the session was in): the session goes back to the workspace,
+    and says so, rather than failing every later call."""
+    if os.path.isdir(session.cwd):
+        return None
+    gone, session.cwd = session.cwd, session.workspace
+    return f"the working directory {gone} no longer exists; back in {session.workspace}"
+
+
+def _fields(out: BashOutput) -> dict[str, Any]:
+    return {f: getattr(out, f) for f in BashOutput.__dataclass_fields__}
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+BASH = build_tool(BashTool())

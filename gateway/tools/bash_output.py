@@ -1,0 +1,76 @@
+"""What the Bash tool reads back from a run: where the command ended up
+(a marker line the shell prints on exit, held back from the output), and
+whether the output is an image the model should see as one."""
+
+from __future__ import annotations
+
+#: magic bytes -> media type, for a command that prints an image (a plot)
+IMAGE_TYPES = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def image_type(data: bytes) -> str | None:
+    return next((media for magic, media in IMAGE_TYPES if data.startswith(magic)), None)
+
+
+def is_binary(data: bytes) -> bool:
+    """NUL bytes near the start: not text (a tarball, an object file)."""
+    return b"\0" in data[:8192]
+
+
+def cwd_marker(nonce: str) -> bytes:
+    """The bytes that open the line naming the final directory."""
+    return b"\n\x1fshellgate-cwd-" + nonce.encode() + b":"
+
+
+def cwd_trap(nonce: str) -> str:
+    """The shell line that prints the marker and ``pwd -P`` on exit (to
+    stderr, so an image on stdout stays whole). Both are builtins: no
+    subshell is forked for it. ``printf`` expands the escapes; the nonce is
+    hex, so nothing here needs quoting."""
+    if not nonce.isalnum():
+        raise ValueError("the nonce must be alphanumeric")
+    return f"trap 'printf \"\\n\\037shellgate-cwd-{nonce}:\" >&2; pwd -P >&2' EXIT"
+
+
+def split_marker(stderr: bytes, marker: bytes) -> tuple[bytes, str | None]:
+    """The command's own stderr and the directory the marker named (None
+    when the command ended without printing it: `exec 2>&-`, a kill)."""
+    at = stderr.rfind(marker)
+    if at < 0:
+        return stderr, None
+    rest = stderr[at + len(marker):]
+    line, _, _ = rest.partition(b"\n")
+    try:
+        path = line.decode()
+    except UnicodeDecodeError:
+        return stderr[:at], None
+    return stderr[:at], path or None
+
+
+class MarkerFilter:
+    """Holds the marker back from streamed stderr: whatever could be the
+    start of it waits for the next chunk; from the marker on, nothing more
+    is passed."""
+
+    def __init__(self, marker: bytes) -> None:
+        self.marker = marker
+        self.held = b""
+        self.done = False
+
+    def feed(self, data: bytes) -> bytes:
+        if self.done:
+            return b""
+        buf = self.held + data
+        at = buf.find(self.marker)
+        if at >= 0:
+            self.done, self.held = True, b""
+            return buf[:at]
+        keep = next((k for k in range(min(len(self.marker) - 1, len(buf)), 0, -1)
+                     if self.marker.startswith(buf[-k:])), 0)
+        self.held = buf[len(buf) - keep:]
+        return buf[: len(buf) - keep]

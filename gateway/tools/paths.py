@@ -1,0 +1,112 @@
+"""The file tools' one answer to "may this path be read / written?" — the
+sandbox's filesystem plan (what a sandboxed ``cat`` could read, what a
+sandboxed command could write and keep) plus the analyzer's sensitive
+list, so a file tool can never reach what a sandboxed command cannot.
+
+Read, Glob and Grep run in this process, not in the sandbox: whatever the
+gateway's own view holds that a sandboxed command's does not is refused
+here by name (``/proc/self/environ`` is the *gateway's* environment, with
+its API keys; a sandboxed ``cat`` reads its own)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from analyzers import match_sensitive
+
+from ..context import ToolContext
+from ..decisions import Decision, PermissionResult
+
+#: Pseudo-filesystems whose content depends on who reads: this process's
+#: view is not the sandbox's. Reproducer: Read /proc/self/environ printed
+#: the gateway's ANTHROPIC_API_KEY; /proc/self/root/… walks past the plan.
+PROCESS_VIEWS = ("/proc", "/sys", "/dev")
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """A path as the model gave it, made absolute (``display``), and where
+    it really leads (``real``: links and ``..`` resolved)."""
+
+    display: str
+    real: str
+
+
+def resolve(path: str, ctx: ToolContext) -> Resolved:
+    """Absolute (relative to the session's working directory, ``~`` the
+    home), then resolved."""
+    if path == "~" or path.startswith("~/"):
+        path = ctx.session.home + path[1:]
+    shown = os.path.normpath(os.path.join(ctx.session.cwd, path))
+    return Resolved(shown, os.path.realpath(shown))
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def read_right(path: Resolved, ctx: ToolContext) -> PermissionResult | None:
+    """None when a file tool may read ``path``; otherwise the denial (or
+    the ask, for a dotenv file) with its reason. Held in every permission
+    mode: no rule or mode can allow what this refuses."""
+    session = ctx.session
+    if any(_inside(path.real, v) for v in PROCESS_VIEWS):
+        return PermissionResult(
+            Decision.DENY, "sandbox", f"{path.real} is a process or device view; this "
+            "process's differs from a sandboxed command's", hint="read it with Bash, whose "
+            "command sees its own sandbox")
+    # (an empty results_dir would be realpath("") — the process's own
+    # directory — and let everything under it skip the plan)
+    if session.results_dir and _inside(path.real, os.path.realpath(session.results_dir)):
+        return None  # this session's persisted results: a read root of Read's own
+    right = session.fs_plan().may_read(path.real)
+    if not right.allowed:
+        return PermissionResult(Decision.DENY, "sandbox", right.reason,
+                                hint="the sandbox's filesystem policy hides it from commands "
+                                "too; no rule changes that")
+    return _sensitive(path, ctx, "read")
+
+
+def write_right(path: Resolved, ctx: ToolContext) -> PermissionResult | None:
+    """None when a file tool may write ``path`` (and the result stays, as a
+    sandboxed command's write would); otherwise why not. The plan is built
+    afresh: a repository made a moment ago has hooks the host would run."""
+    session = ctx.session
+    if any(_inside(path.real, v) for v in PROCESS_VIEWS):
+        return PermissionResult(Decision.DENY, "sandbox",
+                                f"{path.real} is a process or device view")
+    right = session.fs_plan(fresh=True).may_write(path.real)
+    if not right.allowed:
+        return PermissionResult(Decision.DENY, "sandbox", right.reason,
+                                hint="writes stay inside the writable roots (the workspace "
+                                "and --add-dir); protected paths stay read-only")
+    return _sensitive(path, ctx, "write")
+
+
+def _sensitive(path: Resolved, ctx: ToolContext, access: str) -> PermissionResult | None:
+    """The analyzer's sensitive list, on the path as given and as resolved
+    (a link named ``notes`` to ``~/.ssh/id_rsa``; a ``.env`` that is a link
+    to a harmless file still reads as a secret's name): strictest wins."""
+    home = ctx.session.home
+    hits = [e for e in (match_sensitive(path.real, home), match_sensitive(path.display, home))
+            if e is not None]
+    if not hits:
+        return None
+    if any(e.level != "ask" for e in hits):
+        entry = next(e for e in hits if e.level != "ask")
+        return PermissionResult(Decision.DENY, "sensitive-paths",
+                                f"{path.display} is sensitive ({entry.why})",
+                                rule=entry.pattern,
+                                hint="profiles/sensitive-paths.toml lists it; no rule allows it")
+    entry = hits[0]
+    return PermissionResult(Decision.ASK, "sensitive-paths",
+                            f"{access} of {path.display} needs a person ({entry.why})",
+                            rule=entry.pattern)
+
+
+def in_working_dirs(path: Resolved, ctx: ToolContext) -> bool:
+    """Inside the workspace or an added directory (both spellings: the
+    real path must be inside too, or a link leads out)."""
+    roots = [os.path.realpath(d) for d in ctx.session.allowed_dirs]
+    return any(_inside(path.real, r) for r in roots)

@@ -1,0 +1,108 @@
+"""The registry, in the reference's three layers: :func:`all_base_tools`
+(the one list), :func:`get_tools` (what a session may see: simple mode,
+blanket denials, ``is_enabled``), :func:`assemble_tool_pool` (built-ins as
+a sorted prefix, MCP tools as a sorted suffix, a built-in winning a clash —
+a stable prefix keeps a client's prompt cache)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .base import AnyTool
+
+#: module -> instance name, in the order they are offered before sorting;
+#: each module is imported only when the pool is built
+_BUILTINS: tuple[tuple[str, str], ...] = (
+    ("bash", "BASH"),
+    ("read", "READ"),
+    ("edit", "EDIT"),
+    ("write", "WRITE"),
+    ("glob", "GLOB"),
+    ("grep", "GREP"),
+)
+
+#: SHELLGATE_SIMPLE=1: the reference's simple mode, three tools
+SIMPLE_TOOLS = ("Bash", "Read", "Edit")
+
+
+def all_base_tools(optional: Iterable[str] = ()) -> list[AnyTool]:
+    """Every built-in tool, and the optional ones configuration switched on
+    (by module name; none exist yet — part 2 adds them)."""
+    tools: list[AnyTool] = []
+    for module, attr in (*_BUILTINS, *((m, m.upper()) for m in optional)):
+        tool: AnyTool = getattr(importlib.import_module(f"{__package__}.{module}"), attr)
+        tools.append(tool)
+    return tools
+
+
+@dataclass(frozen=True, slots=True)
+class PoolOptions:
+    """What shapes the pool: simple mode, and the names of tools a deny rule
+    names whole (``Bash`` with no parentheses, ``mcp__server``)."""
+
+    simple: bool = False
+    denied: tuple[str, ...] = ()
+
+    @classmethod
+    def from_env(cls, denied: Sequence[str] = ()) -> PoolOptions:
+        return cls(simple=os.environ.get("SHELLGATE_SIMPLE", "") not in ("", "0"),
+                   denied=tuple(denied))
+
+
+def blanket_denied(tool_name: str, denied: Sequence[str]) -> bool:
+    """A deny rule that names the whole tool (``Read``), or the whole MCP
+    server it comes from (``mcp__server``, ``mcp__server__*``): the tool is
+    removed before any client sees it."""
+    for rule in denied:
+        if rule == tool_name:
+            return True
+        if rule.startswith("mcp__") and tool_name.startswith("mcp__"):
+            server = rule.removesuffix("__*")
+            if "__" not in server[5:] and tool_name.startswith(server + "__"):
+                return True
+    return False
+
+
+def get_tools(options: PoolOptions, base: Sequence[AnyTool] | None = None) -> list[AnyTool]:
+    tools = list(all_base_tools() if base is None else base)
+    if options.simple:
+        tools = [t for t in tools if t.name in SIMPLE_TOOLS]
+    return [t for t in tools if not blanket_denied(t.name, options.denied) and t.is_enabled()]
+
+
+def assemble_tool_pool(options: PoolOptions, extra_tools: Sequence[AnyTool] = (),
+                       base: Sequence[AnyTool] | None = None) -> list[AnyTool]:
+    builtins = sorted(get_tools(options, base), key=lambda t: t.name)
+    names = {t.name for t in builtins}
+    extra = sorted((t for t in extra_tools
+                    if not blanket_denied(t.name, options.denied) and t.is_enabled()),
+                   key=lambda t: t.name)
+    pool = list(builtins)
+    for tool in extra:
+        if tool.name not in names:  # a built-in wins a clash
+            names.add(tool.name)
+            pool.append(tool)
+    return pool
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    tool: AnyTool
+    #: the deprecated alias the call used, if any
+    deprecated_alias: str | None = None
+
+
+def find_tool(pool: Sequence[AnyTool], name: str) -> Found | None:
+    """By name, then by alias (a deprecated alias is reported)."""
+    for tool in pool:
+        if tool.name == name:
+            return Found(tool)
+    for tool in pool:
+        if name in tool.aliases:
+            return Found(tool)
+        if name in tool.deprecated_aliases:
+            return Found(tool, name)
+    return None

@@ -1,0 +1,99 @@
+"""The three size limits and errors as data."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from kit import WaitTool, wait_tool
+
+from gateway.context import SessionContext
+from gateway.messages import BlobBlock, ImageBlock, TextBlock, ToolResultMessage, ToolUse
+from gateway.pipeline import HARD_CAP_CHARS, Pipeline, classify_tool_error, fit_message
+from gateway.pipeline.results import limit_result
+from gateway.tools import build_tool
+
+
+def _saved_path(message: ToolResultMessage) -> Path:
+    line = next(x for x in message.text.splitlines() if "saved to: " in x)
+    return Path(line.split("saved to: ", 1)[1].split("<", 1)[0].strip())
+
+
+def test_a_result_over_the_tools_limit_is_persisted_with_a_preview_and_the_path(
+        session: SessionContext) -> None:
+    big = "".join(f"line {i}\n" for i in range(20_000))  # ~170,000 characters
+    result = asyncio.run(Pipeline(session, [wait_tool()]).run(
+        ToolUse("toolu_big", "Wait", {"text": big})))
+    assert not result.is_error
+    assert result.text.startswith("<persisted-output>") and len(result.text) < 3_000
+    assert "line 0\nline 1\n" in result.text  # the preview
+    saved = _saved_path(result)
+    assert saved.read_text() == big
+    assert str(saved).startswith(session.results_dir)
+    assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+
+
+def test_a_tool_may_raise_its_own_limit_but_not_past_the_hard_cap(
+        session: SessionContext) -> None:
+    class Roomy(WaitTool):
+        name = "Roomy"
+        max_result_size_chars = 10**9
+
+    tool = build_tool(Roomy())
+    fits = "x" * 100_000
+    over = "y" * (HARD_CAP_CHARS + 1)
+    pipeline = Pipeline(session, [tool])
+    kept = asyncio.run(pipeline.run(ToolUse("a", "Roomy", {"text": fits})))
+    assert kept.text == fits
+    capped = asyncio.run(pipeline.run(ToolUse("b", "Roomy", {"text": over})))
+    assert capped.text.startswith("<persisted-output>")
+    assert _saved_path(capped).read_text() == over
+
+
+def test_results_of_one_message_are_held_to_the_budget_largest_first(
+        session: SessionContext) -> None:
+    results = [ToolResultMessage(i, (TextBlock(c * n),))
+               for i, c, n in (("a", "a", 40_000), ("b", "b", 90_000), ("c", "c", 80_000))]
+    fitted = {r.tool_use_id: r for r in fit_message(results, session, budget=200_000)}
+    assert fitted["b"].text.startswith("<persisted-output>")  # the largest went first
+    assert fitted["c"].text == "c" * 80_000 and fitted["a"].text == "a" * 40_000
+
+
+@pytest.mark.parametrize(("block", "persisted"), [
+    (BlobBlock("application/octet-stream", b"\0" * 30_000), True),
+    (BlobBlock("application/octet-stream", b"\0" * 1_000), False),
+    (ImageBlock("image/png", b"\x89PNG" + b"\0" * 30_000), False),
+    (ImageBlock("image/png", b"\x89PNG" + b"\0" * 4_000_000), True),
+])
+def test_binary_content_over_the_inline_size_is_persisted_and_referenced(
+        session: SessionContext, block: BlobBlock | ImageBlock, persisted: bool) -> None:
+    message = limit_result(ToolResultMessage("t", (block,)), 10**9, session)
+    if persisted:
+        assert "saved to: " in message.text
+        assert _saved_path(message).read_bytes() == block.data
+    else:
+        assert message.content == (block,)
+
+
+def test_a_link_planted_at_a_results_name_is_not_followed(
+        session: SessionContext, tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    os.symlink(victim, os.path.join(session.results_dir, "t9.txt"))
+    with pytest.raises(OSError):
+        limit_result(ToolResultMessage("t9", (TextBlock("z" * 60_000),)), 1_000, session)
+    assert victim.read_text() == "keep"
+
+
+@pytest.mark.parametrize(("exc", "name"), [
+    (FileNotFoundError(2, "No such file", "/home/u/secret.txt"), "Error:ENOENT"),
+    (PermissionError(13, "denied", "/etc/shadow"), "Error:EACCES"),
+    (ValueError("contents of the file: hunter2"), "ValueError"),
+    (KeyError("x"), "KeyError"),
+])
+def test_tool_errors_are_classified_by_errno_or_class_never_by_contents(
+        exc: BaseException, name: str) -> None:
+    assert classify_tool_error(exc) == name

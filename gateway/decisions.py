@@ -38,13 +38,15 @@ class PermissionResult:
     def explain(self) -> str:
         """One paragraph for a denial: the reason, the checks, the rule and
         its source, and what would change it."""
-        parts = [self.reason.rstrip(".") + "."]
+        reason = self.reason.rstrip(".")
+        parts = [reason[:1].upper() + reason[1:] + "."]
         if self.check_ids:
             parts.append("Checks: " + ", ".join(f"#{c}" for c in self.check_ids) + ".")
         parts.append(f"Decided by: {self.source}" + (f" (rule {self.rule})" if self.rule else "")
                      + ".")
         if self.hint:
-            parts.append(self.hint.rstrip(".") + ".")
+            hint = self.hint.rstrip(".")
+            parts.append(hint[:1].upper() + hint[1:] + ".")
         return " ".join(parts)
 
 

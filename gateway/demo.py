@@ -2,11 +2,13 @@
 
 Part 1 shows the analyzer's verdicts; part 2 runs commands in the real
 sandbox (one write outside the workspace, one network call to a domain that
-is not allowed) and shows both being held.
+is not allowed) and shows both being held; part 3 sends one batch of tool
+calls through the gateway's pipeline and streaming executor.
 """
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import tempfile
 from pathlib import Path
@@ -18,6 +20,7 @@ from rich.text import Text
 from analyzers import analyze_bash
 from sandbox import SandboxError, load_profile, run, run_probes, sandbox_works
 
+from .messages import ToolResultMessage, ToolUse
 from .report import render_analysis
 
 COMMANDS = [
@@ -101,11 +104,58 @@ def sandbox_part(console: Console) -> None:
         shutil.rmtree(base, ignore_errors=True)
 
 
+#: one assistant message's tool calls: readers run together, the rest alone
+BATCH = [
+    ("Read", {"file_path": "{ws}/app.py"}),
+    ("Grep", {"pattern": "def ", "output_mode": "content"}),
+    ("Glob", {"pattern": "**/*"}),
+    ("Bash", {"command": "wc -l app.py && ls -a"}),
+    ("Bash", {"command": "rm -rf build"}),
+    ("Read", {"file_path": "{home}/.ssh/id_ed25519"}),
+    ("Edit", {"file_path": "{ws}/.env", "old_string": "KEY", "new_string": "X"}),
+]
+
+
+def tools_part(console: Console) -> None:
+    from .session import Session  # noqa: PLC0415
+
+    console.print(Rule("3. shellgate tool — one batch of tool calls through the pipeline"))
+    base = Path(tempfile.mkdtemp(prefix="shellgate-demo-", dir="/var/tmp"))
+    ws, home = base / "project", base / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY\n")
+    ws.mkdir()
+    (ws / "app.py").write_text("def main():\n    print('hi')\n")
+    (ws / ".env").write_text("KEY=secret\n")
+    console.print("no approver is attached: what is not read-only is denied, with its reason\n")
+    try:
+        session = Session.open(str(ws), home=str(home))
+
+        async def batch() -> list[ToolResultMessage]:
+            executor = session.executor()
+            for i, (name, args) in enumerate(BATCH):
+                filled = {k: v.format(ws=ws, home=home) if isinstance(v, str) else v
+                          for k, v in args.items()}
+                executor.add(ToolUse(f"toolu_{i}", name, filled))
+            return await executor.results()
+
+        for (name, args), result in zip(BATCH, asyncio.run(batch()), strict=True):
+            shown = ", ".join(f"{k}={v!r}" for k, v in args.items()).format(ws=".", home="~")
+            console.print(Text(f"{name}({shown})", style="bold"))
+            console.print(Text(result.text[:400].rstrip(),
+                               style="red" if result.is_error else "cyan"))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    console.print()
+
+
 def main() -> None:
     console = Console(highlight=False)
     analyzer_part(console)
     sandbox_part(console)
-    console.print("(see `shellgate check --help`, `shellgate run --help`, `shellgate doctor`)")
+    tools_part(console)
+    console.print("(see `shellgate check --help`, `shellgate run --help`, `shellgate tool --help`, "
+                  "`shellgate doctor`)")
 
 
 if __name__ == "__main__":

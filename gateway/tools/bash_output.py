@@ -4,8 +4,9 @@ whether the output is an image the model should see as one."""
 
 from __future__ import annotations
 
-#: magic bytes -> media type, for a command that prints an image (a plot)
-IMAGE_TYPES = (
+#: magic bytes -> media type: images the model is shown as images (a plot
+#: a command prints, a screenshot Read opens)
+IMAGE_MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
     (b"\xff\xd8\xff", "image/jpeg"),
     (b"GIF87a", "image/gif"),
@@ -13,8 +14,11 @@ IMAGE_TYPES = (
 )
 
 
-def image_type(data: bytes) -> str | None:
-    return next((media for magic, media in IMAGE_TYPES if data.startswith(magic)), None)
+def image_type(head: bytes) -> str | None:
+    """The media type of an image that starts with ``head``, if it is one."""
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return next((media for magic, media in IMAGE_MAGIC if head.startswith(magic)), None)
 
 
 def is_binary(data: bytes) -> bool:

@@ -21,6 +21,7 @@ from ..context import ReadRecord, ToolContext
 from ..decisions import VALID, Decision, PermissionResult, Validation, invalid
 from ..messages import ImageBlock, ProgressCallback, TextBlock, ToolResult, ToolResultMessage
 from .base import ReadOnlyTool, SearchOrRead, Subject, build_tool
+from .bash_output import image_type
 from .filetext import (
     SNIFF_BYTES,
     Code,
@@ -44,19 +45,10 @@ MAX_IMAGE_BYTES = 5 * 1024 * 1024
 #: how many directory entries a "did you mean" looks through
 SUGGEST_SCAN = 10_000
 
-_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"),
-          (b"GIF87a", "image/gif"), (b"GIF89a", "image/gif"))
-
 EMPTY_NOTE = "<system-reminder>The file exists but is empty.</system-reminder>"
 UNCHANGED_NOTE = ("File unchanged since your last read (same offset and limit, same size and "
                   "modification time): the content in that earlier result is still current; "
                   "refer to it instead of reading again.")
-
-
-def image_type(head: bytes) -> str | None:
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    return next((media for magic, media in _MAGIC if head.startswith(magic)), None)
 
 
 class ReadInput(FileInput):

@@ -136,7 +136,8 @@ def test_a_hook_allow_cannot_lift_the_tools_own_denial(session: SessionContext) 
     hooks = FixedHooks(HookOutcome(Decision.ALLOW, "yes"))
     result = _call(session, [build_tool(Denier())], "Denier", {}, hooks=hooks)
     assert result.is_error
-    assert "never this" in result.text and "#7" in result.text and "use another path" in result.text
+    assert "Never this." in result.text and "#7" in result.text
+    assert "Use another path" in result.text
 
 
 def test_post_hooks_hear_failures_too(session: SessionContext) -> None:

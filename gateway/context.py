@@ -110,13 +110,13 @@ class SessionContext:
             cached = self._plan
             if not fresh and cached is not None and time.monotonic() - cached[0] < PLAN_TTL_S:
                 return cached[1]
-        from sandbox import build_plan, runtime_dir  # noqa: PLC0415
+        from sandbox import build_plan, empty_views, runtime_dir  # noqa: PLC0415
 
         state = runtime_dir()
         plan = build_plan(self.policy, self.workspace, cwd=self.cwd, home=self.home,
                           private_tmp="/tmp" if self.backend in (None, "bwrap") else None,  # noqa: S108
                           hide=(str(state),), dotenv_cache=state / "dotenv-scan.json",
-                          state_dir=state)
+                          state_dir=state, empty_dirs=empty_views(self.policy, self.backend))
         with self._lock:
             self._plan = (time.monotonic(), plan)
         return plan
@@ -153,6 +153,8 @@ class ToolContext:
     tool_use_id: str
     call_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
     analysis: Any = None
+    #: what the tool wants the result to say about the session (one line each)
+    notes: list[str] = field(default_factory=list)
     #: the executor runs it beside others (its context change is ignored)
     concurrent: bool = False
     #: how the call ended, set by the pipeline: ok, error, invalid, denied,

@@ -74,7 +74,15 @@ class StreamingExecutor:
     def add(self, use: ToolUse) -> None:
         if self._closed:
             raise RuntimeError("the batch is closed")
-        self._calls.append(_Tracked(use, self.pipeline.context(use)))
+        call = _Tracked(use, self.pipeline.context(use))
+        self._calls.append(call)
+        if self._aborted is not None:
+            # the batch was cut short (a Bash failure, an interrupt): what
+            # arrives after that never runs (from a review: `touch` added
+            # after an interrupt ran once the approver said yes)
+            call.status, call.result = "completed", _cancelled(use, self._aborted)
+            self._signal()
+            return
         self._pump()
 
     def close(self) -> None:
@@ -115,7 +123,10 @@ class StreamingExecutor:
         in (everything before it that changes context has finished) and off
         the event loop (Bash's analysis may walk a tree). A call whose input
         does not validate, or whose tool fails to say, is not safe."""
-        call.safe, call.interruptible = await asyncio.to_thread(self._safety, call)
+        safe, interruptible = await asyncio.to_thread(self._safety, call)
+        if call.status != "classifying":
+            return  # cancelled meanwhile, its result given: it must never start
+        call.safe, call.interruptible = safe, interruptible
         call.status = "queued"
         self._pump()
 
@@ -145,6 +156,10 @@ class StreamingExecutor:
             call.result = _cancelled(call.use, self._aborted or "cancelled")
         elif call.ctx.outcome == "cancelled" and self._aborted is not None:
             call.result = _cancelled(call.use, f"{self._aborted} (it was stopped while running)")
+        elif task.exception() is not None:
+            # the pipeline never raises; if it ever does, the batch still ends
+            call.result = ToolResultMessage(call.use.id, (TextBlock(tool_error(
+                f"Internal error: {type(task.exception()).__name__}")),), is_error=True)
         else:
             call.result = task.result()
         call.status = "completed"

@@ -89,7 +89,9 @@ class Session:
 
     async def run(self, use: ToolUse, on_progress: ProgressCallback | None = None,
                   ) -> ToolResultMessage:
-        """One call through the whole pipeline (never raises)."""
+        """One call through the whole pipeline (never raises). One at a
+        time: calls share the session's directory, so several at once go
+        through :meth:`executor`, which orders them."""
         if on_progress is None:
             return await self.pipeline.run(use)
         return await self.pipeline.run(use, on_progress)

@@ -22,6 +22,7 @@ _LAZY = {
     "FsPlan": "plan",
     "PathRight": "plan",
     "build_plan": "plan",
+    "empty_views": "plan",
     "EnvPolicy": "policy",
     "FilesystemPolicy": "policy",
     "Limits": "policy",
@@ -70,7 +71,7 @@ if TYPE_CHECKING:
     from .dotenv_scan import DotenvBelow, dotenv_below
     from .guards import runtime_dir
     from .hostrun import HostFile, host_files
-    from .plan import FsPlan, PathRight, build_plan
+    from .plan import FsPlan, PathRight, build_plan, empty_views
     from .policy import (
         EnvPolicy,
         FilesystemPolicy,
@@ -121,6 +122,7 @@ __all__ = [
     "default_backend",
     "domain_matches",
     "dotenv_below",
+    "empty_views",
     "host_files",
     "load_profile",
     "parse_settings",

@@ -51,6 +51,15 @@ def is_dotenv(name: str) -> bool:
     return name in (".env", ".envrc", ".envs") or name.startswith(".env.")
 
 
+def is_dotenv_dir(name: str) -> bool:
+    """Directories of other projects hidden whole: ``.env.d/``,
+    ``.env.production/`` (from a review: ~/proj2/.env.d/production was
+    readable — its own name is no dotenv name, its directory's is). Not a
+    bare ``.env/``: that is as often a virtualenv (`python -m venv .env`);
+    what lies in one still asks, by the sensitive list's ``**/.env*``."""
+    return name.startswith(".env.")
+
+
 DOTENV_SPEC = WalkSpec(
     name="dotenv",
     match_file=is_dotenv,
@@ -60,6 +69,7 @@ DOTENV_SPEC = WalkSpec(
     max_depth=MAX_DEPTH,
     budget_s=BUDGET_S,
     revalidate_budget_s=REVALIDATE_BUDGET_S,
+    match_dir_name=is_dotenv_dir,
 )
 
 #: the walk's result under its old name

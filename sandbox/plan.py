@@ -68,6 +68,9 @@ class FsPlan:
     #: the private /tmp: "/tmp" for bubblewrap (a tmpfs of its own), a host
     #: directory for seatbelt, None when /tmp is the host's
     private_tmp: str | None = None
+    #: directories the sandbox mounts empty over the host's (bwrap's /run:
+    #: docker.sock, the system bus, /run/secrets): their host content unseen
+    empty_dirs: tuple[str, ...] = ()
     #: paths checked after the run: created, changed or removed during it,
     #: they are undone and reported (see sandbox.guards)
     tripwires: tuple[str, ...] = ()
@@ -103,6 +106,11 @@ class FsPlan:
         if self.private_tmp == "/tmp" and _inside(real, "/tmp") and not any(  # noqa: S108
                 _inside(real, w) for w in (*self.writable, self.workspace, self.cwd) if w):
             return PathRight(False, f"{real} is in /tmp, which sandboxed commands see empty")
+        empty = next((d for d in self.empty_dirs if _inside(real, d)), None)
+        if empty is not None:
+            # Reproducer (from a review): Read /var/run/secrets/db_password
+            # printed a container secret that a sandboxed cat cannot see.
+            return PathRight(False, f"{real} is in {empty}, which sandboxed commands see empty")
         return PathRight(True, f"{real} is readable")
 
     def may_write(self, path: str) -> PathRight:
@@ -275,6 +283,7 @@ def build_plan(
     hide: tuple[str, ...] = (),
     dotenv_cache: Path | None = None,
     state_dir: Path | None = None,
+    empty_dirs: tuple[str, ...] = (),
 ) -> FsPlan:
     """Resolve ``policy`` against the filesystem for a run in ``cwd`` (the
     ``workspace`` unless given); ``hide`` adds directories the command must
@@ -345,6 +354,7 @@ def build_plan(
         hidden_dirs=tuple(h for h in hidden if os.path.isdir(h)),
         hidden_files=tuple(h for h in hidden if not os.path.isdir(h)),
         private_tmp=private_tmp if fs.private_tmp else None,
+        empty_dirs=tuple(os.path.realpath(d) for d in empty_dirs),
         tripwires=tuple(dict.fromkeys(tripwires)),
         reports=tuple(dict.fromkeys(reports)),
         links=tuple(layout.links),
@@ -472,3 +482,11 @@ def _layout(
     out.stubs = [s for s in dict.fromkeys(out.stubs) if not _below(s[0], covering)]
     out.pinned = list(dict.fromkeys(out.pinned))
     return out
+
+
+def empty_views(policy: SandboxPolicy, backend: str | None) -> tuple[str, ...]:
+    """The host directories a run under ``policy`` sees empty: bubblewrap
+    mounts a tmpfs over /run unless unix sockets are allowed."""
+    if backend in (None, "bwrap") and not policy.network.allow_unix_sockets:
+        return ("/run",)
+    return ()

@@ -27,7 +27,7 @@ from .errors import SandboxUnavailable
 from .guards import Guards, empty_dir, record_stubs, run_lock, runtime_dir
 from .linux.launch import PROXY_PORT, Launch, Resources, prepare
 from .macos.seatbelt import seatbelt_command
-from .plan import FsPlan, build_plan
+from .plan import FsPlan, build_plan, empty_views
 from .policy import SandboxPolicy
 from .supervise import ExecResult, OutputCallback, StartError, supervise
 
@@ -100,7 +100,7 @@ def _plan(chosen: Backend, policy: SandboxPolicy, workspace: str, cwd: str, home
     state = runtime_dir()
     return build_plan(policy, workspace, cwd=cwd, home=home, private_tmp=private_tmp,
                       hide=(str(state),), dotenv_cache=state / "dotenv-scan.json",
-                      state_dir=state)
+                      state_dir=state, empty_dirs=empty_views(policy, chosen))
 
 
 def _prepare(

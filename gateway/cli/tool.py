@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 import uuid
 from typing import Any
@@ -54,15 +55,27 @@ def _parse_input(raw: str) -> dict[str, Any]:
     return value
 
 
+#: C0 and C1 controls but newline and tab, and DEL: a command's output must
+#: not drive the user's terminal (from a review: `printf '\e]52;c;…'` set
+#: the clipboard, `\e[1A\e[2K` rewrote the line above with "tests passed")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def shown(text: str) -> str:
+    """Text as it may reach a terminal: each control character made
+    visible (``\x1b``), never obeyed."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def _show_progress(p: Progress) -> None:
-    sys.stderr.write(p.text)
+    sys.stderr.write(shown(p.text))
     sys.stderr.flush()
 
 
 def _print_result(result: ToolResultMessage) -> None:
     for block in result.content:
         if isinstance(block, TextBlock):
-            print(block.text)
+            print(shown(block.text))
         elif isinstance(block, ImageBlock):
             print(f"[image: {block.media_type}, {len(block.data)} bytes]")
         else:
@@ -74,14 +87,23 @@ def _print_result(result: ToolResultMessage) -> None:
 async def _ask_on_terminal(request: ApprovalRequest) -> bool:
     """A person at the terminal answers an ``ask`` (y/N)."""
     from rich.console import Console  # noqa: PLC0415
+    from rich.markup import escape  # noqa: PLC0415
     from rich.prompt import Confirm  # noqa: PLC0415
 
-    console = Console(stderr=True)
+    console = Console(stderr=True, highlight=False)
     p = request.permission
-    console.print(f"[bold]{request.tool_name}[/bold]({request.summary or ''}) needs approval: "
-                  f"{p.reason}")
+    # What the call will do, in full (a command, a path), never only the
+    # model's own words for it: from a review, `description: "Run the unit
+    # tests"` was all the prompt showed of `python3 -c "os.remove(…)"`.
+    # Every model-given string is shown as text: escaped for rich's markup
+    # (`[/]` crashed the prompt), controls made visible (`\e[8m` hid it).
+    console.print(f"[bold]{escape(shown(request.tool_name))}[/bold] needs approval:")
+    for key, value in request.input.items():
+        text = value if isinstance(value, str) else json.dumps(value)
+        console.print(f"  {escape(shown(key))}: {escape(shown(text))}")
+    console.print(f"  [bold]why:[/bold] {escape(shown(p.reason))}")
     for warning in p.warnings:
-        console.print(f"  [yellow]warning:[/yellow] {warning}")
+        console.print(f"  [yellow]warning:[/yellow] {escape(shown(warning))}")
     answer: bool = await asyncio.to_thread(Confirm.ask, "Allow this call once?",
                                            console=console, default=False)
     return answer

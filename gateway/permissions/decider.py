@@ -30,9 +30,15 @@ class DefaultDecider:
         if hook.decision is Decision.DENY:
             return PermissionResult(Decision.DENY, hook.source, hook.reason or "a hook denied it")
         if validation.ask:
-            # the tool says a person must see it (a dotenv file): no hook or
-            # rule can allow it
-            return PermissionResult(Decision.ASK, "tool", validation.message, rule=own.rule)
+            # the tool says a person must see it (a dotenv file, the sandbox
+            # switched off): no hook or rule can allow it
+            reason = validation.message
+            if own.decision is Decision.ASK and own.reason not in reason:
+                reason = own.reason if validation.message in own.reason else \
+                    f"{validation.message}; {own.reason}"
+            return PermissionResult(Decision.ASK, "tool", reason, rule=own.rule,
+                                    check_ids=own.check_ids, warnings=own.warnings,
+                                    hint=own.hint)
         if hook.decision is Decision.ALLOW:
             return PermissionResult(Decision.ALLOW, hook.source, hook.reason or "a hook allowed it")
         if hook.decision is Decision.ASK or own.decision is Decision.ASK:

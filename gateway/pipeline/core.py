@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -15,6 +16,9 @@ from ..permissions import DefaultDecider, PermissionDecider
 from ..tools import AnyTool
 from . import stages
 from .results import classify_tool_error
+
+#: stages after which nothing has run yet
+_BEFORE_EXECUTION = frozenset({"lookup", "validate", "prepare", "permission"})
 
 
 def _ignore(_: Progress) -> None:
@@ -77,24 +81,36 @@ class Pipeline:
             ctx.outcome = "error" if message.is_error else "ok"
             stage = "post-hooks"
             await stages.post_hooks(tool, use, message, ctx, self.hooks)
+            stage = "emit"
             return stages.emit(use, message, ctx, started, ctx.outcome)
         except asyncio.CancelledError:
             ctx.outcome = "cancelled"
             message = stages.error_result(use, "Interrupted: the call was cancelled before it "
                                           "finished" + (" (its process tree was stopped)"
                                                         if stage == "execute" else ""))
-            return stages.emit(use, message, ctx, started, ctx.outcome)
+            return self._last_emit(use, message, ctx, started)
         except Exception as exc:
             ctx.outcome = "internal"
             kind = classify_tool_error(exc)
-            self.session.audit.emit("internal_error", session_id=self.session.session_id,
-                                    call_id=ctx.call_id, tool_use_id=use.id, tool=use.name,
-                                    stage=stage, error=kind)
+            # The sink itself may be what failed (a full disk): the error
+            # result still goes back, and nothing more is attempted with it.
+            with contextlib.suppress(Exception):
+                self.session.audit.emit("internal_error", session_id=self.session.session_id,
+                                        call_id=ctx.call_id, tool_use_id=use.id, tool=use.name,
+                                        stage=stage, error=kind)
             if stage == "execute":
                 text = f"{use.name} failed: {kind}"
-            else:
+            elif stage in _BEFORE_EXECUTION:
                 text = f"Internal error in the {stage} stage ({kind}); nothing was run"
-            return stages.emit(use, stages.error_result(use, text), ctx, started, ctx.outcome)
+            else:  # it ran: saying otherwise would mislead the model into running it again
+                text = f"{use.name} ran, but its result was lost in the {stage} stage ({kind})"
+            return self._last_emit(use, stages.error_result(use, text), ctx, started)
+
+    def _last_emit(self, use: ToolUse, message: ToolResultMessage, ctx: ToolContext,
+                   started: float) -> ToolResultMessage:
+        with contextlib.suppress(Exception):
+            return stages.emit(use, message, ctx, started, ctx.outcome)
+        return message
 
 
 def _relay(use: ToolUse, name: str, on_progress: ProgressCallback) -> ProgressCallback:

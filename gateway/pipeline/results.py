@@ -12,8 +12,11 @@ Binary content over 25 KB is persisted and referenced the same way."""
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
+import secrets
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..context import SessionContext
 from ..messages import BlobBlock, Block, ImageBlock, TextBlock, ToolResultMessage, blocks_chars
@@ -44,67 +47,107 @@ def limit_result(message: ToolResultMessage, limit: int, session: SessionContext
                  ) -> ToolResultMessage:
     """Persist what is too large for the model: binary blocks over 25 KB,
     images over the inline size, and the whole text when it exceeds the
-    tool's limit (or the hard cap)."""
+    tool's limit (or the hard cap). Never raises: what cannot be saved is
+    cut, and the result says so."""
     blocks: list[Block] = []
-    for i, block in enumerate(message.content):
+    for block in message.content:
         if (isinstance(block, BlobBlock) and len(block.data) > BINARY_INLINE_BYTES) \
                 or (isinstance(block, ImageBlock) and len(block.data) > IMAGE_INLINE_BYTES):
-            path = _persist(session, f"{message.tool_use_id}-{i}.bin", block.data)
-            blocks.append(TextBlock(f"<{PERSISTED_TAG}>Binary output ({block.media_type}, "
-                                    f"{len(block.data)} bytes) saved to: {path}</{PERSISTED_TAG}>"))
+            blocks.append(_binary_note(session, message.tool_use_id, block))
         else:
             blocks.append(block)
     content = tuple(blocks)
-    if blocks_chars(content) > min(limit, HARD_CAP_CHARS):
-        content = _persist_text(message.tool_use_id, content, session)
+    if _text_chars(content) > min(limit, HARD_CAP_CHARS):
+        images = tuple(b for b in content if not isinstance(b, TextBlock))
+        content = (_text_note(session, message.tool_use_id, _text(content)), *images)
     return ToolResultMessage(message.tool_use_id, content, message.is_error)
 
 
 def fit_message(results: Sequence[ToolResultMessage], session: SessionContext,
                 budget: int = MESSAGE_BUDGET_CHARS) -> list[ToolResultMessage]:
     """Results of one message within ``budget`` characters together: the
-    largest are persisted first, until the rest fits."""
+    largest are persisted whole (text and images) first, until the rest
+    fits. Each result is persisted at most once, so this ends (from a
+    review: a result whose inline image kept it over the budget was
+    persisted again and again, forever)."""
     out = list(results)
+    done: set[int] = set()
     while sum(blocks_chars(r.content) for r in out) > budget:
-        candidates = [(blocks_chars(r.content), i) for i, r in enumerate(out)
-                      if not _is_persisted(r)]
+        candidates = [(blocks_chars(r.content), i) for i, r in enumerate(out) if i not in done]
         if not candidates:
             break
         _, i = max(candidates)
+        done.add(i)
         r = out[i]
-        out[i] = ToolResultMessage(r.tool_use_id, _persist_text(r.tool_use_id, r.content,
-                                                                session), r.is_error)
+        out[i] = ToolResultMessage(r.tool_use_id, _whole_note(session, r), r.is_error)
     return out
 
 
-def _is_persisted(message: ToolResultMessage) -> bool:
-    return any(isinstance(b, TextBlock) and b.text.startswith(f"<{PERSISTED_TAG}>")
-               for b in message.content) and blocks_chars(message.content) <= PREVIEW_CHARS * 2
+def _text(content: tuple[Block, ...]) -> str:
+    return "\n".join(b.text for b in content if isinstance(b, TextBlock))
 
 
-def _persist_text(tool_use_id: str, content: tuple[Block, ...], session: SessionContext,
-                  ) -> tuple[Block, ...]:
-    text = "\n".join(b.text for b in content if isinstance(b, TextBlock))
-    path = _persist(session, f"{tool_use_id}.txt", text.encode("utf-8", "surrogateescape"))
+def _text_chars(content: tuple[Block, ...]) -> int:
+    return sum(len(b.text) for b in content if isinstance(b, TextBlock))
+
+
+def _preview(text: str) -> str:
     preview = text[:PREVIEW_CHARS]
     cut = preview.rfind("\n")
-    if cut > PREVIEW_CHARS // 2:
-        preview = preview[:cut]
-    note = (f"<{PERSISTED_TAG}>\nOutput too large ({len(text)} characters). Full output saved "
-            f"to: {path}\nRead it with the Read tool (offset/limit) or search it with Grep."
-            f"\n\nPreview (first {len(preview)} characters):\n{preview}\n…\n</{PERSISTED_TAG}>")
-    images = tuple(b for b in content if isinstance(b, ImageBlock))
-    return (TextBlock(note), *images)
+    return preview[:cut] if cut > PREVIEW_CHARS // 2 else preview
 
 
-def _persist(session: SessionContext, name: str, data: bytes) -> str:
-    """Write ``data`` under the session's results directory, private to
-    this user (0600), never following a link planted at the name."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:120]
-    os.makedirs(session.results_dir, mode=0o700, exist_ok=True)
-    path = os.path.join(session.results_dir, safe)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
-                 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
+def _text_note(session: SessionContext, tool_use_id: str, text: str) -> TextBlock:
+    path = _persist(session, tool_use_id, "txt", text.encode("utf-8", "surrogateescape"))
+    preview = _preview(text)
+    where = (f"Full output saved to: {path}\nRead it with the Read tool (offset/limit)."
+             if isinstance(path, str) else
+             f"It could not be saved ({path.error}); only the preview is left.")
+    return TextBlock(f"<{PERSISTED_TAG}>\nOutput too large ({len(text)} characters). {where}"
+                     f"\n\nPreview (first {len(preview)} characters):\n{preview}\n…\n"
+                     f"</{PERSISTED_TAG}>")
+
+
+def _binary_note(session: SessionContext, tool_use_id: str,
+                 block: ImageBlock | BlobBlock) -> TextBlock:
+    path = _persist(session, tool_use_id, "bin", block.data)
+    where = (f"saved to: {path}" if isinstance(path, str)
+             else f"not shown and not saved ({path.error})")
+    return TextBlock(f"<{PERSISTED_TAG}>Binary output ({block.media_type}, {len(block.data)} "
+                     f"bytes) {where}</{PERSISTED_TAG}>")
+
+
+def _whole_note(session: SessionContext, message: ToolResultMessage) -> tuple[Block, ...]:
+    """A result persisted whole: its text, and each binary block."""
+    notes: list[Block] = []
+    text = _text(message.content)
+    if text:
+        notes.append(_text_note(session, message.tool_use_id, text))
+    notes += [_binary_note(session, message.tool_use_id, b) for b in message.content
+              if not isinstance(b, TextBlock)]
+    return tuple(notes)
+
+
+@dataclass(frozen=True, slots=True)
+class _Unsaved:
+    error: str
+
+
+def _persist(session: SessionContext, tool_use_id: str, ext: str, data: bytes) -> str | _Unsaved:
+    """Write ``data`` to a new file in the session's results directory,
+    private to this user (0600). The name is a hash of the call's id and a
+    random part, made with O_EXCL: no id the model picks (`../x`, `a/1`
+    beside `a_1`, 120 wide characters) can leave the directory, pass the
+    name limit, follow a planted link or overwrite another result."""
+    digest = hashlib.sha256(tool_use_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    name = f"{digest}-{secrets.token_hex(4)}.{ext}"
+    try:
+        os.makedirs(session.results_dir, mode=0o700, exist_ok=True)
+        path = os.path.join(session.results_dir, name)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+    except OSError as exc:
+        return _Unsaved(classify_tool_error(exc))
     return path

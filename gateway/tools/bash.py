@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from analyzers import BashAnalysis, Classification, Verdict
 
 from ..context import SessionContext, ToolContext
-from ..decisions import Decision, PermissionResult
+from ..decisions import VALID, Decision, PermissionResult, Validation, needs_person
 from ..messages import (
     BlobBlock,
     Block,
@@ -39,9 +39,9 @@ from .bash_output import (
     MarkerFilter,
     cwd_marker,
     cwd_trap,
-    image_type,
     is_binary,
     split_marker,
+    whole_image,
 )
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -72,7 +72,8 @@ class BashOutput:
     exit_code: int | None
     signal: int | None = None
     timed_out: bool = False
-    interrupted: bool = False
+    #: the sandbox dropped the middle of the output (over its cap)
+    truncated: bool = False
     meaning: str | None = None
     is_error: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
@@ -105,6 +106,9 @@ class BashTool(BaseTool[BashInput]):
         """The analyzer's view of the command in the session's current
         directory, computed once per call and directory."""
         session = ctx.session
+        moved = _cwd_still_there(session)
+        if moved:
+            ctx.notes.append(moved)
         key = (data.command, session.cwd)
         cached = ctx.analysis
         if isinstance(cached, tuple) and cached[0] == key:
@@ -146,18 +150,32 @@ class BashTool(BaseTool[BashInput]):
     def classifier_input(self, data: BashInput) -> str:
         return data.command
 
+    async def validate_input(self, data: BashInput, ctx: ToolContext) -> Validation:
+        """Running without the sandbox needs a person, always: no hook,
+        rule or mode may allow it (from a review: a hook that allowed
+        `cat *` let `cat ~/.ssh/id_rsa` with the sandbox off run unasked)."""
+        if data.dangerouslyDisableSandbox:
+            return needs_person("the command asks to run WITHOUT the sandbox "
+                                "(dangerouslyDisableSandbox)")
+        return VALID
+
     async def check_permissions(self, data: BashInput, ctx: ToolContext) -> PermissionResult:
         analysis = self.analysis(data, ctx)
         checks = tuple(dict.fromkeys(f.id for f in analysis.findings))
         common: dict[str, Any] = {
             "check_ids": checks, "hint": analysis.hint, "warnings": analysis.warnings,
             "suggestions": analysis.suggested_rules}
-        if data.dangerouslyDisableSandbox:
-            return PermissionResult(
-                Decision.ASK, "tool", "the command asks to run without the sandbox",
-                **{**common, "hint": "leave dangerouslyDisableSandbox unset to run it sandboxed"})
         decision = {Verdict.ALLOW: Decision.ALLOW, Verdict.ASK: Decision.ASK,
                     Verdict.DENY: Decision.DENY}[analysis.verdict]
+        if data.dangerouslyDisableSandbox and decision is not Decision.DENY:
+            # the analyzer's denial stands first (a hard limit, a secret);
+            # otherwise the person is told both what the sandbox flag does
+            # and what the analyzer found
+            said = ("the analyzer finds it read-only" if decision is Decision.ALLOW
+                    else f"the analyzer says: {analysis.reason}")
+            return PermissionResult(
+                Decision.ASK, "tool", f"the command asks to run WITHOUT the sandbox; {said}",
+                **{**common, "hint": "leave dangerouslyDisableSandbox unset to run it sandboxed"})
         return PermissionResult(decision, "analyzer", analysis.reason, **common)
 
     # -- running -----------------------------------------------------------
@@ -166,6 +184,13 @@ class BashTool(BaseTool[BashInput]):
         from sandbox import SandboxError, start_background  # noqa: PLC0415
 
         session = ctx.session
+        checked = ctx.analysis[0][1] if isinstance(ctx.analysis, tuple) else None
+        if checked != session.cwd:
+            # the permission decision was about another directory (it was
+            # removed meanwhile, or another call moved the session): fail closed
+            return ToolResult(f"The working directory changed after the command was checked "
+                              f"({checked} -> {session.cwd}); nothing was run. Run it again.",
+                              is_error=True)
         nonce = secrets.token_hex(8)
         marker = cwd_marker(nonce)
         # The trap prints where the command ended up, after it, to stderr;
@@ -178,7 +203,6 @@ class BashTool(BaseTool[BashInput]):
         streams = _Streams(ctx, on_progress, marker)
         timeout = (data.timeout or DEFAULT_TIMEOUT_MS) / 1000
         backend = "none" if data.dangerouslyDisableSandbox else session.backend
-        moved = _cwd_still_there(session)
         process = start_background(
             ["/bin/bash", "-c", script], session.policy, cwd=session.cwd,
             workspace=session.workspace, env=session.command_env(), timeout=timeout,
@@ -202,13 +226,13 @@ class BashTool(BaseTool[BashInput]):
             notes = (f"killed: {result.killed_reason}", *notes)
         output = BashOutput(
             stdout=result.stdout, stderr=stderr.decode("utf-8", "replace"), exit_code=code,
-            signal=result.signal, timed_out=result.timed_out,
+            signal=result.signal, timed_out=result.timed_out, truncated=result.truncated,
             meaning=meaning.message if meaning else None,
             is_error=result.timed_out or code is None or (meaning is not None
                                                           and meaning.is_error),
             notes=notes)
         modifier, cwd_note = _cwd_modifier(session, new_cwd)
-        extra = tuple(n for n in (moved, cwd_note) if n)
+        extra = tuple(n for n in (*ctx.notes, cwd_note) if n)
         if extra:
             output = BashOutput(**{**_fields(output), "notes": (*output.notes, *extra)})
         return ToolResult(output, context_modifier=modifier, is_error=output.is_error)
@@ -218,7 +242,7 @@ class BashTool(BaseTool[BashInput]):
         if not isinstance(out, BashOutput):
             return super().map_result(result, tool_use_id)
         blocks: list[Block] = []
-        media = image_type(out.stdout)
+        media = None if out.truncated else whole_image(out.stdout)
         if media is not None and not out.stderr.strip():
             blocks.append(ImageBlock(media, out.stdout))
             text = ""

@@ -4,6 +4,8 @@ whether the output is an image the model should see as one."""
 
 from __future__ import annotations
 
+import os
+
 #: magic bytes -> media type: images the model is shown as images (a plot
 #: a command prints, a screenshot Read opens)
 IMAGE_MAGIC = (
@@ -19,6 +21,22 @@ def image_type(head: bytes) -> str | None:
     if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
         return "image/webp"
     return next((media for magic, media in IMAGE_MAGIC if head.startswith(magic)), None)
+
+
+def whole_image(data: bytes) -> str | None:
+    """The media type of ``data`` when it is one whole image: the magic at
+    the start and the format's end marker at the end. Reproducer (from a
+    review): `printf '\\377\\330\\377'; echo text` was sent as a JPEG,
+    the text lost and an image the API refuses put on the wire."""
+    media = image_type(data)
+    body = data.rstrip(b"\n")  # `cat plot.png; echo`
+    ends = {
+        "image/png": body.endswith(b"IEND\xaeB`\x82") and data[12:16] == b"IHDR",
+        "image/jpeg": body.endswith(b"\xff\xd9"),
+        "image/gif": body.endswith(b"\x3b"),
+        "image/webp": int.from_bytes(data[4:8], "little") + 8 == len(data),
+    }
+    return media if media is not None and ends.get(media, False) else None
 
 
 def is_binary(data: bytes) -> bool:
@@ -43,17 +61,23 @@ def cwd_trap(nonce: str) -> str:
 
 def split_marker(stderr: bytes, marker: bytes) -> tuple[bytes, str | None]:
     """The command's own stderr and the directory the marker named (None
-    when the command ended without printing it: `exec 2>&-`, a kill)."""
+    when the command ended without printing it: `exec 2>&-`, a kill; or
+    when what follows is not one canonical absolute path and a newline).
+    Reproducer of the last (from a review): a directory named `..<LF>x`
+    printed `…/sub/..` on the marker's line, which resolved to the parent."""
     at = stderr.rfind(marker)
     if at < 0:
         return stderr, None
     rest = stderr[at + len(marker):]
-    line, _, _ = rest.partition(b"\n")
+    if not rest.endswith(b"\n") or b"\n" in rest[:-1] or b"\0" in rest:
+        return stderr[:at], None
     try:
-        path = line.decode()
+        path = rest[:-1].decode()
     except UnicodeDecodeError:
         return stderr[:at], None
-    return stderr[:at], path or None
+    if not path.startswith("/") or os.path.normpath(path) != path:
+        return stderr[:at], None
+    return stderr[:at], path
 
 
 class MarkerFilter:

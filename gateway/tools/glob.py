@@ -360,6 +360,12 @@ class GlobTool(ReadOnlyTool[GlobInput]):
         if problem is not None:
             return invalid(problem, 1)
         root = root_of(data.path, ctx)
+        right = paths.read_right(root, ctx)
+        if right is not None and right.decision is Decision.DENY:
+            # not even a stat: whether a hidden path exists is itself a fact
+            # (from a review: "is not a directory" vs "does not exist" told
+            # what ~/.ssh holds); the permission stage denies it
+            return VALID
         if not os.path.exists(root.real):
             return invalid(f"{root.display} does not exist", 2)
         if not os.path.isdir(root.real):

@@ -346,6 +346,12 @@ class GrepTool(ReadOnlyTool[GrepInput]):
         if data.type is not None and not _TYPE_RE.fullmatch(data.type):
             return invalid(f"{data.type!r} is not a ripgrep file type name", 2)
         root = root_of(data.path, ctx)
+        right = paths.read_right(root, ctx)
+        if right is not None and right.decision is Decision.DENY:
+            # not even a stat: whether a hidden path exists is itself a fact
+            # (from a review: "is not a directory" vs "does not exist" told
+            # what ~/.ssh holds); the permission stage denies it
+            return VALID
         if not os.path.exists(root.real):
             return invalid(f"{root.display} does not exist", 3)
         return VALID

@@ -76,6 +76,12 @@ def write_right(path: Resolved, ctx: ToolContext) -> PermissionResult | None:
     if any(_inside(path.real, v) for v in PROCESS_VIEWS):
         return PermissionResult(Decision.DENY, "sandbox",
                                 f"{path.real} is a process or device view")
+    inside_git = _git_component(path)
+    if inside_git is not None:
+        return PermissionResult(
+            Decision.DENY, "sandbox", f"{path.display} is inside a git directory "
+            f"({inside_git}): git runs what its config and hooks say",
+            hint="change a repository with git commands (in Bash), not with file tools")
     right = session.fs_plan(fresh=True).may_write(path.real)
     if not right.allowed:
         return PermissionResult(Decision.DENY, "sandbox", right.reason,
@@ -84,13 +90,33 @@ def write_right(path: Resolved, ctx: ToolContext) -> PermissionResult | None:
     return _sensitive(path, ctx, "write")
 
 
+def _git_component(path: Resolved) -> str | None:
+    """The ``.git`` a path goes through (as given or resolved, any case),
+    if any. Why not only the known repositories' protected parts (from a
+    review): Write made ``sub/.git/config`` with `core.fsmonitor`, then
+    ``sub/.git/HEAD`` last — no repository existed when each write was
+    checked, and the host's next `git status` in `sub` ran the monitor. A
+    file tool has no "after the run" to catch it; a ``.git`` file
+    (`gitdir: …`) is the same attack."""
+    for text in (path.display, path.real):
+        parts = text.split("/")
+        for i, part in enumerate(parts):
+            if part.lower() == ".git":
+                return "/".join(parts[: i + 1])
+    return None
+
+
 def _sensitive(path: Resolved, ctx: ToolContext, access: str) -> PermissionResult | None:
     """The analyzer's sensitive list, on the path as given and as resolved
     (a link named ``notes`` to ``~/.ssh/id_rsa``; a ``.env`` that is a link
     to a harmless file still reads as a secret's name): strictest wins."""
     home = ctx.session.home
-    hits = [e for e in (match_sensitive(path.real, home), match_sensitive(path.display, home))
-            if e is not None]
+    # Lowercased too: on a case-insensitive filesystem (macOS) `.ENV` opens
+    # `.env` and `~/.SSH` is `~/.ssh`; on Linux the extra match only asks
+    # about a name that looks like a secret's (from a review: Read of
+    # `.ENV` printed its keys unasked).
+    spellings = dict.fromkeys((path.real, path.display, path.real.lower(), path.display.lower()))
+    hits = [e for e in (match_sensitive(p, home) for p in spellings) if e is not None]
     if not hits:
         return None
     if any(e.level != "ask" for e in hits):

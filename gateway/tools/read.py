@@ -13,7 +13,7 @@ import itertools
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO, Literal
+from typing import Any, BinaryIO, Literal
 
 from pydantic import Field
 
@@ -21,7 +21,7 @@ from ..context import ReadRecord, ToolContext
 from ..decisions import VALID, Decision, PermissionResult, Validation, invalid
 from ..messages import ImageBlock, ProgressCallback, TextBlock, ToolResult, ToolResultMessage
 from .base import ReadOnlyTool, SearchOrRead, Subject, build_tool
-from .bash_output import image_type
+from .bash_output import image_type, whole_image
 from .filetext import (
     SNIFF_BYTES,
     Code,
@@ -122,10 +122,47 @@ def _window(stream: BinaryIO, encoding: Encoding, first: int, limit: int) -> Win
     return Window(first, shown, stop, cut)
 
 
+#: how much of a file a Read looks at (the hash, the line count, skipping to
+#: an offset). Reproducer of the bound (from a review): `truncate -s 8T
+#: log.txt` in the sandbox, then Read log.txt limit 5: the whole-file hash
+#: would have read for hours, past any cancellation.
+SCAN_BYTES = 64 << 20
+
+
+class Capped(io.RawIOBase):
+    """A file seen through its first ``limit`` bytes (and never past the
+    size it had when opened: a file that keeps growing still ends)."""
+
+    def __init__(self, raw: BinaryIO, limit: int) -> None:
+        self.raw, self.limit = raw, limit
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self.raw.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self.raw.tell()
+
+    def readinto(self, buffer: Any) -> int:
+        left = self.limit - self.raw.tell()
+        if left <= 0:
+            return 0
+        view = memoryview(buffer).cast("B")[:left]
+        data = self.raw.read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+
 def _scan(stream: BinaryIO, encoding: Encoding) -> tuple[str, int]:
-    """The whole file's sha256 (byte-order mark included) and its number of
-    lines, in one pass. In UTF-8 a 0x0A byte is a newline and nothing
-    else; other codecs are decoded to count."""
+    """The file's sha256 (byte-order mark included) and its number of
+    lines, in one pass over what ``stream`` shows (see :class:`Capped`).
+    In UTF-8 a 0x0A byte is a newline and nothing else; other codecs are
+    decoded to count."""
     digest = hashlib.sha256()
     decoder = codecs.getincrementaldecoder(encoding.codec)("replace")
     newlines, tail = 0, ""
@@ -237,6 +274,11 @@ def _read_image(stream: BinaryIO, st: os.stat_result, media: str, data: ReadInpu
         return _error(f"{target.display} is a {media} image of {st.st_size} bytes, over the "
                       f"{MAX_IMAGE_BYTES // (1 << 20)} MiB Read shows: make a smaller copy "
                       "(with Bash) and read that.")
+    if whole_image(blob) != media:
+        # the magic alone is no image: a broken one on the wire makes the
+        # API refuse the whole conversation
+        return _error(f"{target.display} starts like a {media} image but is not a whole "
+                      f"one ({st.st_size} bytes); look into it with Bash (file, xxd | head).")
     _remember(ctx, target, hashlib.sha256(blob).hexdigest(), st, data, True)
     return _outcome(image=ImageBlock(media, blob))
 
@@ -256,13 +298,21 @@ def read_open(stream: BinaryIO, data: ReadInput, target: Resolved,
         return _error(f"{target.display} is a binary file ({st.st_size} bytes), not text: Read "
                       "shows text and PNG, JPEG, GIF or WEBP images. Look into it with Bash if "
                       "you must (file, xxd | head).")
-    stream.seek(0)
-    digest, total = _scan(stream, encoding)
-    stream.seek(len(encoding.bom))
-    window = _window(stream, encoding, data.offset or 1, data.limit or MAX_LINES)
-    complete = window.first == 1 and window.stop == "end" and not window.cut
-    _remember(ctx, target, digest, st, data, complete)
-    return _outcome(_format(window, total, data.limit))
+    capped = io.BufferedReader(Capped(stream, min(st.st_size, SCAN_BYTES)))
+    capped.seek(0)
+    digest, total = _scan(capped, encoding)
+    capped.seek(len(encoding.bom))
+    window = _window(capped, encoding, data.offset or 1, data.limit or MAX_LINES)
+    whole = st.st_size <= SCAN_BYTES
+    complete = whole and window.first == 1 and window.stop == "end" and not window.cut
+    # beyond the scan, the hash is unknown (""): Edit and Write judge such a
+    # file by its size and modification time alone
+    _remember(ctx, target, digest if whole else "", st, data, complete)
+    text = _format(window, total, data.limit)
+    if not whole:
+        text += (f"\n\n[Only the first {SCAN_BYTES >> 20} MiB of this {st.st_size}-byte file "
+                 "are read: line counts are of that part; look further with Bash (tail, sed -n).]")
+    return _outcome(text)
 
 
 def _validate(data: ReadInput, ctx: ToolContext) -> Validation:

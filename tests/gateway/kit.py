@@ -130,3 +130,27 @@ class FixedHooks:
     async def post_tool_use(self, tool_name: str, tool_input: Mapping[str, Any],
                             result: ToolResultMessage, ctx: ToolContext) -> None:
         self.post.append((tool_name, result.is_error))
+
+
+def png(width: int = 1, height: int = 1) -> bytes:
+    """A real PNG (RGBA, all transparent), built chunk by chunk."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (struct.pack(">I", len(body)) + kind + body
+                + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF))
+
+    rows = b"".join(b"\0" + b"\0" * 4 * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n"
+            + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+#: the well-known 1x1 transparent GIF
+GIF = bytes.fromhex("47494638396101000100800000000000ffffff21f90401000000002c00000000"
+                    "010001000002024401003b")
+#: a JPEG's frame: start-of-image, a JFIF header, end-of-image
+JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00\xff\xd9"
+#: a RIFF container whose size field is right
+WEBP = b"RIFF" + (12).to_bytes(4, "little") + b"WEBPVP8 \x00\x00\x00\x00"

@@ -165,3 +165,56 @@ def test_an_interrupt_cancels_cancellable_calls_and_lets_blocking_ones_finish(
     assert results["c"].is_error and "interrupted by the user" in results["c"].text
     assert not results["b"].is_error and results["b"].text == "b"
     assert results["later"].is_error and "later" not in tl.spans
+
+
+def test_a_call_interrupted_while_it_is_being_classified_never_runs(
+        session: SessionContext) -> None:
+    tl = Timeline()
+
+    async def go() -> list[ToolResultMessage]:
+        executor = StreamingExecutor(Pipeline(session, [wait_tool(tl)]))
+        executor.add(_wait("w", 10, safe=False))
+        executor.interrupt()  # before its classification came back
+        results = await executor.results()
+        await asyncio.sleep(0.3)  # a late start would show now
+        return results
+
+    session.approver = Answer(True)
+    results = asyncio.run(go())
+    assert results[0].is_error and "interrupted" in results[0].text
+    assert "w" not in tl.spans
+
+
+def test_calls_added_after_the_batch_was_cut_short_never_run(session: SessionContext) -> None:
+    tl = Timeline()
+
+    async def go() -> list[ToolResultMessage]:
+        executor = StreamingExecutor(Pipeline(session, [wait_tool(tl)]))
+        executor.add(_wait("first", 10))
+        await asyncio.sleep(0.1)
+        executor.interrupt()
+        executor.add(_wait("late", 10))
+        return await executor.results()
+
+    results = asyncio.run(go())
+    assert [r.tool_use_id for r in results] == ["first", "late"]
+    assert results[1].is_error and "late" not in tl.spans
+
+
+def test_a_failing_audit_sink_ends_the_batch_with_errors_never_a_hang(
+        session: SessionContext) -> None:
+    class Full:
+        def emit(self, event: str, **fields: object) -> None:
+            raise OSError(28, "No space left on device")
+
+    session.audit = Full()
+    tl = Timeline()
+
+    async def go() -> list[ToolResultMessage]:
+        executor = StreamingExecutor(Pipeline(session, [wait_tool(tl)]))
+        executor.add(_wait("a", 10))
+        return await asyncio.wait_for(executor.results(), 10)
+
+    results = asyncio.run(go())
+    assert results[0].is_error and "nothing was run" in results[0].text
+    assert "a" not in tl.spans  # no record of the decision: nothing ran

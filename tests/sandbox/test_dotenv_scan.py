@@ -31,6 +31,8 @@ def home(tmp_path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("x")
     (root / "venv-named-dot-env" / ".env").mkdir(parents=True)  # a virtualenv, not secrets
+    (root / "svc" / ".env.d").mkdir(parents=True)  # a directory of dotenv files
+    (root / "svc" / ".env.d" / "production").write_text("x")
     return root
 
 
@@ -41,7 +43,8 @@ def _rel(home: Path, paths: tuple[str, ...]) -> set[str]:
 def test_dotenv_files_are_found_and_tool_trees_skipped(home: Path) -> None:
     found = scan([str(home)], None)
     assert _rel(home, found.found) == {
-        "src/api/.env", "src/api/.env.production", "work/client/svc/deep/.env", "notes/.envrc"}
+        "src/api/.env", "src/api/.env.production", "work/client/svc/deep/.env", "notes/.envrc",
+        "svc/.env.d"}
     assert found.unscanned == ()
 
 

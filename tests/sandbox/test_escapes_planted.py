@@ -931,6 +931,16 @@ HOME_PLANTS = {
     ".aws/config": (".aws", True),
     ".kube/config": (".kube", True),
     ".docker/config.json": (".docker", True),
+    # tools' startup files (from a review of the file tools, which share the list)
+    ".hgrc": (".hgrc", False),
+    ".gradle/init.d/x.gradle": (".gradle/init.d", False),
+    ".Rprofile": (".Rprofile", False),
+    ".direnvrc": (".direnvrc", False),
+    ".irbrc": (".irbrc", False),
+    ".ghci": (".ghci", False),
+    ".jupyter/jupyter_server_config.py": (".jupyter/jupyter_server_config.py", False),
+    ".sqliterc": (".sqliterc", False),
+    ".rustup/settings.toml": (".rustup/settings.toml", False),
 }
 
 #: files also tried when they exist on the host before the run

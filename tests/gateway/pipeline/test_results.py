@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import stat
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from gateway.tools import build_tool
 
 def _saved_path(message: ToolResultMessage) -> Path:
     line = next(x for x in message.text.splitlines() if "saved to: " in x)
-    return Path(line.split("saved to: ", 1)[1].split("<", 1)[0].strip())
+    return Path(line.split("saved to: ", 1)[1].split("</", 1)[0].strip())
 
 
 def test_a_result_over_the_tools_limit_is_persisted_with_a_preview_and_the_path(
@@ -78,14 +77,42 @@ def test_binary_content_over_the_inline_size_is_persisted_and_referenced(
         assert message.content == (block,)
 
 
-def test_a_link_planted_at_a_results_name_is_not_followed(
+def test_a_result_with_an_image_is_persisted_whole_once_and_the_budget_ends(
+        session: SessionContext) -> None:
+    image = ImageBlock("image/png", b"\x89PNG" + b"\0" * 200_000)  # ~270k on the wire
+    results = [ToolResultMessage("img", (TextBlock("x" * 50_000), image)),
+               ToolResultMessage("small", (TextBlock("fits"),))]
+    fitted = fit_message(results, session, budget=200_000)
+    assert fitted[1].text == "fits"
+    assert not any(isinstance(b, ImageBlock) for b in fitted[0].content)
+    saved = [_saved_path(ToolResultMessage("t", (b,))) for b in fitted[0].content]
+    assert sorted(p.read_bytes()[:4] for p in saved) == [b"xxxx", b"\x89PNG"]
+
+
+@pytest.mark.parametrize("tool_use_id", [
+    "../../escape", "a/1", "a_1", "\u4e2d" * 120, "nul\0byte", ".", "",
+])
+def test_any_tool_use_id_gives_a_new_file_inside_the_results_directory(
+        session: SessionContext, tool_use_id: str) -> None:
+    first = limit_result(ToolResultMessage(tool_use_id, (TextBlock("a" * 2_000),)), 1_000,
+                         session)
+    second = limit_result(ToolResultMessage(tool_use_id, (TextBlock("b" * 2_000),)), 1_000,
+                          session)
+    paths = [_saved_path(first), _saved_path(second)]
+    assert paths[0] != paths[1]  # the second never overwrites the first
+    assert all(p.parent == Path(session.results_dir) for p in paths)
+    assert [p.read_text()[0] for p in paths] == ["a", "b"]
+
+
+def test_a_result_that_cannot_be_saved_keeps_its_preview_and_says_why(
         session: SessionContext, tmp_path: Path) -> None:
-    victim = tmp_path / "victim"
-    victim.write_text("keep")
-    os.symlink(victim, os.path.join(session.results_dir, "t9.txt"))
-    with pytest.raises(OSError):
-        limit_result(ToolResultMessage("t9", (TextBlock("z" * 60_000),)), 1_000, session)
-    assert victim.read_text() == "keep"
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    session.results_dir = str(blocker)
+    result = limit_result(ToolResultMessage("t", (TextBlock("line\n" * 20_000),)), 1_000,
+                          session)
+    assert "could not be saved (Error:EEXIST)" in result.text  # makedirs on a file
+    assert result.text.count("line") > 100  # the preview is still there
 
 
 @pytest.mark.parametrize(("exc", "name"), [

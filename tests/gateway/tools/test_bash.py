@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kit import Answer
+from kit import Answer, FixedHooks, png
 
 from gateway.context import SessionContext, ToolContext
+from gateway.decisions import Decision
+from gateway.hooks import HookOutcome
 from gateway.messages import ImageBlock, Progress, ToolResultMessage, ToolUse
 from gateway.pipeline import Pipeline
 from gateway.session import make_context
@@ -57,8 +59,33 @@ def test_disabling_the_sandbox_is_always_asked_even_for_a_reader(
         session: SessionContext) -> None:
     session.approver = approver = Answer(False)
     result = _bash(session, "ls", dangerouslyDisableSandbox=True)
-    assert result.is_error and "without the sandbox" in result.text
+    assert result.is_error and "WITHOUT the sandbox" in result.text
     assert len(approver.asked) == 1
+
+
+def test_disabling_the_sandbox_cannot_lift_the_analyzers_denial_nor_skip_the_person(
+        session: SessionContext, tmp_path: Path) -> None:
+    key = tmp_path / "home" / ".ssh" / "id_rsa"
+    key.parent.mkdir()
+    key.write_text("CANARY-KEY")
+    session.approver = approver = Answer(True)
+    hooks = FixedHooks(HookOutcome(Decision.ALLOW, "a hook that allows cat"))
+    use = ToolUse("t", "Bash", {"command": f"cat {key}", "dangerouslyDisableSandbox": True})
+    result = asyncio.run(Pipeline(session, [BASH], hooks=hooks).run(use))
+    assert result.is_error and "CANARY-KEY" not in result.text and not approver.asked
+    use = ToolUse("t", "Bash", {"command": "ls", "dangerouslyDisableSandbox": True})
+    result = asyncio.run(Pipeline(session, [BASH], hooks=hooks).run(use))
+    assert not result.is_error and len(approver.asked) == 1  # the hook did not spare the ask
+    assert "WITHOUT the sandbox" in approver.asked[0].permission.reason
+
+
+def test_a_directory_name_with_a_newline_cannot_move_the_session(
+        session: SessionContext, workspace: Path) -> None:
+    (workspace / "sub" / "..\nx").mkdir(parents=True)
+    session.approver = Answer(True)  # the cd runs, whatever the analysis says
+    _bash(session, "cd sub")
+    _bash(session, "cd $'..\\nx'")
+    assert session.cwd == str(workspace / "sub")
 
 
 def test_the_working_directory_persists_across_calls_inside_the_workspace(
@@ -111,11 +138,22 @@ def test_exit_codes_go_through_the_analyzers_semantics(
 
 def test_a_command_that_prints_an_image_gives_the_image_byte_for_byte(
         session: SessionContext, workspace: Path) -> None:
-    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
-    (workspace / "plot.png").write_bytes(png)
+    plot = png(40, 30)
+    (workspace / "plot.png").write_bytes(plot)
     result = _bash(session, "cat plot.png")
     images = [b for b in result.content if isinstance(b, ImageBlock)]
-    assert images and images[0].data == png and images[0].media_type == "image/png"
+    assert images and images[0].data == plot and images[0].media_type == "image/png"
+
+
+@pytest.mark.parametrize("command", [
+    "printf '\\377\\330\\377'; echo 'plain text after a JPEG magic'",
+    "printf '\\211PNG\\r\\n\\032\\n'; echo 'text after a PNG magic'",
+])
+def test_output_that_only_starts_like_an_image_stays_text(
+        session: SessionContext, command: str) -> None:
+    result = _bash(session, command)
+    assert not any(isinstance(b, ImageBlock) for b in result.content)
+    assert "after a" in result.text
 
 
 def test_binary_output_is_kept_as_bytes_never_decoded_into_the_text(

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kit import png
 
 from gateway.context import SessionContext, ToolContext
 from gateway.decisions import Decision, Validation
@@ -211,7 +212,7 @@ def _changed(ws: Path, read_it: Callable[[Path], None]) -> Path:
 
 
 def _image(ws: Path, read_it: Callable[[Path], None]) -> Path:
-    (ws / "i.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00alpha")
+    (ws / "i.png").write_bytes(png())
     read_it(ws / "i.png")
     return ws / "i.png"
 

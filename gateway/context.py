@@ -155,6 +155,9 @@ class ToolContext:
     analysis: Any = None
     #: what the tool wants the result to say about the session (one line each)
     notes: list[str] = field(default_factory=list)
+    #: the pipeline stage the call is in (an interrupt stops a call that
+    #: has not begun executing, whatever its tool's interrupt behaviour)
+    stage: str = ""
     #: the executor runs it beside others (its context change is ignored)
     concurrent: bool = False
     #: how the call ended, set by the pipeline: ok, error, invalid, denied,

@@ -29,6 +29,8 @@ from .pipeline.results import tool_error
 from .tools.registry import find_tool
 
 DEFAULT_MAX_CONCURRENCY = 10
+#: pipeline stages before the tool acts: an interrupt stops any call there
+_NOT_YET_RUN = frozenset({"", "lookup", "validate", "prepare", "permission"})
 
 Status = Literal["queued", "classifying", "executing", "completed", "yielded"]
 
@@ -175,7 +177,11 @@ class StreamingExecutor:
                 call.status = "completed"
                 call.result = _cancelled(call.use, why)
             elif (call.status == "executing" and call.task is not None
-                  and (call.interruptible or not only_interruptible)):
+                  and (call.interruptible or not only_interruptible
+                       or call.ctx.stage in _NOT_YET_RUN)):
+                # "block" spares a write half done, not one still waiting for
+                # its approval (from a review: a Write approved after the
+                # interrupt went on to write)
                 call.task.cancel()
         self._signal()
 

@@ -11,6 +11,7 @@ import asyncio
 import json
 import re
 import sys
+import unicodedata
 import uuid
 from typing import Any
 
@@ -63,8 +64,34 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 def shown(text: str) -> str:
     """Text as it may reach a terminal: each control character made
-    visible (``\x1b``), never obeyed."""
-    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    visible (``\x1b``), never obeyed; so are the invisible format
+    characters (bidirectional overrides, zero-width ones, line and
+    paragraph separators) that make text read otherwise than it runs."""
+    text = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) in ("Cf", "Zl", "Zp")
+                   else c for c in text)
+
+
+def _value_lines(value: str) -> list[str]:
+    """A call's input value for the approval prompt: one line as it is;
+    several numbered, runs of blank lines collapsed — from a review, sixty
+    blank lines scrolled `touch EVIL` off the screen above `ls`."""
+    lines = value.split("\n")
+    if len(lines) == 1:
+        return [shown(value)]
+    out: list[str] = [f"({len(lines)} lines)"]
+    blank = 0
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            blank += 1
+            continue
+        if blank:
+            out.append(f"    ⟨{blank} blank line{'s' if blank > 1 else ''}⟩")
+            blank = 0
+        out.append(f"    {n:>4} | {shown(line)}")
+    if blank:
+        out.append(f"    ⟨{blank} blank line{'s' if blank > 1 else ''}⟩")
+    return out
 
 
 def _show_progress(p: Progress) -> None:
@@ -100,7 +127,10 @@ async def _ask_on_terminal(request: ApprovalRequest) -> bool:
     console.print(f"[bold]{escape(shown(request.tool_name))}[/bold] needs approval:")
     for key, value in request.input.items():
         text = value if isinstance(value, str) else json.dumps(value)
-        console.print(f"  {escape(shown(key))}: {escape(shown(text))}")
+        first, *rest = _value_lines(text)
+        console.print(f"  {escape(shown(key))}: {escape(first)}")
+        for line in rest:
+            console.print(escape(line))
     console.print(f"  [bold]why:[/bold] {escape(shown(p.reason))}")
     for warning in p.warnings:
         console.print(f"  [yellow]warning:[/yellow] {escape(shown(warning))}")

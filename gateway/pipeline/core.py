@@ -43,7 +43,7 @@ class Pipeline:
         """Never raises (a cancellation becomes an "interrupted" result)."""
         ctx = ctx or self.context(use)
         started = time.perf_counter()
-        stage = "lookup"
+        stage = ctx.stage = "lookup"
         try:
             found = stages.lookup(self.pool, use)
             if isinstance(found, ToolResultMessage):
@@ -52,15 +52,15 @@ class Pipeline:
             tool = found.tool
             self.session.audit.emit("tool_call", session_id=self.session.session_id,
                                     call_id=ctx.call_id, tool_use_id=use.id, tool=tool.name)
-            stage = "validate"
+            stage = ctx.stage = "validate"
             checked = await stages.validate(tool, use, ctx)
             if isinstance(checked, ToolResultMessage):
                 ctx.outcome = "invalid"
                 return stages.emit(use, checked, ctx, started, ctx.outcome)
             data, validation = checked
-            stage = "prepare"
+            stage = ctx.stage = "prepare"
             hook = await stages.prepare(tool, data, use, ctx, self.hooks)
-            stage = "permission"
+            stage = ctx.stage = "permission"
             permission = await stages.permit(tool, data, ctx, self.decider, hook, validation)
             self.session.audit.emit(
                 "decision", session_id=self.session.session_id, call_id=ctx.call_id,
@@ -71,17 +71,17 @@ class Pipeline:
                 ctx.outcome = "denied"
                 return stages.emit(use, stages.denied(use, tool, permission), ctx, started,
                                    ctx.outcome)
-            stage = "execute"
+            stage = ctx.stage = "execute"
             result = await stages.execute(tool, data, ctx, _relay(use, tool.name, on_progress))
             if result.context_modifier is not None and not ctx.concurrent:
                 # a non-safe call runs alone: its change holds before the next starts
                 result.context_modifier(self.session)
-            stage = "map"
+            stage = ctx.stage = "map"
             message = stages.map_result(tool, result, use, ctx, found)
             ctx.outcome = "error" if message.is_error else "ok"
-            stage = "post-hooks"
+            stage = ctx.stage = "post-hooks"
             await stages.post_hooks(tool, use, message, ctx, self.hooks)
-            stage = "emit"
+            stage = ctx.stage = "emit"
             return stages.emit(use, message, ctx, started, ctx.outcome)
         except asyncio.CancelledError:
             ctx.outcome = "cancelled"

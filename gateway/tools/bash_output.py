@@ -34,7 +34,7 @@ def whole_image(data: bytes) -> str | None:
         "image/png": body.endswith(b"IEND\xaeB`\x82") and data[12:16] == b"IHDR",
         "image/jpeg": body.endswith(b"\xff\xd9"),
         "image/gif": body.endswith(b"\x3b"),
-        "image/webp": int.from_bytes(data[4:8], "little") + 8 == len(data),
+        "image/webp": int.from_bytes(data[4:8], "little") + 8 in (len(body), len(body) - 1),
     }
     return media if media is not None and ends.get(media, False) else None
 

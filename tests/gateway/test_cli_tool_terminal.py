@@ -74,3 +74,14 @@ def test_a_commands_escape_sequences_reach_the_terminal_made_visible(workspace: 
                                   workspace, None)
     assert status == 0
     assert "\x1b]52" not in screen and "\\x1b]52;c;ZXZpbA==\\x07" in screen
+
+
+def test_blank_lines_cannot_scroll_the_start_of_a_command_out_of_the_prompt(
+        workspace: Path) -> None:
+    command = "touch evil" + "\n" * 60 + "ls"
+    status, screen = _at_terminal(["Bash", "--input", json.dumps({"command": command})],
+                                  workspace, b"n\n")
+    assert status == 0
+    prompt = screen[screen.index("needs approval"):]
+    assert "1 | touch evil" in prompt and "⟨59 blank lines⟩" in prompt and "61 | ls" in prompt
+    assert prompt.count("\n") < 15

@@ -218,3 +218,31 @@ def test_a_failing_audit_sink_ends_the_batch_with_errors_never_a_hang(
     results = asyncio.run(go())
     assert results[0].is_error and "nothing was run" in results[0].text
     assert "a" not in tl.spans  # no record of the decision: nothing ran
+
+
+def test_an_interrupt_stops_a_blocking_call_still_waiting_for_its_approval(
+        session: SessionContext) -> None:
+    class Blocking(WaitTool):
+        name = "Block"
+        kind = "block"
+
+    tl = Timeline()
+    released = asyncio.Event()
+
+    async def slow_yes(request: object) -> bool:
+        await released.wait()
+        return True
+
+    session.approver = slow_yes
+
+    async def go() -> list[ToolResultMessage]:
+        released.clear()
+        executor = StreamingExecutor(Pipeline(session, [build_tool(Blocking(tl))]))
+        executor.add(ToolUse("b", "Block", {"ms": 10, "safe": False}))
+        await asyncio.sleep(0.2)  # it waits for the person
+        executor.interrupt()
+        released.set()  # the person says yes, too late
+        return await executor.results()
+
+    results = asyncio.run(go())
+    assert results[0].is_error and "b" not in tl.spans

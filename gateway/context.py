@@ -68,6 +68,9 @@ class ReadRecord:
     offset: int | None
     limit: int | None
     complete: bool
+    #: the inode's change time and number: no `touch -d` sets them back
+    ctime_ns: int = 0
+    inode: int = 0
 
 
 #: how long a cached filesystem plan serves the read-only file tools; any

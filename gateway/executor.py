@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .context import ToolContext
-from .messages import Progress, TextBlock, ToolResultMessage, ToolUse
-from .pipeline import Pipeline, fit_message
+from .messages import Progress, TextBlock, ToolResultMessage, ToolUse, blocks_chars
+from .pipeline import MESSAGE_BUDGET_CHARS, Pipeline, fit_message, persist_whole
 from .pipeline.results import tool_error
 from .tools.registry import find_tool
 
@@ -195,7 +195,22 @@ class StreamingExecutor:
 
     async def events(self) -> AsyncIterator[Progress | ToolResultMessage]:
         """Progress as it comes, results in the order the blocks arrived;
-        ends when the batch is closed and every result was given."""
+        ends when the batch is closed and every result was given. The
+        results share the per-message budget as they come: one that would
+        pass it is persisted whole (:meth:`results`, which sees them all
+        first, persists the largest instead)."""
+        used = 0
+        async for event in self._ordered():
+            if not isinstance(event, ToolResultMessage):
+                yield event
+                continue
+            result = event
+            if used + blocks_chars(result.content) > MESSAGE_BUDGET_CHARS:
+                result = persist_whole(result, self.pipeline.session)
+            used += blocks_chars(result.content)
+            yield result
+
+    async def _ordered(self) -> AsyncIterator[Progress | ToolResultMessage]:
         index = 0
         while True:
             self._wake.clear()
@@ -217,7 +232,7 @@ class StreamingExecutor:
         """Every result of the batch, in order, within the per-message
         budget (the largest persisted first)."""
         self.close()
-        out = [e async for e in self.events() if isinstance(e, ToolResultMessage)]
+        out = [e async for e in self._ordered() if isinstance(e, ToolResultMessage)]
         return fit_message(out, self.pipeline.session)
 
 

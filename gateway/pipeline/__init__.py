@@ -12,6 +12,7 @@ from .results import (
     classify_tool_error,
     fit_message,
     limit_result,
+    persist_whole,
 )
 
 __all__ = [
@@ -21,4 +22,5 @@ __all__ = [
     "classify_tool_error",
     "fit_message",
     "limit_result",
+    "persist_whole",
 ]

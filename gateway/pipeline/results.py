@@ -79,8 +79,15 @@ def fit_message(results: Sequence[ToolResultMessage], session: SessionContext,
         _, i = max(candidates)
         done.add(i)
         r = out[i]
-        out[i] = ToolResultMessage(r.tool_use_id, _whole_note(session, r), r.is_error)
+        out[i] = persist_whole(r, session)
     return out
+
+
+def persist_whole(message: ToolResultMessage, session: SessionContext) -> ToolResultMessage:
+    """The result saved whole (its text and each binary block), the model
+    given the notes that point to it."""
+    return ToolResultMessage(message.tool_use_id, _whole_note(session, message),
+                             message.is_error)
 
 
 def _text(content: tuple[Block, ...]) -> str:

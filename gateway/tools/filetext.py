@@ -361,8 +361,13 @@ def staleness(record: ReadRecord | None, data: bytes, st: os.stat_result) -> Cod
     content is the same passes only when that read saw all of it."""
     if record is None:
         return Code.NOT_READ
-    if not record.sha256:  # a file too large for Read to hash: size and time decide
-        same_stat = (record.mtime_ns, record.size) == (st.st_mtime_ns, st.st_size)
+    if not record.sha256:
+        # a file too large for Read to hash: its size, times and inode
+        # decide — the change time too, which no `touch -d` or utime sets
+        # back (from a review: a same-size change with the mtime restored
+        # passed when only size and mtime were compared)
+        same_stat = ((record.mtime_ns, record.size, record.ctime_ns, record.inode)
+                     == (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino))
         return None if same_stat else Code.CHANGED
     same = record.sha256 == sha256(data)
     if same and (record.complete or (record.mtime_ns, record.size) == (st.st_mtime_ns,

@@ -257,7 +257,8 @@ def _remember(ctx: ToolContext, target: Resolved, digest: str, st: os.stat_resul
     record Edit or Write left has None there, and must not pass for a
     Read's in the unchanged check (the model never saw that content)."""
     ctx.session.record_read(target.real, ReadRecord(digest, st.st_mtime_ns, st.st_size,
-                                                    data.offset or 1, data.limit, complete))
+                                                    data.offset or 1, data.limit, complete,
+                                                    st.st_ctime_ns, st.st_ino))
 
 
 def _unchanged(ctx: ToolContext, target: Resolved, st: os.stat_result, data: ReadInput) -> bool:

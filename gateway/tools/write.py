@@ -142,23 +142,26 @@ def _dir_objection(path: str, ctx: ToolContext) -> str | None:
     return verdict.explain() if verdict and verdict.decision == Decision.DENY else None
 
 
-def commit(real: str, payload: bytes, mode: int | None,
+def commit(real: str, payload: bytes, seen: os.stat_result | None,
            make: Callable[[str], str | None]) -> os.stat_result:
     """Write ``payload`` to ``real`` atomically: a temporary file made in
     the same directory (O_EXCL|O_NOFOLLOW: a link planted at its name is
     not followed), then renamed over the target. The rename replaces a
     link at the target's name instead of writing through it, and a hard
-    link to a file elsewhere is cut off rather than changed."""
+    link to a file elsewhere is cut off rather than changed. The replaced
+    file's (``seen``) owner, group, permission bits (setuid/setgid
+    dropped: they never vouched for this content) and extended attributes
+    (ACLs, labels) carry over."""
     parent, name = os.path.split(real)
     dfd = open_dir(parent, make)
     try:
         temp = f".shellgate-{secrets.token_hex(6)}.tmp"
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o666 if mode is None else 0o600, dir_fd=dfd)
+                     0o666 if seen is None else 0o600, dir_fd=dfd)
         try:
             with os.fdopen(fd, "wb") as out:
-                if mode is not None:
-                    os.fchmod(out.fileno(), mode)
+                if seen is not None:
+                    _keep_identity(out.fileno(), real, seen)
                 out.write(payload)
                 out.flush()
                 os.fsync(out.fileno())
@@ -170,6 +173,32 @@ def commit(real: str, payload: bytes, mode: int | None,
         return os.stat(name, dir_fd=dfd, follow_symlinks=False)
     finally:
         os.close(dfd)
+
+
+def _keep_identity(fd: int, real: str, seen: os.stat_result) -> None:
+    """Give the new file the old one's owner, mode and extended attributes.
+    From a review: root's Edit of a file owned by `nobody` (mode 0640, an
+    xattr) left it owned by root, the owner locked out. Where the owner
+    cannot be kept (another user's file, edited without the right to give
+    it back), the change is refused rather than the file taken over."""
+    try:
+        os.fchown(fd, seen.st_uid, seen.st_gid)
+    except PermissionError:
+        if seen.st_uid != os.geteuid():
+            raise Refusal(f"{real} belongs to uid {seen.st_uid}; replacing it would make it "
+                          "yours, so it is left as it is", Code.OS_ERROR) from None
+        # the owner is kept; only a group this user is not in is lost
+    os.fchmod(fd, stat.S_IMODE(seen.st_mode) & 0o777)
+    for key in _xattrs(real):
+        with contextlib.suppress(OSError):  # a namespace this user may not set
+            os.setxattr(fd, key, os.getxattr(real, key, follow_symlinks=False))
+
+
+def _xattrs(real: str) -> list[str]:
+    try:
+        return os.listxattr(real, follow_symlinks=False)
+    except OSError:  # none, or a filesystem without them
+        return []
 
 
 def apply_change(change: Change, data: FileInput, ctx: ToolContext) -> ToolResult:
@@ -190,10 +219,8 @@ def apply_change(change: Change, data: FileInput, ctx: ToolContext) -> ToolResul
     except UnicodeEncodeError as exc:
         return ToolResult(f"the new text has characters {change.encoding.codec} cannot encode "
                           f"({exc.reason})", is_error=True)
-    # setuid/setgid bits are not carried over to content they never vouched for
-    mode = None if change.seen is None else stat.S_IMODE(change.seen.st_mode) & 0o777
     try:
-        st = commit(now.real, payload, mode, lambda path: _dir_objection(path, ctx))
+        st = commit(now.real, payload, change.seen, lambda path: _dir_objection(path, ctx))
     except Refusal as refusal:
         return ToolResult(refusal.message, is_error=True)
     except OSError as exc:
@@ -201,7 +228,8 @@ def apply_change(change: Change, data: FileInput, ctx: ToolContext) -> ToolResul
     finally:
         ctx.session.forget_plan()
     ctx.session.record_read(now.real, ReadRecord(sha256(payload), st.st_mtime_ns, st.st_size,
-                                                 offset=None, limit=None, complete=True))
+                                                 offset=None, limit=None, complete=True,
+                                                 ctime_ns=st.st_ctime_ns, inode=st.st_ino))
     return ToolResult(FileChange(change.kind, now.display,
                                  unified_diff(change.before, change.after, now.display),
                                  line_count(change.after)))

@@ -246,3 +246,11 @@ def test_an_interrupt_stops_a_blocking_call_still_waiting_for_its_approval(
 
     results = asyncio.run(go())
     assert results[0].is_error and "b" not in tl.spans
+
+
+def test_results_read_as_events_share_the_message_budget_too(session: SessionContext) -> None:
+    big = "z" * 45_000  # under Wait's own 50,000 limit, five pass 200,000 together
+    events = _run(session, [wait_tool()], [_wait(str(i), 0, text=big) for i in range(5)])
+    results = _results(events)
+    assert sum(len(r.text) for r in results) <= 200_000
+    assert results[0].text == big and "persisted-output" in results[-1].text

@@ -358,3 +358,43 @@ def test_edit_declares_itself_a_writer_that_runs_alone(workspace: Path,
     assert EDIT.activity_description(data, ctx.session.cwd) == "Editing README.md"
     for rule in ("absolute", "Read", "replace_all", "old_string", "NotebookEdit"):
         assert rule in EDIT.prompt()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_an_edit_keeps_the_files_owner_mode_and_extended_attributes(
+        workspace: Path, tool_context: Ctx) -> None:
+    path = workspace / "shared.txt"
+    path.write_text("alpha\n")
+    os.chown(path, 65534, 65534)
+    path.chmod(0o640)
+    os.setxattr(path, "user.tag", b"kept")
+    read(tool_context, path)
+    assert not call(tool_context(), edit_input(path, "alpha", "omega")).is_error
+    st = path.stat()
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (65534, 65534, 0o640)
+    assert os.getxattr(path, "user.tag") == b"kept"
+    assert path.read_text() == "omega\n"
+
+
+def test_an_edit_drops_setuid_and_setgid_bits(workspace: Path, tool_context: Ctx) -> None:
+    path = workspace / "tool.sh"
+    path.write_text("echo alpha\n")
+    path.chmod(0o6755)
+    read(tool_context, path)
+    assert not call(tool_context(), edit_input(path, "alpha", "omega")).is_error
+    assert path.stat().st_mode & 0o7777 == 0o755
+
+
+def test_a_large_file_changed_with_its_mtime_put_back_is_still_seen_as_changed(
+        workspace: Path, tool_context: Ctx) -> None:
+    path = workspace / "big.log"
+    with open(path, "wb") as f:
+        f.write(b"first line\n" + b"x" * (65 << 20) + b"\nLAST-ORIGINAL\n")
+    read(tool_context, path, limit=1)  # over Read's 64 MiB scan: no hash recorded
+    before = path.stat()
+    with open(path, "r+b") as f:  # same size, mtime restored
+        f.seek(-len(b"LAST-ORIGINAL\n"), os.SEEK_END)
+        f.write(b"LAST-CHANGED!\n")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    result = validate(tool_context(), edit_input(path, "first line", "edited"))
+    assert (result.ok, result.code) == (False, Code.CHANGED)

@@ -11,6 +11,7 @@ its API keys; a sandboxed ``cat`` reads its own)."""
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 
 from analyzers import match_sensitive
@@ -22,6 +23,17 @@ from ..decisions import Decision, PermissionResult
 #: view is not the sandbox's. Reproducer: Read /proc/self/environ printed
 #: the gateway's ANTHROPIC_API_KEY; /proc/self/root/… walks past the plan.
 PROCESS_VIEWS = ("/proc", "/sys", "/dev")
+#: filesystem types that are such views wherever they are mounted (a
+#: container's /host/proc: from a review, Read printed the gateway's
+#: /var/tmp/hostproc/self/status)
+VIEW_TYPES = frozenset({
+    "proc", "sysfs", "devtmpfs", "devpts", "debugfs", "tracefs", "securityfs", "cgroup",
+    "cgroup2", "bpf", "configfs", "fusectl", "pstore", "efivarfs", "mqueue", "binfmt_misc",
+    "autofs", "rpc_pipefs", "nsfs",
+})
+#: how long the mount table read for them serves
+_MOUNTS_TTL_S = 5.0
+_mounts: tuple[float, tuple[str, ...]] = (0.0, ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +54,30 @@ def resolve(path: str, ctx: ToolContext) -> Resolved:
     return Resolved(shown, os.path.realpath(shown))
 
 
+def process_views() -> tuple[str, ...]:
+    """PROCESS_VIEWS and every mount point of a VIEW_TYPES filesystem, from
+    this process's mount table (read at most every few seconds)."""
+    global _mounts  # noqa: PLW0603 - a small cache of the mount table
+    now = time.monotonic()
+    if now - _mounts[0] < _MOUNTS_TTL_S:
+        return _mounts[1]
+    found: list[str] = list(PROCESS_VIEWS)
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as table:
+            for line in table:
+                fields = line.split()
+                if " - " not in line or len(fields) < 5:
+                    continue
+                kind = line.split(" - ", 1)[1].split(" ", 1)[0]
+                if kind in VIEW_TYPES:
+                    found.append(fields[4].encode().decode("unicode_escape", "replace"))
+    except OSError:
+        pass  # no mount table: the fixed names still hold
+    views = tuple(dict.fromkeys(found))
+    _mounts = (now, views)
+    return views
+
+
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
@@ -51,7 +87,7 @@ def read_right(path: Resolved, ctx: ToolContext) -> PermissionResult | None:
     the ask, for a dotenv file) with its reason. Held in every permission
     mode: no rule or mode can allow what this refuses."""
     session = ctx.session
-    if any(_inside(path.real, v) for v in PROCESS_VIEWS):
+    if any(_inside(path.real, v) for v in process_views()):
         return PermissionResult(
             Decision.DENY, "sandbox", f"{path.real} is a process or device view; this "
             "process's differs from a sandboxed command's", hint="read it with Bash, whose "
@@ -73,7 +109,7 @@ def write_right(path: Resolved, ctx: ToolContext) -> PermissionResult | None:
     sandboxed command's write would); otherwise why not. The plan is built
     afresh: a repository made a moment ago has hooks the host would run."""
     session = ctx.session
-    if any(_inside(path.real, v) for v in PROCESS_VIEWS):
+    if any(_inside(path.real, v) for v in process_views()):
         return PermissionResult(Decision.DENY, "sandbox",
                                 f"{path.real} is a process or device view")
     inside_git = _git_component(path)

@@ -6,7 +6,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import shlex
+import shutil
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -408,3 +412,26 @@ def test_a_dotenv_name_in_any_case_needs_a_person(workspace: Path, tool_context:
                                                   name: str) -> None:
     (workspace / name).write_text("KEY=CANARY\n")
     assert validate(tool_context(), ReadInput(file_path=str(workspace / name))).ask
+
+
+_READ_IN_NAMESPACE = """
+import asyncio, sys
+from gateway.session import make_context
+from gateway.context import ToolContext
+from gateway.tools.read import READ, ReadInput
+ctx = ToolContext(make_context(sys.argv[1], home=sys.argv[2], results_dir=sys.argv[3]), "t")
+data = ReadInput(file_path=sys.argv[1] + "/hostproc/self/status")
+print(asyncio.run(READ.check_permissions(data, ctx)).decision.name)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
+                    reason="mounting a procfs needs root and unshare")
+def test_a_procfs_mounted_elsewhere_is_refused_as_a_process_view(
+        workspace: Path, tmp_path: Path) -> None:
+    (workspace / "hostproc").mkdir()
+    script = (f"mount -t proc proc {workspace}/hostproc && exec {sys.executable} -c "
+              f"{shlex.quote(_READ_IN_NAMESPACE)} {workspace} {tmp_path / 'home'} {tmp_path}")
+    done = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.stdout.strip() == "DENY", done.stderr[-2000:]

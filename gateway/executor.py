@@ -71,6 +71,8 @@ class StreamingExecutor:
         self._wake = asyncio.Event()
         self._progress: list[Progress] = []
         self._loop = asyncio.get_running_loop()
+        #: classifications under way (the loop keeps only weak references)
+        self._classifying: set[asyncio.Task[None]] = set()
 
     # -- feeding ----------------------------------------------------------
     def add(self, use: ToolUse) -> None:
@@ -93,8 +95,9 @@ class StreamingExecutor:
         self._signal()
 
     def interrupt(self) -> None:
-        """The user interrupted: calls not started never will; running ones
-        whose tool says ``cancel`` are stopped, ``block`` ones finish."""
+        """The user interrupted: calls not started never will, nor will one
+        still before its act (waiting for approval, say); acting ones whose
+        tool says ``cancel`` are stopped, ``block`` ones finish."""
         self._abort("interrupted by the user", only_interruptible=True)
 
     # -- scheduling ---------------------------------------------------------
@@ -108,7 +111,9 @@ class StreamingExecutor:
                 if any(c.status == "executing" and not c.safe for c in self._calls):
                     return  # a writer runs: its change to the context comes first
                 call.status = "classifying"
-                self._loop.create_task(self._classify(call))
+                task = self._loop.create_task(self._classify(call))
+                self._classifying.add(task)
+                task.add_done_callback(self._classifying.discard)
                 return
             if not self._can_start(call.safe):
                 return

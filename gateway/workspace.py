@@ -22,14 +22,37 @@ def analyze_in_workspace(
     afresh for every command: facts kept across a `--jsonl` stream let a
     `.env` or a `diff.external` added meanwhile pass (from a review); the
     walk's own cache re-lists only what changed."""
+    light = analyze_light(command, cwd, extra_dirs=extra_dirs, home=home)
+    return light if not needs_facts(light) else analyze_with_facts(
+        light, extra_dirs=extra_dirs, home=home)
+
+
+def analyze_light(
+    command: str, cwd: str, *, extra_dirs: tuple[str, ...] = (), home: str | None = None
+) -> BashAnalysis:
+    """The first, cheap pass (no walk): enough when :func:`needs_facts`
+    says so; the gateway runs it inline and only the walk on a thread."""
     light = WorkspaceFacts(repo_programs=repo_programs(cwd))
-    analysis = analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home, workspace=light)
-    links = real_paths(analysis)
-    if not links and not any(s.trees for s in analysis.subcommands):
-        return analysis
-    facts = (workspace_facts(cwd, extra_dirs, programs=light.repo_programs)
-             if any(s.trees for s in analysis.subcommands) else light)
-    return analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home,
+    return analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home, workspace=light)
+
+
+def needs_facts(light: BashAnalysis) -> bool:
+    """Does the command go through a link, or read a whole tree?"""
+    return bool(real_paths(light)) or any(s.trees for s in light.subcommands)
+
+
+def analyze_with_facts(
+    light: BashAnalysis, *, extra_dirs: tuple[str, ...] = (), home: str | None = None
+) -> BashAnalysis:
+    """The second pass, with the links resolved and — for a tree read —
+    the workspace's dotenv walk."""
+    cwd = light.cwd
+    links = real_paths(light)
+    programs = repo_programs(cwd)
+    facts = (workspace_facts(cwd, extra_dirs, programs=programs)
+             if any(s.trees for s in light.subcommands)
+             else WorkspaceFacts(repo_programs=programs))
+    return analyze_bash(light.command, cwd, extra_read_dirs=extra_dirs, home=home,
                         workspace=dataclasses.replace(facts, real_paths=links))
 
 

@@ -33,7 +33,7 @@ from ..messages import (
     ToolResult,
     ToolResultMessage,
 )
-from ..workspace import analyze_in_workspace
+from ..workspace import analyze_in_workspace, analyze_light, analyze_with_facts, needs_facts
 from .base import BaseTool, SearchOrRead, Subject, build_tool
 from .bash_output import (
     MarkerFilter,
@@ -120,7 +120,20 @@ class BashTool(BaseTool[BashInput]):
         return analysis
 
     async def prepare(self, data: BashInput, ctx: ToolContext) -> None:
-        await asyncio.to_thread(self.analysis, data, ctx)
+        """The analysis, its cheap first pass inline (a thread hop would
+        cost more than it: ~0.2 ms); only a walk of the workspace (a tree
+        read, a path through a link) goes to a thread."""
+        session = ctx.session
+        if isinstance(ctx.analysis, tuple) and ctx.analysis[0] == (data.command, session.cwd):
+            return
+        moved = _cwd_still_there(session)
+        if moved:
+            ctx.notes.append(moved)
+        extra = tuple(session.extra_dirs)
+        light = analyze_light(data.command, session.cwd, extra_dirs=extra, home=session.home)
+        analysis = light if not needs_facts(light) else await asyncio.to_thread(
+            analyze_with_facts, light, extra_dirs=extra, home=session.home)
+        ctx.analysis = ((data.command, session.cwd), analysis)
 
     def is_read_only(self, data: BashInput, ctx: ToolContext) -> bool:
         return not data.dangerouslyDisableSandbox and self.analysis(data, ctx).allowed

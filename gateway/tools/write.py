@@ -190,8 +190,15 @@ def _keep_identity(fd: int, real: str, seen: os.stat_result) -> None:
         # the owner is kept; only a group this user is not in is lost
     os.fchmod(fd, stat.S_IMODE(seen.st_mode) & 0o777)
     for key in _xattrs(real):
+        if key in _VOUCHING_XATTRS:
+            continue  # like setuid: granted to the old content, not to this one
         with contextlib.suppress(OSError):  # a namespace this user may not set
             os.setxattr(fd, key, os.getxattr(real, key, follow_symlinks=False))
+
+
+#: extended attributes that grant privilege to a file's content (file
+#: capabilities: `setcap cap_net_admin+ep`), dropped as setuid bits are
+_VOUCHING_XATTRS = frozenset({"security.capability"})
 
 
 def _xattrs(real: str) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -398,3 +399,18 @@ def test_a_large_file_changed_with_its_mtime_put_back_is_still_seen_as_changed(
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     result = validate(tool_context(), edit_input(path, "first line", "edited"))
     assert (result.ok, result.code) == (False, Code.CHANGED)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="file capabilities need root")
+def test_an_edit_drops_file_capabilities_as_it_drops_setuid(
+        workspace: Path, tool_context: Ctx) -> None:
+    path = workspace / "tool.sh"
+    path.write_text("echo alpha\n")
+    cap_net_admin = struct.pack("<IIIII", 0x02000001, 1 << 12, 0, 0, 0)
+    try:
+        os.setxattr(path, "security.capability", cap_net_admin)
+    except OSError as exc:
+        pytest.skip(f"this filesystem keeps no file capabilities ({exc})")
+    read(tool_context, path)
+    assert not call(tool_context(), edit_input(path, "alpha", "omega")).is_error
+    assert "security.capability" not in os.listxattr(path)

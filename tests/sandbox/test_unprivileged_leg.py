@@ -20,6 +20,7 @@ skips with a reason — the whole suite already ran unprivileged.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -69,9 +70,11 @@ def _source_copy() -> Path:
     return dest
 
 
+@functools.cache
 def _venv() -> Path:
     """The readable venv with the project's dependencies (kept between runs
-    while pyproject.toml is the same), the project reinstalled each time."""
+    while pyproject.toml is the same), the project reinstalled once per
+    test session (both legs share it)."""
     stamp = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16]
     venv = BASE / f"venv-{stamp}"
     python = venv / "bin" / "python"

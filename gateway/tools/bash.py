@@ -186,8 +186,10 @@ class BashTool(BaseTool[BashInput]):
             # and what the analyzer found
             said = ("the analyzer finds it read-only" if decision is Decision.ALLOW
                     else f"the analyzer says: {analysis.reason}")
+            # (the validation's ask says "WITHOUT the sandbox"; the decider
+            # puts the two together)
             return PermissionResult(
-                Decision.ASK, "tool", f"the command asks to run WITHOUT the sandbox; {said}",
+                Decision.ASK, "tool", said,
                 **{**common, "hint": "leave dangerouslyDisableSandbox unset to run it sandboxed"})
         return PermissionResult(decision, "analyzer", analysis.reason, **common)
 

@@ -45,6 +45,9 @@ from .bash_output import (
 )
 
 DEFAULT_TIMEOUT_MS = 120_000
+#: commands up to this long are analyzed inline (their cost is a fraction
+#: of a millisecond); longer ones on a thread
+INLINE_ANALYSIS_CHARS = 2_000
 MAX_TIMEOUT_MS = 600_000
 
 
@@ -130,7 +133,13 @@ class BashTool(BaseTool[BashInput]):
         if moved:
             ctx.notes.append(moved)
         extra = tuple(session.extra_dirs)
-        light = analyze_light(data.command, session.cwd, extra_dirs=extra, home=session.home)
+        if len(data.command) > INLINE_ANALYSIS_CHARS:
+            # a long command may take the analyzer long (or fail slowly):
+            # never on the event loop, where it would stall every other call
+            light = await asyncio.to_thread(analyze_light, data.command, session.cwd,
+                                            extra_dirs=extra, home=session.home)
+        else:
+            light = analyze_light(data.command, session.cwd, extra_dirs=extra, home=session.home)
         analysis = light if not needs_facts(light) else await asyncio.to_thread(
             analyze_with_facts, light, extra_dirs=extra, home=session.home)
         ctx.analysis = ((data.command, session.cwd), analysis)

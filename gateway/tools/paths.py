@@ -11,6 +11,7 @@ its API keys; a sandboxed ``cat`` reads its own)."""
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass
 
@@ -63,19 +64,27 @@ def process_views() -> tuple[str, ...]:
         return _mounts[1]
     found: list[str] = list(PROCESS_VIEWS)
     try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as table:
+        with open("/proc/self/mountinfo", "rb") as table:
             for line in table:
                 fields = line.split()
-                if " - " not in line or len(fields) < 5:
+                if b" - " not in line or len(fields) < 5:
                     continue
-                kind = line.split(" - ", 1)[1].split(" ", 1)[0]
-                if kind in VIEW_TYPES:
-                    found.append(fields[4].encode().decode("unicode_escape", "replace"))
+                kind = line.split(b" - ", 1)[1].split(b" ", 1)[0]
+                if kind.decode("ascii", "replace") in VIEW_TYPES:
+                    found.append(_mount_point(fields[4]))
     except OSError:
         pass  # no mount table: the fixed names still hold
     views = tuple(dict.fromkeys(found))
     _mounts = (now, views)
     return views
+
+
+def _mount_point(raw: bytes) -> str:
+    """A mountinfo path: the kernel escapes space, tab, newline and
+    backslash as three octal digits; everything else is the path's own
+    bytes (from a review: decoding them as escapes turned `prøc` into
+    `prÃ¸c`, and a procfs there was read as plain files)."""
+    return os.fsdecode(re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m[1], 8)]), raw))
 
 
 def _inside(path: str, root: str) -> bool:

@@ -184,10 +184,12 @@ def _keep_identity(fd: int, real: str, seen: os.stat_result) -> None:
     try:
         os.fchown(fd, seen.st_uid, seen.st_gid)
     except PermissionError:
-        if seen.st_uid != os.geteuid():
-            raise Refusal(f"{real} belongs to uid {seen.st_uid}; replacing it would make it "
-                          "yours, so it is left as it is", Code.OS_ERROR) from None
-        # the owner is kept; only a group this user is not in is lost
+        # Another user's file, or a group this user is not in: the new file
+        # would be someone else's, or its group bits would grant another
+        # group (from a review: `alice:www-data 0640` became readable by
+        # alice's own group). Refused, never silently changed.
+        raise Refusal(f"{real} belongs to uid {seen.st_uid} and gid {seen.st_gid}; a new copy "
+                      "could not keep both, so it is left as it is", Code.OS_ERROR) from None
     os.fchmod(fd, stat.S_IMODE(seen.st_mode) & 0o777)
     for key in _xattrs(real):
         if key in _VOUCHING_XATTRS:
@@ -198,7 +200,7 @@ def _keep_identity(fd: int, real: str, seen: os.stat_result) -> None:
 
 #: extended attributes that grant privilege to a file's content (file
 #: capabilities: `setcap cap_net_admin+ep`), dropped as setuid bits are
-_VOUCHING_XATTRS = frozenset({"security.capability"})
+_VOUCHING_XATTRS = frozenset({"security.capability", "security.SMACK64EXEC"})
 
 
 def _xattrs(real: str) -> list[str]:

@@ -414,3 +414,19 @@ def test_an_edit_drops_file_capabilities_as_it_drops_setuid(
     read(tool_context, path)
     assert not call(tool_context(), edit_input(path, "alpha", "omega")).is_error
     assert "security.capability" not in os.listxattr(path)
+
+
+def test_an_edit_that_could_not_keep_the_files_owner_and_group_changes_nothing(
+        workspace: Path, tool_context: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = workspace / "theirs.txt"
+    path.write_text("alpha\n")
+    read(tool_context, path)
+
+    def refused(*_: object) -> None:  # what fchown says to a user not in the file's group
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "fchown", refused)
+    result = call(tool_context(), edit_input(path, "alpha", "omega"))
+    assert result.is_error and "could not keep both" in result.text
+    assert path.read_text() == "alpha\n"
+    assert [p.name for p in workspace.iterdir() if p.name.startswith(".shellgate-")] == []

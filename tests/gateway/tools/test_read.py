@@ -420,18 +420,20 @@ from gateway.session import make_context
 from gateway.context import ToolContext
 from gateway.tools.read import READ, ReadInput
 ctx = ToolContext(make_context(sys.argv[1], home=sys.argv[2], results_dir=sys.argv[3]), "t")
-data = ReadInput(file_path=sys.argv[1] + "/hostproc/self/status")
+data = ReadInput(file_path=sys.argv[1] + "/" + sys.argv[4] + "/self/status")
 print(asyncio.run(READ.check_permissions(data, ctx)).decision.name)
 """
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
                     reason="mounting a procfs needs root and unshare")
+@pytest.mark.parametrize("name", ["hostproc", "pr\u00f8c", "host proc"])
 def test_a_procfs_mounted_elsewhere_is_refused_as_a_process_view(
-        workspace: Path, tmp_path: Path) -> None:
-    (workspace / "hostproc").mkdir()
-    script = (f"mount -t proc proc {workspace}/hostproc && exec {sys.executable} -c "
-              f"{shlex.quote(_READ_IN_NAMESPACE)} {workspace} {tmp_path / 'home'} {tmp_path}")
+        workspace: Path, tmp_path: Path, name: str) -> None:
+    (workspace / name).mkdir()
+    script = (f"mount -t proc proc {shlex.quote(str(workspace / name))} && exec "
+              f"{sys.executable} -c {shlex.quote(_READ_IN_NAMESPACE)} {workspace} "
+              f"{tmp_path / 'home'} {tmp_path} {shlex.quote(name)}")
     done = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.stdout.strip() == "DENY", done.stderr[-2000:]

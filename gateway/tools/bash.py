@@ -43,6 +43,7 @@ from .bash_output import (
     split_marker,
     whole_image,
 )
+from .paths import inside
 
 DEFAULT_TIMEOUT_MS = 120_000
 #: commands up to this long are analyzed inline (their cost is a fraction
@@ -343,9 +344,7 @@ def _cwd_modifier(session: SessionContext, new_cwd: str | None
     if new_cwd is None or new_cwd == session.cwd:
         return forget, None
     real = os.path.realpath(new_cwd)
-    inside = any(real == d or real.startswith(d.rstrip("/") + "/")
-                 for d in session.allowed_dirs)
-    if not inside or not os.path.isdir(real):
+    if not any(inside(real, d) for d in session.allowed_dirs) or not os.path.isdir(real):
         return forget, (f"the working directory stays {session.cwd}: {new_cwd} is outside the "
                         "allowed directories")
 

@@ -237,7 +237,7 @@ class Walker:
         each file (:func:`paths.read_right`) would refuse it too; two
         layers, and a hidden tree costs no time."""
         assert self.plan is not None
-        if any(real == v or real.startswith(v + "/") for v in paths.process_views()):
+        if any(paths.inside(real, v) for v in paths.process_views()):
             return False
         return self.plan.may_read(real).allowed
 

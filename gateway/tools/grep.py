@@ -16,10 +16,10 @@ whatever the globs say."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shutil
-import time
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -184,15 +184,10 @@ async def run_search(argv: list[str], ctx: ToolContext) -> ExecResult | None:
 
 
 def stop_process(process: BackgroundProcess) -> None:
-    """Stop ``process`` and wait for it. A cancel that comes before the
-    sandbox has reported its pid has nothing to kill yet: keep trying until
-    it has (or the run is over)."""
-    deadline = time.monotonic() + STOP_S
-    while process.running and time.monotonic() < deadline:
-        try:
-            process.stop(timeout=0.05)
-        except Exception:  # the run's own error (wait() re-raises it): it is over
-            return
+    """Stop ``process`` and wait for it (a stop that comes before the
+    sandbox has started it is remembered by the process itself)."""
+    with contextlib.suppress(Exception):  # the run's own error: it is over
+        process.stop(timeout=STOP_S)
 
 
 def rg_binary(session: SessionContext) -> str | None:
@@ -208,7 +203,7 @@ def rg_binary(session: SessionContext) -> str | None:
     def trusted(path: str) -> bool:
         real = os.path.realpath(path)
         return os.path.isabs(path) and not any(
-            real == w or real.startswith(w.rstrip("/") + "/") for w in writable)
+            paths.inside(real, w) for w in writable)
 
     for entry in os.environ.get("PATH", os.defpath).split(os.pathsep):
         found = shutil.which("rg", path=entry) if trusted(entry) else None

@@ -87,7 +87,8 @@ def _mount_point(raw: bytes) -> str:
     return os.fsdecode(re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m[1], 8)]), raw))
 
 
-def _inside(path: str, root: str) -> bool:
+def inside(path: str, root: str) -> bool:
+    """``path`` is ``root`` or below it (both normalized)."""
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
@@ -96,14 +97,14 @@ def read_right(path: Resolved, ctx: ToolContext) -> PermissionResult | None:
     the ask, for a dotenv file) with its reason. Held in every permission
     mode: no rule or mode can allow what this refuses."""
     session = ctx.session
-    if any(_inside(path.real, v) for v in process_views()):
+    if any(inside(path.real, v) for v in process_views()):
         return PermissionResult(
             Decision.DENY, "sandbox", f"{path.real} is a process or device view; this "
             "process's differs from a sandboxed command's", hint="read it with Bash, whose "
             "command sees its own sandbox")
     # (an empty results_dir would be realpath("") — the process's own
     # directory — and let everything under it skip the plan)
-    if session.results_dir and _inside(path.real, os.path.realpath(session.results_dir)):
+    if session.results_dir and inside(path.real, os.path.realpath(session.results_dir)):
         return None  # this session's persisted results: a read root of Read's own
     right = session.fs_plan().may_read(path.real)
     if not right.allowed:
@@ -118,7 +119,7 @@ def write_right(path: Resolved, ctx: ToolContext) -> PermissionResult | None:
     sandboxed command's write would); otherwise why not. The plan is built
     afresh: a repository made a moment ago has hooks the host would run."""
     session = ctx.session
-    if any(_inside(path.real, v) for v in process_views()):
+    if any(inside(path.real, v) for v in process_views()):
         return PermissionResult(Decision.DENY, "sandbox",
                                 f"{path.real} is a process or device view")
     inside_git = _git_component(path)
@@ -173,7 +174,7 @@ def _git_layout(real: str, roots: tuple[str, ...]) -> str | None:
     `core.pager`; the host's `git branch` anywhere under src/ ran it. An
     existing bare repository (`upstream.git/hooks/pre-receive`) is the
     same case."""
-    root = max((r for r in roots if _inside(real, r)), key=len, default=None)
+    root = max((r for r in roots if inside(real, r)), key=len, default=None)
     if root is None:
         return None
     directory, child = os.path.dirname(real), os.path.basename(real)
@@ -185,7 +186,7 @@ def _git_layout(real: str, roots: tuple[str, ...]) -> str | None:
         names.add(child)
         if "HEAD" in names and any(n in names for n in _GIT_LAYOUT):
             return directory
-        if directory == root or not _inside(directory, root):
+        if directory == root or not inside(directory, root):
             return None
         directory, child = os.path.dirname(directory), os.path.basename(directory)
 
@@ -219,4 +220,4 @@ def in_working_dirs(path: Resolved, ctx: ToolContext) -> bool:
     """Inside the workspace or an added directory (both spellings: the
     real path must be inside too, or a link leads out)."""
     roots = [os.path.realpath(d) for d in ctx.session.allowed_dirs]
-    return any(_inside(path.real, r) for r in roots)
+    return any(inside(path.real, r) for r in roots)

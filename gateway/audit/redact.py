@@ -1,0 +1,257 @@
+"""What the audit log may hold: secrets masked, large values cut.
+
+A log of every call an agent made is a second copy of everything it saw and
+typed — the ``curl -H 'Authorization: Bearer …'``, the ``.env`` it wrote.
+Whoever can read the log must not learn those secrets from it, so the sink
+passes every string of every event through :func:`scrub` before writing.
+
+Two layers:
+
+* by **name**: a value under a mapping key, an option (``--api-key x``) or an
+  assignment (``GITHUB_TOKEN=…``, ``"password": "…"``) whose name reads as a
+  secret (:func:`is_secret_name`) is replaced by ``***``;
+* by **shape**: well-known credential formats (Anthropic, OpenAI, GitHub,
+  GitLab, AWS, Slack, Google, Stripe, npm, Hugging Face keys, JWTs, PEM
+  private keys, passwords in URLs) are
+  masked wherever they appear, whatever the name around them.
+
+The bias is deliberate: masking a harmless ``token: str`` in a file the
+agent wrote costs a little readability; leaking a key costs the key. But
+names are judged by their *last word*, so the commonest near misses stay
+readable: ``--tokenizer=bpe``, ``KEYBOARD=us``, ``--author``, ``max_tokens``,
+``SSH_AUTH_SOCK``, ``--password-file``.
+
+Size: a string longer than :data:`MAX_CHARS` becomes a marker
+``{"cut": true, "length": N, "sha256": H, "head": "…"}`` — the head
+redacted *before* it was cut (a key straddling the cut is not left half
+visible), the hash over the whole original value, so a file on disk can be
+matched against what the agent wrote. Only cut strings are hashed: the hash
+of a short value (a password) could be brute-forced back into it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import hashlib
+import math
+import os
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+__all__ = ["MASK", "MAX_CHARS", "is_secret_name", "redact_text", "scrub"]
+
+MASK: Final = "***"
+#: strings longer than this are cut (a Write's content, a long heredoc)
+MAX_CHARS: Final = 4096
+#: deeper nesting is replaced by a marker (no RecursionError in the sink)
+MAX_DEPTH: Final = 32
+MAX_KEY_CHARS: Final = 256
+
+# --- names -------------------------------------------------------------
+
+#: a name whose last word ends so is a secret: PGPASSWORD, client_secret
+_SECRET_ENDINGS = ("password", "passwd", "passphrase", "secret", "secrets", "token",
+                   "credential", "credentials", "apikey", "privatekey", "cookie", "cookies")
+#: a name whose last word is exactly one of these
+_SECRET_WORDS = frozenset({"auth", "authorization", "pass", "pin"})
+#: "…_key" is a secret after one of these words (api-key, secret_key,
+#: AWS_SECRET_ACCESS_KEY); a bare --key or sort_key is usually a file or a field
+_KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "client", "auth", "master",
+                             "encryption", "signing", "license", "session", "app", "account",
+                             "service", "subscription", "webhook"})
+
+
+def _words(name: str) -> list[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)  # apiKey -> api_Key
+    return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
+
+
+@functools.lru_cache(maxsize=4096)
+def is_secret_name(name: str) -> bool:
+    """Whether a key, option or variable of this name holds a secret."""
+    words = _words(name)
+    if not words:
+        return False
+    last = words[-1]
+    if last in _SECRET_WORDS or last.endswith(_SECRET_ENDINGS):
+        return True
+    if len(words) < 2:
+        return False  # KEY, PWD (the working directory), key
+    if last in ("key", "keys"):
+        # an environment-style name (all capitals) ending in _KEY is one:
+        # STRIPE_KEY, OPENAI_API_KEY
+        return words[-2] in _KEY_QUALIFIERS or name.isupper()
+    return last == "pwd"  # MYSQL_PWD
+
+
+# --- shapes --------------------------------------------------------------
+
+_EDGE = r"(?<![A-Za-z0-9])"
+#: credential formats; the group kept visible names the kind of key, so a
+#: reader knows what leaked without seeing it
+_SHAPES: Final[tuple[re.Pattern[str], ...]] = tuple(re.compile(_EDGE + pattern) for pattern in (
+    r"(sk-ant-)[A-Za-z0-9_-]{16,}",
+    r"(sk-(?:proj-|svcacct-|admin-)?)(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{32,}",
+    r"(gh[pousr]_)[A-Za-z0-9]{30,}",
+    r"(github_pat_)[A-Za-z0-9_]{22,}",
+    r"(glpat-)[A-Za-z0-9_-]{20,}",
+    r"([sr]k_(?:live|test)_)[A-Za-z0-9]{16,}",
+    r"(npm_)[A-Za-z0-9]{36}(?![A-Za-z0-9])",
+    r"(hf_)[A-Za-z0-9]{34,}",
+    r"(AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])",
+    r"(xox[abposr]-)[A-Za-z0-9-]{10,}",
+    r"(AIza)[0-9A-Za-z_-]{35}",
+    r"(eyJ)[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+))
+
+#: a private key, to its END line or — a key cut short — to the end
+_PEM = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?)-----"
+                  r".*?(?:-----END \1PRIVATE KEY\2-----|\Z)", re.S)
+#: scheme://user:PASSWORD@host
+_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:)[^\s/?#@]+@")
+#: a cookie header's value runs to the end of the line (several name=value)
+_COOKIE = re.compile(r"(?im)((?<![\w-])(?:set-)?cookie\s*:\s*)[^\r\n'\"]+")
+#: --name=value, -name value (not --flag --other, nor --with-token < file)
+_OPTION = re.compile(r"""(?<![\w-])(--?([A-Za-z][\w-]*))(=|[ \t]+(?![-<>|;&]))"""
+                     r"""("(?:[^"\\]|\\.)*"|'[^']*'|[^\s'"]+)""")
+#: NAME=value, name: value, "name": "value", 'name': 'value' — an auth
+#: scheme word (Authorization: Bearer x) stays visible
+_ASSIGN = re.compile(r"""(["']?)(?<![\w.-])([A-Za-z_][\w.-]*)\1(\s*[:=]\s*)"""
+                     r"""((?i:bearer|basic|token|digest|negotiate|bot)[ \t]+)?"""
+                     r"""("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s'",;&|)}\]]+)""")
+
+
+def _pem(m: re.Match[str]) -> str:
+    kind = f"{m.group(1)}PRIVATE KEY{m.group(2)}"
+    return f"-----BEGIN {kind}-----{MASK}-----END {kind}-----"
+
+
+def _quoted_mask(value: str) -> str:
+    return f"{value[0]}{MASK}{value[0]}" if value[:1] in ("'", '"') else MASK
+
+
+def _option(m: re.Match[str]) -> str:
+    return f"{m.group(1)}{m.group(3)}{_quoted_mask(m.group(4))}"
+
+
+def _assign(m: re.Match[str]) -> str:
+    quote, name, sep, scheme = m.group(1), m.group(2), m.group(3), m.group(4) or ""
+    return f"{quote}{name}{quote}{sep}{scheme}{_quoted_mask(m.group(5))}"
+
+
+def _sub_named(pattern: re.Pattern[str], text: str,
+               mask: Callable[[re.Match[str]], str]) -> str:
+    """Replace the matches of ``pattern`` whose name (group 2) is a secret.
+    After any other name the scan resumes right behind the name, not behind
+    its value: the value of ``-m "use --password=x"`` or of
+    ``https://host/?api_key=x`` may itself hold a secret assignment."""
+    out: list[str] = []
+    pos = 0
+    while (m := pattern.search(text, pos)) is not None:
+        if is_secret_name(m.group(2)):
+            out.append(text[pos:m.start()])
+            out.append(mask(m))
+            pos = m.end()
+        else:
+            out.append(text[pos:m.end(2)])
+            pos = m.end(2)
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every secret this module recognises replaced by
+    ``***`` (the shape around it kept). Idempotent."""
+    text = _PEM.sub(_pem, text)
+    for pattern in _SHAPES:
+        text = pattern.sub(rf"\1{MASK}", text)
+    text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}{MASK}@", text)
+    text = _COOKIE.sub(lambda m: f"{m.group(1)}{MASK}", text)
+    text = _sub_named(_OPTION, text, _option)
+    return _sub_named(_ASSIGN, text, _assign)
+
+
+# --- whole values --------------------------------------------------------
+
+def _clean(text: str) -> str:
+    """Lone surrogates (JSON's "\\ud800") cannot be written as UTF-8: they
+    are kept visible as escapes instead of failing the write."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _bounded(text: str, limit: int) -> str | dict[str, Any]:
+    """A string redacted, and cut to ``limit`` characters with its hash kept
+    when longer. Only a window somewhat past the cut is redacted (a
+    megabyte Write must not cost a megabyte of regex work per event); the
+    window grows while redaction shrank it too close to the cut, so a
+    secret is never half inside the kept head."""
+    if len(text) <= limit:
+        return redact_text(text)
+    window = 2 * limit
+    while True:
+        head = redact_text(text[:window])
+        if window >= len(text) or len(head) >= limit + 1024:
+            break
+        window *= 2
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return {"cut": True, "length": len(text), "sha256": digest, "head": head[:limit]}
+
+
+def _enum(value: enum.Enum) -> Any:
+    # Decision.DENY is an IntEnum: written as "deny", not 2
+    return value.value if isinstance(value.value, str) else value.name.lower()
+
+
+def scrub(value: Any, *, limit: int = MAX_CHARS) -> Any:
+    """``value`` made fit for the log: JSON-able (enums by name, tuples and
+    sets as lists, paths and unknown objects as strings, NaN as a string),
+    every string redacted and bounded, every string under a secret-named
+    key masked whole."""
+    return _scrub(value, 0, False, limit)
+
+
+def _scrub(value: Any, depth: int, secret: bool, limit: int) -> Any:
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, enum.Enum):
+        value = _enum(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, bytes | bytearray | memoryview):
+        value = bytes(value).decode("utf-8", "replace")
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+        value = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+    if isinstance(value, str):
+        if secret and value:
+            return MASK
+        return _bounded(_clean(value), limit)
+    if depth >= MAX_DEPTH:
+        return "[nested too deeply]"
+    dump: Callable[..., Any] | None = getattr(value, "model_dump", None)
+    if dump is not None:  # a pydantic model: its JSON form
+        value = dump(mode="json")
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {_key(k): _scrub(v, depth + 1, secret or is_secret_name(str(k)), limit)
+                for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrub(v, depth + 1, secret, limit) for v in value]
+    if isinstance(value, set | frozenset):
+        return [_scrub(v, depth + 1, secret, limit) for v in sorted(value, key=repr)]
+    return _scrub(str(value), depth + 1, secret, limit)
+
+
+def _key(key: object) -> str:
+    text = redact_text(_clean(str(key.value if isinstance(key, enum.Enum) else key)))
+    return text if len(text) <= MAX_KEY_CHARS else text[:MAX_KEY_CHARS] + "…"

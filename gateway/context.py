@@ -21,9 +21,11 @@ if TYPE_CHECKING:
 
 
 class AuditSink(Protocol):
-    """Where the pipeline's events go (one vocabulary: ``tool_call``,
-    ``decision``, ``tool_result``, ``internal_error``). The audit issue
-    gives it a hash chain; here it is the seam."""
+    """Where the pipeline's events go (one vocabulary: ``tool.requested``,
+    ``tool.validated``, ``permission.decided``, ``sandbox.started``,
+    ``tool.completed``, ``internal_error``); ``gateway.audit.FileAudit``
+    writes them as a hash chain. ``emit`` raises when the event cannot be
+    kept: the call then fails closed."""
 
     def emit(self, event: str, **fields: Any) -> None: ...
 
@@ -51,9 +53,10 @@ class ApprovalRequest:
 
 
 class Approver(Protocol):
-    """Answers an ``ask``: True to allow this call once, False to refuse."""
+    """Answers an ``ask``: True to allow this call once, ``"always"`` to
+    allow it and save the suggested rule, False to refuse."""
 
-    def __call__(self, request: ApprovalRequest) -> Awaitable[bool]: ...
+    def __call__(self, request: ApprovalRequest) -> Awaitable[bool | str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +99,11 @@ class SessionContext:
     audit: AuditSink = field(default_factory=MemoryAudit)
     approver: Approver | None = None
     read_state: dict[str, ReadRecord] = field(default_factory=dict)
+    #: the settings' merged ``sandbox`` key (``sandbox.SandboxSettings``):
+    #: excluded commands, whether anything may run outside the sandbox
+    sandbox_settings: Any = None
+    #: more directories no command and no file tool may see (the audit log)
+    hidden: tuple[str, ...] = ()
     _plan: tuple[float, FsPlan] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -118,7 +126,7 @@ class SessionContext:
         state = runtime_dir()
         plan = build_plan(self.policy, self.workspace, cwd=self.cwd, home=self.home,
                           private_tmp="/tmp" if self.backend in (None, "bwrap") else None,  # noqa: S108
-                          hide=(str(state),), dotenv_cache=state / "dotenv-scan.json",
+                          hide=(str(state), *self.hidden), dotenv_cache=state / "dotenv-scan.json",
                           state_dir=state, empty_dirs=empty_views(self.policy, self.backend))
         with self._lock:
             self._plan = (time.monotonic(), plan)
@@ -131,6 +139,9 @@ class SessionContext:
         tools and the analyzer judge by."""
         env = dict(os.environ if self.env is None else self.env)
         env["HOME"] = self.home
+        # the audit log's HMAC key: a command that read it could re-chain
+        # a rewritten log so that it verifies
+        env.pop("SHELLGATE_AUDIT_KEY", None)
         return env
 
     def forget_plan(self) -> None:
@@ -166,3 +177,6 @@ class ToolContext:
     #: how the call ended, set by the pipeline: ok, error, invalid, denied,
     #: cancelled, internal, unknown-tool
     outcome: str = ""
+    #: a command's exit code and whether the result was cut (for the audit log)
+    exit_code: int | None = None
+    truncated: bool = False

@@ -34,6 +34,15 @@ class PermissionResult:
     #: rules a person could save to allow this next time (Bash's prefixes)
     suggestions: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    #: an ask only a person may answer: no rule, mode or hook lifts it (a
+    #: sensitive path's "ask" level, running without the sandbox)
+    needs_person: bool = False
+    #: may allow rules lift the tool's ask? Not for a Bash command the
+    #: analyzer could not prove (a check fired, the parse was too complex):
+    #: a rule names a command, and such a command may be another one
+    rules_apply: bool = True
+    #: the permission mode in force when it was decided (for the audit log)
+    mode: str = ""
 
     def explain(self) -> str:
         """One paragraph for a denial: the reason, the checks, the rule and

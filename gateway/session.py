@@ -15,7 +15,13 @@ from .errors import UsageError
 from .executor import StreamingExecutor
 from .hooks import Hooks, NoHooks
 from .messages import ProgressCallback, ToolResultMessage, ToolUse
-from .permissions import DefaultDecider, PermissionDecider
+from .permissions import (
+    DefaultDecider,
+    PermissionDecider,
+    PermissionSettings,
+    RulesDecider,
+    literal_prefix,
+)
 from .pipeline import Pipeline
 from .tools import AnyTool
 from .tools.registry import PoolOptions, assemble_tool_pool
@@ -32,6 +38,7 @@ def make_context(
     approver: Approver | None = None,
     results_dir: str | None = None,
     env: dict[str, str] | None = None,
+    hidden: tuple[str, ...] = (),
 ) -> SessionContext:
     """A session working in ``workspace`` (``cwd`` unless given), under the
     sandbox profile ``profile`` (workspace-write by default), which the
@@ -58,13 +65,44 @@ def make_context(
     context = SessionContext(
         workspace=ws, cwd=real_cwd, policy=policy,
         home=home or os.path.expanduser("~"), results_dir="", extra_dirs=extra,
-        audit=audit or MemoryAudit(), approver=approver, env=env)
+        audit=audit or MemoryAudit(), approver=approver, env=env,
+        hidden=tuple(os.path.realpath(h) for h in hidden))
     if results_dir is None:
         results = Path(runtime_dir()) / "results" / context.session_id
         results.mkdir(parents=True, exist_ok=True, mode=0o700)
         results_dir = str(results)
     context.results_dir = os.path.realpath(results_dir)
     return context
+
+
+def apply_permissions(context: SessionContext, permissions: PermissionSettings) -> None:
+    """The settings' sandbox key and deny rules, made part of the sandbox's
+    policy: a Read deny of a directory hides it from commands (``cat``,
+    ``grep -r``) and the file tools alike, an Edit deny makes it read-only —
+    the rule holds where no analysis looks."""
+    from sandbox import PolicyError, apply_settings  # noqa: PLC0415
+
+    policy = context.policy
+    if permissions.sandbox is not None:
+        try:
+            policy = apply_settings(policy, permissions.sandbox)
+        except PolicyError as exc:
+            raise UsageError(str(exc)) from None
+        context.sandbox_settings = permissions.sandbox
+    hide: list[str] = []
+    block: list[str] = []
+    for rule in permissions.of("deny"):
+        if rule.content is None or rule.tool not in ("Read", "Edit", "Write"):
+            continue
+        path = literal_prefix(rule.content, root=rule.root, cwd=context.workspace,
+                              home=context.home)
+        if path is not None:
+            (hide if rule.tool == "Read" else block).append(path)
+    if hide or block:
+        fs = policy.filesystem
+        policy = policy.model_copy(update={"filesystem": fs.model_copy(update={
+            "deny_read": (*fs.deny_read, *hide), "deny_write": (*fs.deny_write, *block)})})
+    context.policy = policy
 
 
 @dataclass
@@ -77,9 +115,25 @@ class Session:
     @classmethod
     def open(cls, cwd: str, *, extra_tools: Sequence[AnyTool] = (),
              decider: PermissionDecider | None = None, hooks: Hooks | None = None,
-             options: PoolOptions | None = None, **context_args: Any) -> Session:
+             options: PoolOptions | None = None,
+             permissions: PermissionSettings | None = None,
+             **context_args: Any) -> Session:
+        """A session; with ``permissions`` (from :func:`load_permissions`)
+        its rules, mode, added directories and sandbox settings apply."""
+        if permissions is not None:
+            dirs = (*context_args.pop("extra_dirs", ()), *(
+                d for d in permissions.additional_dirs if os.path.isdir(d)))
+            context_args["extra_dirs"] = tuple(dict.fromkeys(dirs))
         context = make_context(cwd, **context_args)
-        pool = assemble_tool_pool(options or PoolOptions.from_env(), extra_tools)
+        if permissions is not None:
+            apply_permissions(context, permissions)
+            decider = decider or RulesDecider(permissions)
+        blanket = tuple(r.text for r in permissions.of("deny")
+                        if r.content is None) if permissions is not None else ()
+        pool_options = options or PoolOptions.from_env()
+        if blanket:
+            pool_options = PoolOptions(pool_options.simple, (*pool_options.denied, *blanket))
+        pool = assemble_tool_pool(pool_options, extra_tools)
         pipeline = Pipeline(context, pool, decider or DefaultDecider(), hooks or NoHooks())
         return cls(context, pipeline)
 

@@ -385,11 +385,15 @@ def _subcommand(
 
     real = dict(workspace.real_paths) if workspace is not None else {}
 
-    def add(raw: str, access: Access) -> None:
+    def add(raw: str, access: Access, *, redirect: bool = False) -> None:
         if raw == "" or (raw in pipes and access is not Access.WRITE) or (raw, access) in judged:
             return
         judged.add((raw, access))
         found = judge_path(raw, access, cwds, home, roots, glob=raw in globs)
+        if redirect:
+            # a rule allowing the command is not a rule allowing this file:
+            # the gateway checks a redirection's target as an Edit of it
+            found = [dataclasses.replace(p, redirect=True) for p in found]
         paths.extend(found)
         # the path a link leads to is judged too (`cat up/.ssh/id_rsa`, up -> ..)
         for p in found:
@@ -455,17 +459,19 @@ def _subcommand(
             reason = reason or "git run outside the working directory may use another repository"
     if unwrapped.unsafe_env and (argv or unwrapped.shell_payload is not None):
         reason = reason or f"environment assignment {unwrapped.unsafe_env[0]}= changes what runs"
+    before_redirects, dynamic = reason, False
     for r in cmd.redirects:
         target = r.target.value if r.target is not None else None
         if r.op.startswith("<<") or r.is_fd_dup or r.op in (">&-", "<&-"):
             continue
         if target is None:
             reason = reason or "redirection to a dynamic target"
+            dynamic = True
             continue
         if r.is_output:
             if target in ("/dev/null", "/dev/stdout", "/dev/stderr"):
                 continue
-            add(target, Access.WRITE)
+            add(target, Access.WRITE, redirect=True)
             reason = reason or f"output redirection to {target}"
         else:
             add(target, Access.READ)
@@ -476,6 +482,7 @@ def _subcommand(
         raw_argv=cmd.argv,
         read_only=read_only,
         reason=reason,
+        writes_by_redirection_only=not read_only and before_redirects is None and not dynamic,
         classification=classify_command(argv),
         paths=tuple(paths),
         warnings=tuple(destructive_warnings(argv)),

@@ -40,6 +40,8 @@ class PathAccess:
     inside_cwd: bool
     sensitive: SensitivePath | None = None
     glob: bool = False
+    #: the target of an output redirection (``> out.txt``), not an operand
+    redirect: bool = False
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -51,6 +53,8 @@ class PathAccess:
             out["sensitive"] = self.sensitive.why
         if self.glob:
             out["glob"] = True
+        if self.redirect:
+            out["redirect"] = True
         return out
 
 

@@ -49,6 +49,9 @@ class Subcommand:
     #: directories below which it reads files it finds itself (``grep -r``):
     #: whether a dotenv file lies there is a fact of the workspace
     trees: tuple[TreeRead, ...] = ()
+    #: a reader but for its output redirections (``grep x f > out``): what
+    #: it writes is only the redirections' targets (``redirect`` paths)
+    writes_by_redirection_only: bool = False
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {

@@ -135,12 +135,55 @@ def _build_parser() -> argparse.ArgumentParser:
                       help="the sandbox profile for commands (default workspace-write)")
     tool.add_argument("--json", action="store_true",
                       help="print the raw tool_result as one JSON line")
+    add_permission_args(tool)
     tool.set_defaults(verb_module="tool")
+
+    audit = sub.add_parser(
+        "audit", help="show, summarize or verify the audit log",
+        description="shellgate audit [summary|verify] [FILE|DIR ...]: a table of decisions "
+        "(default), counts (summary), or a check of the hash chain (verify). Without "
+        "FILE|DIR: the log in use ($SHELLGATE_AUDIT_LOG, else "
+        "$XDG_STATE_HOME/shellgate/audit/).")
+    audit.add_argument("args", nargs="*", metavar="[summary|verify] FILE|DIR",
+                       help="an action, then log files or directories of daily files")
+    audit.add_argument("--decision", choices=("allow", "ask", "deny"),
+                       help="only decisions of this kind")
+    audit.add_argument("--tool", metavar="NAME", help="only calls of this tool")
+    audit.add_argument("--since", metavar="WHEN",
+                       help="only events at or after WHEN (ISO date or time, or 30m, 2h, 7d ago)")
+    audit.add_argument("--session", metavar="ID", help="only this session")
+    audit.add_argument("--rule", metavar="RULE", help="only decisions made by this rule")
+    audit.add_argument("--json", action="store_true", help="print JSON lines / one JSON object")
+    audit.add_argument("--expect-head", metavar="HASH",
+                       help="verify: the chain must still hold this recorded head hash")
+    audit.set_defaults(verb_module="audit")
 
     doctor = sub.add_parser("doctor", help="check that the sandbox can work on this machine")
     doctor.add_argument("--json", action="store_true", help="print the probes as JSON")
     doctor.set_defaults(verb_module="doctor")
     return parser
+
+
+def add_permission_args(parser: argparse.ArgumentParser) -> None:
+    """The flags every verb that runs tools takes (Claude Code's names)."""
+    group = parser.add_argument_group(
+        "permissions", "rules as in settings.json: Bash(npm run:*), Read(./src/**), Edit, "
+        "mcp__server; several per flag, separated by commas or spaces")
+    group.add_argument("--settings", metavar="FILE",
+                       help="a settings.json of higher precedence than the project's and "
+                       "the user's (flagSettings)")
+    group.add_argument("--allowedTools", "--allowed-tools", dest="allowed_tools",
+                       action="append", nargs="+", default=[], metavar="RULE",
+                       help="allow rules (cliArg)")
+    group.add_argument("--disallowedTools", "--disallowed-tools", dest="disallowed_tools",
+                       action="append", nargs="+", default=[], metavar="RULE",
+                       help="deny rules (cliArg)")
+    group.add_argument("--permission-mode", metavar="MODE",
+                       help="default, acceptEdits, plan, dontAsk or bypassPermissions")
+    group.add_argument("--audit-log", metavar="PATH",
+                       help="where the audit log goes: a .jsonl file, or a directory of "
+                       "daily files (default $SHELLGATE_AUDIT_LOG, else "
+                       "$XDG_STATE_HOME/shellgate/audit/)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

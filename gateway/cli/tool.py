@@ -18,15 +18,14 @@ from typing import Any
 from ..context import ApprovalRequest
 from ..errors import UsageError
 from ..messages import ImageBlock, Progress, TextBlock, ToolResultMessage, ToolUse
-from ..session import Session
-from .common import abs_dir, one_line
+from .common import one_line
+from .sessions import open_session
 
 
 def main(args: argparse.Namespace) -> int:
     tool_input = _parse_input(args.input)
     approver = _ask_on_terminal if sys.stdin.isatty() and sys.stderr.isatty() else None
-    session = Session.open(abs_dir(args.cwd), extra_dirs=tuple(args.add_dir),
-                           approver=approver, profile=args.profile)
+    session = open_session(args, approver=approver, profile=args.profile)
     use = ToolUse(f"toolu_{uuid.uuid4().hex[:20]}", args.name, tool_input)
     live = not args.json and sys.stderr.isatty()
     result = asyncio.run(session.run(use, _show_progress if live else None))
@@ -111,11 +110,12 @@ def _print_result(result: ToolResultMessage) -> None:
         print("(the result is an error)", file=sys.stderr)
 
 
-async def _ask_on_terminal(request: ApprovalRequest) -> bool:
-    """A person at the terminal answers an ``ask`` (y/N)."""
+async def _ask_on_terminal(request: ApprovalRequest) -> bool | str:
+    """A person at the terminal answers an ``ask``: yes once, always (the
+    suggested rule saved to the local settings), or no (the default)."""
     from rich.console import Console  # noqa: PLC0415
     from rich.markup import escape  # noqa: PLC0415
-    from rich.prompt import Confirm  # noqa: PLC0415
+    from rich.prompt import Confirm, Prompt  # noqa: PLC0415
 
     console = Console(stderr=True, highlight=False)
     p = request.permission
@@ -134,6 +134,16 @@ async def _ask_on_terminal(request: ApprovalRequest) -> bool:
     console.print(f"  [bold]why:[/bold] {escape(shown(p.reason))}")
     for warning in p.warnings:
         console.print(f"  [yellow]warning:[/yellow] {escape(shown(warning))}")
-    answer: bool = await asyncio.to_thread(Confirm.ask, "Allow this call once?",
-                                           console=console, default=False)
-    return answer
+    always = p.suggestions[0] if p.suggestions and not p.needs_person else None
+    if always is None:
+        answer: bool = await asyncio.to_thread(Confirm.ask, "Allow this call once?",
+                                               console=console, default=False)
+        return answer
+    console.print(f"  [bold]always[/bold] saves {escape(shown(always))} to "
+                  ".claude/settings.local.json")
+    for other in p.suggestions[1:]:
+        console.print(f"  (another rule it would need: {escape(shown(other))})")
+    choice: str = await asyncio.to_thread(
+        Prompt.ask, "Allow this call once? (y = once, a = always, n = no)", console=console,
+        choices=["y", "a", "n"], default="n", show_choices=False)
+    return "always" if choice == "a" else choice == "y"

@@ -1,13 +1,58 @@
-"""The permission stage's seam: a :class:`PermissionDecider` turns the
-tool's own answer (and a hook's) into the call's decision, and an ``ask``
-is put to the session's approver — or, with nobody to answer, denied.
+"""Stage 4: settings from every source, Claude Code's rules and modes, and
+the decider that puts them over the tool's own answer.
 
-The permissions issue fills the decider with settings, rules and modes;
-:class:`DefaultDecider` is the fail-closed stand-in: read-only allows,
-anything else asks."""
+``load_permissions`` reads the sources (policy, flag, cliArg, local,
+project, user) into one :class:`PermissionSettings`; :class:`RulesDecider`
+decides each call with them (``DefaultDecider`` is the same chain with no
+settings: read-only allows, anything else asks); an ``ask`` goes to the
+session's approver — or, with nobody to answer, is denied."""
 
 from __future__ import annotations
 
-from .decider import DefaultDecider, PermissionDecider, resolve_ask
+from collections.abc import Sequence
 
-__all__ = ["DefaultDecider", "PermissionDecider", "resolve_ask"]
+from .bash_rules import command_matches
+from .decider import DefaultDecider, PermissionDecider, RulesDecider
+from .denials import DENIALS_BEFORE_ADVICE, DenialTracker
+from .merge import PermissionSettings, merge
+from .modes import MODE_NAMES, Mode
+from .path_rules import literal_prefix, path_matches
+from .persist import save_allow_rule
+from .rules import Rule, parse_rule
+from .settings import Problem, SettingsFile, Source, parse_settings_text, read_settings
+from .sources import MANAGED_DIRS, CliPermissions, discover, split_tool_list
+
+
+def load_permissions(project: str, home: str, cli: CliPermissions | None = None,
+                     managed_dirs: Sequence[str] = MANAGED_DIRS) -> PermissionSettings:
+    """Every source read and merged (never raises: mistakes are problems)."""
+    return merge(discover(project, home, cli or CliPermissions(), managed_dirs))
+
+
+__all__ = [
+    "DENIALS_BEFORE_ADVICE",
+    "MANAGED_DIRS",
+    "MODE_NAMES",
+    "CliPermissions",
+    "DefaultDecider",
+    "DenialTracker",
+    "Mode",
+    "PermissionDecider",
+    "PermissionSettings",
+    "Problem",
+    "Rule",
+    "RulesDecider",
+    "SettingsFile",
+    "Source",
+    "command_matches",
+    "discover",
+    "literal_prefix",
+    "load_permissions",
+    "merge",
+    "parse_rule",
+    "parse_settings_text",
+    "path_matches",
+    "read_settings",
+    "save_allow_rule",
+    "split_tool_list",
+]

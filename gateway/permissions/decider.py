@@ -1,16 +1,39 @@
-"""The decision chain of stage 4, fail-closed: a hook's deny or the tool's
-own deny ends it; a hook's allow cannot lift the tool's deny (the
-filesystem policy, the analyzer's hard limits hold in every mode); a call
-whose input is not read-only is asked about, whatever the tool said."""
+"""The decision chain of stage 4.
+
+    hook deny · the tool's deny (hard limits, sensitive and protected paths,
+    the sandbox's policy) · deny rules · plan mode
+        → deny, and nothing lifts it
+    ask rules · an ask only a person may answer (a dotenv file, running
+    without the sandbox)
+        → ask, and no hook, rule or mode lifts it
+    hook allow · bypassPermissions
+        → allow
+    allow rules · what the tool itself allows · acceptEdits · the sandbox's
+    auto-allow for Bash
+        → allow
+    dontAsk → deny; otherwise → ask (the session's approver, or headless deny)
+
+Rules are matched in the order deny, ask, allow over every source at once;
+the strictest answer wins (``Decision`` is ordered). Every answer names its
+source and rule. Hooks (the next layer) come in through ``hook``.
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Protocol
 
 from ..context import ApprovalRequest, ToolContext
 from ..decisions import Decision, PermissionResult, Validation
 from ..hooks import HookOutcome
 from ..tools import AnyTool
+from .denials import DenialTracker, denial_key
+from .match import Matcher
+from .merge import PermissionSettings
+from .modes import Mode
+from .persist import save_allow_rule
+from .rules import Rule, parse_rule
+from .settings import Source
 
 
 class PermissionDecider(Protocol):
@@ -18,54 +41,158 @@ class PermissionDecider(Protocol):
                      own: PermissionResult, hook: HookOutcome,
                      validation: Validation) -> PermissionResult: ...
 
+    async def resolve(self, result: PermissionResult, request: ApprovalRequest,
+                      ctx: ToolContext) -> PermissionResult: ...
 
-class DefaultDecider:
-    """Hook > the tool's check > read-only allows > ask."""
+    def settle(self, tool_name: str, values: tuple[str, ...],
+               result: PermissionResult) -> PermissionResult: ...
+
+
+class RulesDecider:
+    """Settings, rules and the mode over the tool's own answer."""
+
+    def __init__(self, settings: PermissionSettings | None = None) -> None:
+        self.settings = settings or PermissionSettings()
+        self.denials = DenialTracker()
+
+    @property
+    def mode(self) -> Mode:
+        return self.settings.mode
+
+    async def resolve(self, result: PermissionResult, request: ApprovalRequest,
+                      ctx: ToolContext) -> PermissionResult:
+        """Put an ``ask`` to the session's approver. Nobody to answer (a
+        headless run) is a denial that says so, and names the rule that
+        would allow the call. "Always" adds the suggested rule to the
+        session and to the project's local settings file."""
+        if result.decision is not Decision.ASK:
+            return result
+        approver = ctx.session.approver
+        if approver is None:
+            would = ("" if result.needs_person or not result.suggestions
+                     else f"; the allow rule {result.suggestions[0]} would let it run")
+            return replace(result, decision=Decision.DENY, reason=f"{result.reason.rstrip('.')};"
+                           f" it needs approval and nobody can answer (headless){would}")
+        answer = await approver(request)
+        if not answer:
+            return replace(result, decision=Decision.DENY, source="approver",
+                           reason=f"refused by the user: {result.reason}")
+        if answer == "always" and result.suggestions and not result.needs_person:
+            return self._remember(result, ctx)
+        return replace(result, decision=Decision.ALLOW, source="approver",
+                       reason=f"approved once: {result.reason}")
+
+    def _remember(self, result: PermissionResult, ctx: ToolContext) -> PermissionResult:
+        rule_text = result.suggestions[0]
+        try:
+            where = save_allow_rule(ctx.session.workspace, rule_text)
+        except (OSError, ValueError) as exc:
+            where = f"this session only (the settings file was not changed: {exc})"
+        got = parse_rule(rule_text, "allow", Source.SESSION, where, ctx.session.workspace)
+        if isinstance(got, Rule):
+            self.settings = self.settings.with_rule(got)
+        return replace(result, decision=Decision.ALLOW, source="approver", rule=rule_text,
+                       reason=f"approved, and {rule_text} saved in {where}: {result.reason}")
+
+    def settle(self, tool_name: str, values: tuple[str, ...],
+               result: PermissionResult) -> PermissionResult:
+        """Count a denial; past the threshold the result tells the model to
+        change course (an allow starts the count again)."""
+        key = denial_key(tool_name, values)
+        if result.decision is Decision.ALLOW:
+            self.denials.allowed(key)
+            return result
+        if result.decision is not Decision.DENY:
+            return result
+        advice = self.denials.advice(key, self.denials.denied(key))
+        if not advice:
+            return result
+        return replace(result, hint=f"{result.hint.rstrip('.')}. {advice}" if result.hint
+                       else advice)
 
     async def decide(self, tool: AnyTool, data: Any, ctx: ToolContext,
                      own: PermissionResult, hook: HookOutcome,
                      validation: Validation) -> PermissionResult:
+        result = self.evaluate(tool, data, ctx, own, hook, validation)
+        return replace(result, mode=str(self.mode))
+
+    def evaluate(self, tool: AnyTool, data: Any, ctx: ToolContext, own: PermissionResult,
+                 hook: HookOutcome, validation: Validation) -> PermissionResult:
+        mode = self.mode
         if own.decision is Decision.DENY:
             return own
         if hook.decision is Decision.DENY:
             return PermissionResult(Decision.DENY, hook.source, hook.reason or "a hook denied it")
-        if validation.ask:
-            # the tool says a person must see it (a dotenv file, the sandbox
-            # switched off): no hook or rule can allow it
-            reason = validation.message
-            if own.decision is Decision.ASK and own.reason not in reason:
-                reason = own.reason if validation.message in own.reason else \
-                    f"{validation.message}; {own.reason}"
-            return PermissionResult(Decision.ASK, "tool", reason, rule=own.rule,
-                                    check_ids=own.check_ids, warnings=own.warnings,
-                                    hint=own.hint)
+        match = Matcher(self.settings, tool, data, ctx)
+        denied = match.strict("deny")
+        if denied is not None:
+            rule, what = denied
+            return PermissionResult(
+                Decision.DENY, rule.source.label, f"a deny rule matches {what}", rule=rule.text,
+                check_ids=own.check_ids, hint=f"the rule is in {rule.origin}; removing it "
+                "would change this")
+        if mode is Mode.PLAN and not tool.is_read_only(data, ctx):
+            return PermissionResult(
+                Decision.DENY, "mode", "plan mode runs read-only tools only", rule="plan",
+                check_ids=own.check_ids, warnings=own.warnings,
+                hint="leave plan mode (--permission-mode default) to make changes")
+        asked = match.strict("ask")
+        if asked is not None:
+            rule, what = asked
+            return PermissionResult(
+                Decision.ASK, rule.source.label, f"an ask rule matches {what}", rule=rule.text,
+                check_ids=own.check_ids, warnings=own.warnings, needs_person=True,
+                hint=f"the rule is in {rule.origin}")
+        unchecked = match.unprovable()
+        if unchecked is not None:
+            return PermissionResult(Decision.ASK, "rules", unchecked, check_ids=own.check_ids,
+                                    warnings=own.warnings, needs_person=True)
+        if validation.ask or own.needs_person:
+            return _person(own, validation)
         if hook.decision is Decision.ALLOW:
             return PermissionResult(Decision.ALLOW, hook.source, hook.reason or "a hook allowed it")
+        if mode is Mode.BYPASS:
+            return PermissionResult(Decision.ALLOW, "mode", "bypassPermissions mode",
+                                    rule="bypassPermissions", check_ids=own.check_ids,
+                                    warnings=own.warnings)
+        allowed = match.allowed(own, mode)
+        if allowed is not None:
+            return replace(allowed, check_ids=own.check_ids, warnings=own.warnings)
         if hook.decision is Decision.ASK or own.decision is Decision.ASK:
-            return own if own.decision is Decision.ASK else PermissionResult(
+            result = own if own.decision is Decision.ASK else PermissionResult(
                 Decision.ASK, hook.source, hook.reason or "a hook asks")
-        if tool.is_read_only(data, ctx):
-            return own
-        return PermissionResult(
-            Decision.ASK, "default", f"{tool.name} may change things and no rule allows it",
-            check_ids=own.check_ids, warnings=own.warnings, suggestions=own.suggestions,
-            hint=own.hint or "approve it, or add an allow rule (permissions issue)")
-
-
-async def resolve_ask(result: PermissionResult, request: ApprovalRequest,
-                      ctx: ToolContext) -> PermissionResult:
-    """Put an ``ask`` to the session's approver. Nobody to answer (a
-    headless run) is a denial that says so."""
-    if result.decision is not Decision.ASK:
+        else:
+            result = PermissionResult(
+                Decision.ASK, "default", f"{tool.name} may change things and no rule allows it",
+                check_ids=own.check_ids, warnings=own.warnings, suggestions=own.suggestions,
+                hint=own.hint)
+        result = match.explain_ask(result)
+        if mode is Mode.DONT_ASK:
+            return PermissionResult(
+                Decision.DENY, "mode", f"dontAsk mode: not allowed beforehand ({result.reason})",
+                rule="dontAsk", check_ids=result.check_ids, warnings=result.warnings,
+                suggestions=result.suggestions,
+                hint=_allow_hint(result) or "an allow rule for it would change this")
         return result
-    approver = ctx.session.approver
-    if approver is None:
-        return PermissionResult(
-            Decision.DENY, result.source, f"{result.reason.rstrip('.')}; it needs approval and "
-            "nobody can answer (headless)", rule=result.rule, check_ids=result.check_ids,
-            hint=result.hint, suggestions=result.suggestions, warnings=result.warnings)
-    if await approver(request):
-        return PermissionResult(Decision.ALLOW, "approver", f"approved: {result.reason}",
-                                rule=result.rule, check_ids=result.check_ids)
-    return PermissionResult(Decision.DENY, "approver", f"refused by the user: {result.reason}",
-                            rule=result.rule, check_ids=result.check_ids, hint=result.hint)
+
+
+def _person(own: PermissionResult, validation: Validation) -> PermissionResult:
+    """An ask only a person can answer, with the tool's reasons joined."""
+    reason = validation.message if validation.ask else own.reason
+    if validation.ask and own.decision is Decision.ASK and own.reason not in reason:
+        reason = own.reason if validation.message in own.reason else \
+            f"{validation.message}; {own.reason}"
+    return PermissionResult(Decision.ASK, "tool" if validation.ask else own.source, reason,
+                            rule=own.rule, check_ids=own.check_ids, warnings=own.warnings,
+                            hint=own.hint, needs_person=True)
+
+
+def _allow_hint(result: PermissionResult) -> str:
+    if result.suggestions:
+        return f"an allow rule such as {result.suggestions[0]} would change this"
+    return ""
+
+
+#: the fail-closed stand-in of the tool-system issue, now the same chain
+#: with no settings: read-only allows, the rest asks
+DefaultDecider = RulesDecider

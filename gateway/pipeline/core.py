@@ -45,28 +45,29 @@ class Pipeline:
         started = time.perf_counter()
         stage = ctx.stage = "lookup"
         try:
+            stages.audit(ctx, "tool.requested", tool=use.name, input=stages.logged_input(use))
             found = stages.lookup(self.pool, use)
             if isinstance(found, ToolResultMessage):
                 ctx.outcome = "unknown-tool"
                 return stages.emit(use, found, ctx, started, ctx.outcome)
             tool = found.tool
-            self.session.audit.emit("tool_call", session_id=self.session.session_id,
-                                    call_id=ctx.call_id, tool_use_id=use.id, tool=tool.name)
             stage = ctx.stage = "validate"
             checked = await stages.validate(tool, use, ctx)
             if isinstance(checked, ToolResultMessage):
                 ctx.outcome = "invalid"
+                stages.audit(ctx, "tool.validated", tool=tool.name, ok=False,
+                             error=checked.text[:500])
                 return stages.emit(use, checked, ctx, started, ctx.outcome)
             data, validation = checked
+            stages.audit(ctx, "tool.validated", tool=tool.name, ok=True,
+                         ask=validation.ask or None)
             stage = ctx.stage = "prepare"
             hook = await stages.prepare(tool, data, use, ctx, self.hooks)
             stage = ctx.stage = "permission"
             permission = await stages.permit(tool, data, ctx, self.decider, hook, validation)
-            self.session.audit.emit(
-                "decision", session_id=self.session.session_id, call_id=ctx.call_id,
-                tool_use_id=use.id, tool=tool.name, decision=str(permission.decision),
-                source=permission.source, rule=permission.rule, reason=permission.reason,
-                checks=list(permission.check_ids))
+            # written before anything runs: a log that cannot take it fails
+            # the call here ("nothing was run"), never after the fact
+            stages.record_decision(tool, data, ctx, permission)
             if permission.decision is not Decision.ALLOW:
                 ctx.outcome = "denied"
                 return stages.emit(use, stages.denied(use, tool, permission), ctx, started,
@@ -78,6 +79,7 @@ class Pipeline:
                 result.context_modifier(self.session)
             stage = ctx.stage = "map"
             message = stages.map_result(tool, result, use, ctx, found)
+            ctx.exit_code = getattr(result.data, "exit_code", None)
             ctx.outcome = "error" if message.is_error else "ok"
             stage = ctx.stage = "post-hooks"
             await stages.post_hooks(tool, use, message, ctx, self.hooks)
@@ -95,9 +97,7 @@ class Pipeline:
             # The sink itself may be what failed (a full disk): the error
             # result still goes back, and nothing more is attempted with it.
             with contextlib.suppress(Exception):
-                self.session.audit.emit("internal_error", session_id=self.session.session_id,
-                                        call_id=ctx.call_id, tool_use_id=use.id, tool=use.name,
-                                        stage=stage, error=kind)
+                stages.audit(ctx, "internal_error", tool=use.name, stage=stage, error=kind)
             if stage == "execute":
                 text = f"{use.name} failed: {kind}"
             elif stage in _BEFORE_EXECUTION:

@@ -14,8 +14,15 @@ from pydantic import ValidationError
 from ..context import ApprovalRequest, ToolContext
 from ..decisions import Decision, PermissionResult, Validation
 from ..hooks import HookOutcome, Hooks
-from ..messages import ProgressCallback, TextBlock, ToolResult, ToolResultMessage, ToolUse
-from ..permissions import PermissionDecider, resolve_ask
+from ..messages import (
+    ProgressCallback,
+    TextBlock,
+    ToolResult,
+    ToolResultMessage,
+    ToolUse,
+    blocks_chars,
+)
+from ..permissions import PermissionDecider
 from ..tools import AnyTool
 from ..tools.registry import Found, find_tool
 from .results import limit_result, tool_error
@@ -84,8 +91,8 @@ async def permit(tool: AnyTool, data: Any, ctx: ToolContext, decider: Permission
     if result.decision is Decision.ASK:
         request = ApprovalRequest(tool.name, tool.display_input(data, ctx),
                                   tool.summary(data, ctx.session.cwd), result)
-        result = await resolve_ask(result, request, ctx)
-    return result
+        result = await decider.resolve(result, request, ctx)
+    return decider.settle(tool.name, tool.permission_matcher(data, ctx).values, result)
 
 
 def denied(use: ToolUse, tool: AnyTool, result: PermissionResult) -> ToolResultMessage:
@@ -108,7 +115,9 @@ def map_result(tool: AnyTool, result: ToolResult, use: ToolUse, ctx: ToolContext
                          f"call {tool.name} instead.")
         message = ToolResultMessage(message.tool_use_id, (*message.content, note),
                                     message.is_error)
-    return limit_result(message, tool.max_result_size_chars, ctx.session)
+    limited = limit_result(message, tool.max_result_size_chars, ctx.session)
+    ctx.truncated = limited is not message
+    return limited
 
 
 # 7 ----------------------------------------------------------------------
@@ -120,8 +129,30 @@ async def post_hooks(tool: AnyTool, use: ToolUse, message: ToolResultMessage,
 # 8 ----------------------------------------------------------------------
 def emit(use: ToolUse, message: ToolResultMessage, ctx: ToolContext, started: float,
          outcome: str) -> ToolResultMessage:
-    ctx.session.audit.emit(
-        "tool_result", session_id=ctx.session.session_id, call_id=ctx.call_id,
-        tool_use_id=use.id, tool=use.name, outcome=outcome, is_error=message.is_error,
-        duration_ms=round((time.perf_counter() - started) * 1000, 3))
+    audit(ctx, "tool.completed", tool=use.name, outcome=outcome, is_error=message.is_error,
+          exit_code=ctx.exit_code, duration_ms=round((time.perf_counter() - started) * 1000, 3),
+          bytes=blocks_chars(message.content), truncated=ctx.truncated or None)
     return message
+
+
+# the audit trail --------------------------------------------------------
+def audit(ctx: ToolContext, event: str, **fields: Any) -> None:
+    """One event with the call's ids (the sink redacts and chains it)."""
+    ctx.session.audit.emit(event, session_id=ctx.session.session_id, call_id=ctx.call_id,
+                           tool_use_id=ctx.tool_use_id, **fields)
+
+
+def logged_input(use: ToolUse) -> Any:
+    """The input as the model sent it (the sink redacts secrets and cuts
+    long values, keeping their hash)."""
+    return dict(use.input) if isinstance(use.input, Mapping) else repr(use.input)[:1000]
+
+
+def record_decision(tool: AnyTool, data: Any, ctx: ToolContext,
+                    permission: PermissionResult) -> None:
+    subject = tool.permission_matcher(data, ctx)
+    audit(ctx, "permission.decided", tool=tool.name, decision=str(permission.decision),
+          source=permission.source, rule=permission.rule, reason=permission.reason,
+          checks=list(permission.check_ids), mode=permission.mode or None,
+          hard_limit=permission.reason.startswith("hard limit") or None,
+          subject=list(subject.values)[:20])

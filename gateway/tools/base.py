@@ -45,6 +45,9 @@ class Subject:
     kind: Literal["command", "path", "domain", "none"]
     values: tuple[str, ...] = ()
     access: Literal["read", "write", ""] = ""
+    #: Bash's whole analysis (``analyzers.BashAnalysis``): rules are
+    #: matched subcommand by subcommand, with the paths each one touches
+    analysis: Any = None
 
 
 class BaseTool(Generic[In]):

@@ -13,13 +13,14 @@ import asyncio
 import codecs
 import os
 import secrets
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from analyzers import BashAnalysis, Classification, Verdict
+from analyzers import BashAnalysis, Classification, ParseStatus, Verdict
 
 from ..context import SessionContext, ToolContext
 from ..decisions import VALID, Decision, PermissionResult, Validation, needs_person
@@ -43,6 +44,7 @@ from .bash_output import (
     split_marker,
     whole_image,
 )
+from .command_patterns import command_matches
 from .paths import inside
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -81,6 +83,25 @@ class BashOutput:
     meaning: str | None = None
     is_error: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+#: security check 10 (an output redirection) is not a reason to keep rules
+#: away: the redirection's target is checked as an Edit of that file instead
+_REDIRECTION_CHECK = 10
+
+
+def rules_apply(analysis: BashAnalysis) -> bool:
+    """May allow rules lift the analyzer's ask? As the analyzer says — and
+    also when the only check that fired is the output redirection one: the
+    decider then holds each target to the Edit rules (``Bash(echo:*)`` is
+    not ``Edit(~/.bashrc)``)."""
+    if analysis.rules_apply:
+        return True
+    return (analysis.parse is ParseStatus.SIMPLE and not analysis.parse_reasons
+            and not analysis.hard_limits and bool(analysis.findings)
+            and all(f.id == _REDIRECTION_CHECK for f in analysis.findings)
+            and not any(p.sensitive is not None for s in analysis.subcommands for p in s.paths)
+            and not any(s.nested for s in analysis.subcommands))
 
 
 class BashTool(BaseTool[BashInput]):
@@ -146,7 +167,26 @@ class BashTool(BaseTool[BashInput]):
         ctx.analysis = ((data.command, session.cwd), analysis)
 
     def is_read_only(self, data: BashInput, ctx: ToolContext) -> bool:
-        return not data.dangerouslyDisableSandbox and self.analysis(data, ctx).allowed
+        return self.unsandboxed(data, ctx) is None and self.analysis(data, ctx).allowed
+
+    def unsandboxed(self, data: BashInput, ctx: ToolContext) -> str | None:
+        """Why the command would run outside the sandbox (None: it runs
+        inside): it asks to, or a subcommand is one of the settings'
+        ``sandbox.excludedCommands`` (matched as Bash rules are, on the
+        command as written and without its wrappers)."""
+        if data.dangerouslyDisableSandbox:
+            return "the command asks to run WITHOUT the sandbox (dangerouslyDisableSandbox)"
+        settings = ctx.session.sandbox_settings
+        excluded = tuple(getattr(settings, "excluded_commands", ()) or ())
+        if not excluded:
+            return None
+        for sub in self.analysis(data, ctx).subcommands:
+            views = (sub.text, shlex.join(sub.argv)) if sub.argv else (sub.text,)
+            for pattern in excluded:
+                if any(command_matches(pattern, v) for v in views):
+                    return (f"{sub.text.strip()!r} is in sandbox.excludedCommands ({pattern}): "
+                            "it runs WITHOUT the sandbox")
+        return None
 
     def is_concurrency_safe(self, data: BashInput, ctx: ToolContext) -> bool:
         """A reader, and one that leaves the session's directory alone: a
@@ -167,8 +207,9 @@ class BashTool(BaseTool[BashInput]):
         return "cancel"
 
     def permission_matcher(self, data: BashInput, ctx: ToolContext) -> Subject:
-        subs = self.analysis(data, ctx).subcommands
-        return Subject("command", tuple(s.text for s in subs if s.argv) or (data.command,))
+        analysis = self.analysis(data, ctx)
+        return Subject("command", tuple(s.text for s in analysis.subcommands if s.argv)
+                       or (data.command,), analysis=analysis)
 
     def classifier_input(self, data: BashInput) -> str:
         return data.command
@@ -177,9 +218,9 @@ class BashTool(BaseTool[BashInput]):
         """Running without the sandbox needs a person, always: no hook,
         rule or mode may allow it (from a review: a hook that allowed
         `cat *` let `cat ~/.ssh/id_rsa` with the sandbox off run unasked)."""
-        if data.dangerouslyDisableSandbox:
-            return needs_person("the command asks to run WITHOUT the sandbox "
-                                "(dangerouslyDisableSandbox)")
+        outside = self.unsandboxed(data, ctx)
+        if outside is not None:
+            return needs_person(outside)
         return VALID
 
     async def check_permissions(self, data: BashInput, ctx: ToolContext) -> PermissionResult:
@@ -187,10 +228,19 @@ class BashTool(BaseTool[BashInput]):
         checks = tuple(dict.fromkeys(f.id for f in analysis.findings))
         common: dict[str, Any] = {
             "check_ids": checks, "hint": analysis.hint, "warnings": analysis.warnings,
-            "suggestions": analysis.suggested_rules}
+            "suggestions": analysis.suggested_rules, "rules_apply": rules_apply(analysis),
+            # a dotenv file or another "ask"-level sensitive path: a person's call
+            "needs_person": any(p.sensitive is not None
+                                for s in analysis.subcommands for p in s.paths)}
         decision = {Verdict.ALLOW: Decision.ALLOW, Verdict.ASK: Decision.ASK,
                     Verdict.DENY: Decision.DENY}[analysis.verdict]
-        if data.dangerouslyDisableSandbox and decision is not Decision.DENY:
+        allow_outside = getattr(ctx.session.sandbox_settings, "allow_unsandboxed_commands", None)
+        if data.dangerouslyDisableSandbox and allow_outside is False:
+            return PermissionResult(
+                Decision.DENY, "settings", "sandbox.allowUnsandboxedCommands is false: no "
+                "command runs outside the sandbox", rule="sandbox.allowUnsandboxedCommands",
+                check_ids=checks, hint="run it without dangerouslyDisableSandbox")
+        if self.unsandboxed(data, ctx) is not None and decision is not Decision.DENY:
             # the analyzer's denial stands first (a hard limit, a secret);
             # otherwise the person is told both what the sandbox flag does
             # and what the analyzer found
@@ -201,6 +251,9 @@ class BashTool(BaseTool[BashInput]):
             return PermissionResult(
                 Decision.ASK, "tool", said,
                 **{**common, "hint": "leave dangerouslyDisableSandbox unset to run it sandboxed"})
+        if common["rules_apply"] and not analysis.rules_apply:
+            common["hint"] = ("approve it, or allow the command with a Bash rule and each "
+                              "redirection's target with an Edit rule (or acceptEdits mode)")
         return PermissionResult(decision, "analyzer", analysis.reason, **common)
 
     # -- running -----------------------------------------------------------
@@ -227,7 +280,11 @@ class BashTool(BaseTool[BashInput]):
         script = f"{cwd_trap(nonce)}\n{data.command}"
         streams = _Streams(ctx, on_progress, marker)
         timeout = (data.timeout or DEFAULT_TIMEOUT_MS) / 1000
-        backend = "none" if data.dangerouslyDisableSandbox else session.backend
+        backend = "none" if self.unsandboxed(data, ctx) is not None else session.backend
+        # the audit log says where it ran before it runs
+        session.audit.emit("sandbox.started", session_id=session.session_id,
+                           call_id=ctx.call_id, tool_use_id=ctx.tool_use_id,
+                           backend=backend or "auto", profile=session.policy.profile)
         process = start_background(
             ["/bin/bash", "-c", script], session.policy, cwd=session.cwd,
             workspace=session.workspace, env=session.command_env(), timeout=timeout,

@@ -353,7 +353,10 @@ class GlobTool(ReadOnlyTool[GlobInput]):
         return SearchOrRead(is_search=True)
 
     def permission_matcher(self, data: GlobInput, ctx: ToolContext) -> Subject:
-        return Subject("path", (root_of(data.path, ctx).real,), "read")
+        # the path as named and where it leads: an allow rule must hold
+        # for both, a deny for either (`ln -s ~/.aws/credentials notes`)
+        target = root_of(data.path, ctx)
+        return Subject("path", tuple(dict.fromkeys((target.display, target.real))), "read")
 
     async def validate_input(self, data: GlobInput, ctx: ToolContext) -> Validation:
         problem = pattern_problem(data.pattern)

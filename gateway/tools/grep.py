@@ -332,7 +332,10 @@ class GrepTool(ReadOnlyTool[GrepInput]):
         return SearchOrRead(is_search=True)
 
     def permission_matcher(self, data: GrepInput, ctx: ToolContext) -> Subject:
-        return Subject("path", (root_of(data.path, ctx).real,), "read")
+        # the path as named and where it leads: an allow rule must hold
+        # for both, a deny for either (`ln -s ~/.aws/credentials notes`)
+        target = root_of(data.path, ctx)
+        return Subject("path", tuple(dict.fromkeys((target.display, target.real))), "read")
 
     async def validate_input(self, data: GrepInput, ctx: ToolContext) -> Validation:
         values = (data.pattern, data.path or "", data.glob or "", data.type or "")

@@ -213,7 +213,7 @@ def _sensitive(path: Resolved, ctx: ToolContext, access: str) -> PermissionResul
     entry = hits[0]
     return PermissionResult(Decision.ASK, "sensitive-paths",
                             f"{access} of {path.display} needs a person ({entry.why})",
-                            rule=entry.pattern)
+                            rule=entry.pattern, needs_person=True)
 
 
 def in_working_dirs(path: Resolved, ctx: ToolContext) -> bool:

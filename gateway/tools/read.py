@@ -390,7 +390,10 @@ class ReadTool(ReadOnlyTool[ReadInput]):
         return SearchOrRead(is_read=True)
 
     def permission_matcher(self, data: ReadInput, ctx: ToolContext) -> Subject:
-        return Subject("path", (pin(data, ctx).display,), "read")
+        # the path as named and where it leads: an allow rule must hold
+        # for both, a deny for either (`ln -s ~/.aws/credentials notes`)
+        target = pin(data, ctx)
+        return Subject("path", tuple(dict.fromkeys((target.display, target.real))), "read")
 
     async def validate_input(self, data: ReadInput, ctx: ToolContext) -> Validation:
         return await asyncio.to_thread(_validate, data, ctx)

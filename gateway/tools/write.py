@@ -315,7 +315,10 @@ class WriteTool(BaseTool[WriteInput]):
         return data.shown_path(cwd)
 
     def permission_matcher(self, data: WriteInput, ctx: ToolContext) -> Subject:
-        return Subject("path", (pin(data, ctx).display,), "write")
+        # the path as named and where it leads: an allow rule must hold
+        # for both, a deny for either (`ln -s ~/.aws/credentials notes`)
+        target = pin(data, ctx)
+        return Subject("path", tuple(dict.fromkeys((target.display, target.real))), "write")
 
     async def validate_input(self, data: WriteInput, ctx: ToolContext) -> Validation:
         return await asyncio.to_thread(_validate, data, ctx)

@@ -107,11 +107,11 @@ def wait_tool(timeline: Timeline | None = None) -> WaitTool:
 class Answer:
     """An approver that answers every ask the same way and records them."""
 
-    def __init__(self, allow: bool) -> None:
+    def __init__(self, allow: bool | str) -> None:
         self.allow = allow
         self.asked: list[ApprovalRequest] = []
 
-    async def __call__(self, request: ApprovalRequest) -> bool:
+    async def __call__(self, request: ApprovalRequest) -> bool | str:
         self.asked.append(request)
         return self.allow
 

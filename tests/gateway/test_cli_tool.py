@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,8 +12,9 @@ import pytest
 
 
 def _tool(*args: str, cwd: Path, stdin: bytes = b"") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SHELLGATE_AUDIT_LOG": str(cwd.parent / "audit")}
     done = subprocess.run([sys.executable, "-m", "gateway", "tool", *args, "--cwd", str(cwd)],
-                          capture_output=True, input=stdin, timeout=60, check=False)
+                          capture_output=True, input=stdin, timeout=60, check=False, env=env)
     return subprocess.CompletedProcess(done.args, done.returncode,
                                        done.stdout.decode("utf-8", "replace"),
                                        done.stderr.decode("utf-8", "replace"))

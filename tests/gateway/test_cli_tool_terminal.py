@@ -22,8 +22,10 @@ def _at_terminal(args: list[str], cwd: Path, answer: bytes | None) -> tuple[int,
     stderr; type ``answer`` once it asks. Returns the status and all that
     reached the terminal."""
     leader, follower = pty.openpty()
+    env = {**os.environ, "SHELLGATE_AUDIT_LOG": str(cwd.parent / "audit")}
     proc = subprocess.Popen([sys.executable, "-m", "gateway", "tool", *args, "--cwd", str(cwd)],
-                            stdin=follower, stdout=follower, stderr=follower, close_fds=True)
+                            stdin=follower, stdout=follower, stderr=follower, close_fds=True,
+                            env=env)
     os.close(follower)
     seen, answered, deadline = b"", False, time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -93,7 +93,7 @@ def test_a_validation_ask_needs_a_person_even_when_a_hook_allows(
 def test_an_ask_with_nobody_to_answer_is_a_denial(session: SessionContext) -> None:
     result = _call(session, [wait_tool()], "Wait", {"safe": False})
     assert result.is_error and "denied" in result.text and "nobody can answer" in result.text
-    decision = _events(session, "decision")[-1]
+    decision = _events(session, "permission.decided")[-1]
     assert decision["decision"] == "deny" and decision["source"] == "default"
 
 
@@ -170,11 +170,12 @@ def test_a_bug_before_execution_runs_nothing_and_says_so(session: SessionContext
     assert _events(session, "internal_error")[-1]["stage"] == "permission"
 
 
-def test_every_call_leaves_call_decision_and_result_events_with_one_call_id(
+def test_every_call_leaves_its_stages_in_the_audit_trail_with_one_call_id(
         session: SessionContext) -> None:
     _call(session, [wait_tool()], "Wait", {})
     kinds = [(e["event"], e["call_id"]) for e in session.audit.events]  # type: ignore[attr-defined]
-    assert [k for k, _ in kinds] == ["tool_call", "decision", "tool_result"]
+    assert [k for k, _ in kinds] == ["tool.requested", "tool.validated", "permission.decided",
+                                     "tool.completed"]
     assert len({c for _, c in kinds}) == 1
 
 

@@ -1,0 +1,255 @@
+"""One call against the rules: which deny or ask rule names it, and what
+allows it.
+
+A call is seen through its tool's ``permission_matcher``: Bash's
+subcommands (with the analysis behind them), a path with the access it
+needs (the path as named and where it leads), a domain, or only the tool's
+name. Edit and Write rules cover every path a tool writes; Read rules every
+path a tool reads (Read, Glob, Grep).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..context import ToolContext
+from ..decisions import Decision, PermissionResult
+from ..tools import AnyTool
+from ..tools.base import Subject
+from .bash_rules import allow_views, command_matches, strict_views
+from .merge import PermissionSettings
+from .modes import ACCEPT_EDITS_COMMANDS, Mode
+from .path_rules import path_matches
+from .rules import PATH_TOOLS, Behavior, Rule, domain_matches, tool_rule_matches
+
+_READ_RULES = frozenset({"Read"})
+_WRITE_RULES = PATH_TOOLS - _READ_RULES
+
+#: the analyzer's reasons a prefix or wildcard rule may stand in for: the
+#: command is unknown, or it writes — what the person allowed by naming it.
+#: Any other reason is a known reader that an option or a script turns
+#: into something else (find -exec, sed's e and w, awk's system, rg --pre,
+#: git's %G placeholders, an option the tables do not know): `Bash(sed:*)`
+#: was written for sed the reader, and only an exact rule covers the rest.
+_RULE_COVERS = re.compile(
+    r"is not a known read-only|writes files|edits files in place|deletes files|"
+    r"changes the stash|runs the command as another user|appends arguments read from stdin")
+
+
+@dataclass
+class Matcher:
+    settings: PermissionSettings
+    tool: AnyTool
+    data: Any
+    ctx: ToolContext
+
+    def __post_init__(self) -> None:
+        self.subject: Subject = self.tool.permission_matcher(self.data, self.ctx)
+        session = self.ctx.session
+        self.home = session.home
+        self.cwd = session.workspace
+        self.blocker = ""
+
+    # -- deny and ask ----------------------------------------------------
+    def strict(self, behavior: Behavior) -> tuple[Rule, str] | None:
+        """The first deny (or ask) rule naming the call, and what it named."""
+        for rule in self.settings.of(behavior):
+            if tool_rule_matches(rule, self.tool.name):
+                return rule, f"every {self.tool.name} call"
+            what = self._content_match(rule, strict=True)
+            if what is not None:
+                return rule, what
+        return None
+
+    def _content_match(self, rule: Rule, *, strict: bool) -> str | None:
+        s = self.subject
+        if rule.content is None:
+            return None
+        if s.kind == "command" and rule.tool == self.tool.name == "Bash":
+            for view in self._command_views(strict):
+                if command_matches(rule.content, view):
+                    return repr(view)
+        elif s.kind == "command" and strict and rule.tool in PATH_TOOLS and s.analysis:
+            # a Read deny holds for `cat secrets/k` as for Read itself, an
+            # Edit deny for `> file` and `cp x file` (the sandbox hides what
+            # it can; this names the rule where it cannot: a glob pattern)
+            for sub in s.analysis.subcommands:
+                for p in sub.paths:
+                    if (p.access.value == "read") == (rule.tool in _READ_RULES) and \
+                            not p.path.startswith("?/") and self._path(rule, p.path, fold=True):
+                        return f"{p.path} (in {sub.text.strip()!r})"
+        elif s.kind == "path" and rule.tool in PATH_TOOLS:
+            if (s.access == "read") != (rule.tool in _READ_RULES):
+                return None
+            hits = [v for v in s.values if self._path(rule, v, fold=strict)]
+            # a deny needs the link or its target; an allow needs both
+            if hits and (strict or len(hits) == len(s.values)):
+                return hits[0]
+        elif s.kind == "domain" and rule.tool == self.tool.name:
+            for host in s.values:
+                if domain_matches(rule, host):
+                    return host
+        return None
+
+    def _command_views(self, strict: bool) -> list[str]:
+        analysis = self.subject.analysis
+        subs = analysis.subcommands if analysis is not None else ()
+        views = [v for sub in subs for v in (strict_views(sub) if strict else allow_views(sub))]
+        return views or list(self.subject.values)
+
+    def _path(self, rule: Rule, path: str, *, fold: bool) -> bool:
+        assert rule.content is not None
+        return path_matches(rule.content, path, root=rule.root, cwd=self.cwd, home=self.home,
+                            fold_case=fold)
+
+    def unprovable(self) -> str | None:
+        """A Bash command whose parts are unknown cannot be shown not to
+        match a deny or ask rule: with such rules in force, it goes to a
+        person (``echo $(curl …)`` against ``Bash(curl:*)``)."""
+        analysis = self.subject.analysis
+        if self.subject.kind != "command" or analysis is None or analysis.rules_apply:
+            return None
+        if analysis.parse.value == "simple" and not analysis.parse_reasons:
+            return None
+        if any(r.tool == "Bash" and r.content is not None
+               for r in (*self.settings.of("deny"), *self.settings.of("ask"))):
+            return ("the command cannot be analyzed, so it cannot be shown to stay clear of the "
+                    "Bash deny and ask rules")
+        return None
+
+    # -- allow -----------------------------------------------------------
+    def allowed(self, own: PermissionResult, mode: Mode) -> PermissionResult | None:
+        """What allows the call, if anything (``None``: it is asked)."""
+        for rule in self.settings.of("allow"):
+            if tool_rule_matches(rule, self.tool.name):
+                return PermissionResult(Decision.ALLOW, rule.source.label,
+                                        f"{rule.text} allows every {self.tool.name} call",
+                                        rule=rule.text)
+        if self.subject.kind == "command" and self.subject.analysis is not None:
+            return self._bash(own, mode)
+        if own.decision is Decision.ALLOW and self.tool.is_read_only(self.data, self.ctx):
+            return own
+        content = self._first_content_allow()
+        if content is not None:
+            return PermissionResult(Decision.ALLOW, content.source.label,
+                                    f"{content.text} allows {self.subject.values[0]}",
+                                    rule=content.text)
+        if (mode is Mode.ACCEPT_EDITS and own.decision is Decision.ALLOW
+                and self.subject.kind == "path" and self.subject.access == "write"):
+            return PermissionResult(Decision.ALLOW, "mode", "acceptEdits mode: a file edit "
+                                    "inside the writable roots", rule="acceptEdits")
+        return None
+
+    def _first_content_allow(self) -> Rule | None:
+        for rule in self.settings.of("allow"):
+            if self._content_match(rule, strict=False) is not None:
+                return rule
+        return None
+
+    def _bash(self, own: PermissionResult, mode: Mode) -> PermissionResult | None:
+        """Every subcommand on its own: allowed by a rule, or a reader inside
+        the working directories (or readable by a Read rule), or — in
+        acceptEdits — mkdir/touch/mv/cp inside them; every redirection's
+        target an Edit the rules or the mode allow."""
+        analysis = self.subject.analysis
+        if own.decision is Decision.ALLOW:
+            return own
+        sandboxed = self._sandbox_auto_allow()
+        if not own.rules_apply:
+            self.blocker = own.reason
+            return sandboxed
+        used: list[str] = []
+        for sub in analysis.subcommands:
+            why = self._sub_ok(sub, mode, used)
+            if why is not None:
+                self.blocker = why
+                return sandboxed
+        rules = ", ".join(dict.fromkeys(used))
+        source = next((r.source.label for r in self.settings.of("allow") if r.text in used),
+                      "mode" if mode is Mode.ACCEPT_EDITS else "analyzer")
+        return PermissionResult(Decision.ALLOW, source, "every subcommand is allowed"
+                                + (f" ({rules})" if rules else ""), rule=rules or None)
+
+    def _sub_ok(self, sub: Any, mode: Mode, used: list[str]) -> str | None:
+        """Why this subcommand is not allowed (``None``: it is)."""
+        if not sub.argv and not sub.raw_argv:
+            return None  # an assignment alone, or a group's empty shell
+        rule = next((r for r in self.settings.of("allow")
+                     if r.tool == "Bash" and r.content is not None
+                     and any(command_matches(r.content, v) for v in allow_views(sub))), None)
+        edits = mode is Mode.ACCEPT_EDITS and sub.argv[:1] and \
+            sub.argv[0] in ACCEPT_EDITS_COMMANDS and sub.transparent
+        if (rule is not None and "*" in (rule.content or "") and sub.reason
+                and not sub.writes_by_redirection_only and not _RULE_COVERS.search(sub.reason)):
+            # `Bash(find:*)` allows searching, not what -exec runs: a reader
+            # that an option turns into a runner of other programs (find
+            # -exec, sed's e, awk's system, rg --pre, git's %G) is another
+            # command than the one the rule names. An exact rule covers it.
+            return (f"{rule.text} does not cover {sub.text.strip()!r}: {sub.reason}; only an "
+                    "exact rule would")
+        if rule is not None:
+            used.append(rule.text)
+        elif not (sub.read_only or sub.writes_by_redirection_only or edits):
+            return f"no allow rule matches {sub.text.strip()!r}"
+        for p in sub.paths:
+            why = self._path_ok(p, mode, by_rule=rule is not None or bool(edits), used=used)
+            if why is not None:
+                return why
+        return None
+
+    def _path_ok(self, p: Any, mode: Mode, *, by_rule: bool, used: list[str]) -> str | None:
+        inside = self._inside_working_dirs(p.path)
+        if p.access.value == "read":
+            if inside or p.path.startswith("?/"):
+                return None if inside else f"{p.raw} is read from an unknown directory"
+            rule = self._path_rule("Read", p.path)
+            if rule is not None:
+                used.append(rule.text)
+                return None
+            return f"{p.path} is read outside the working directories"
+        rule = self._path_rule("Edit", p.path)
+        if rule is not None:
+            used.append(rule.text)
+            return None
+        if inside and mode is Mode.ACCEPT_EDITS:
+            return None
+        if inside and by_rule and not p.redirect:
+            return None  # what the allowed command itself writes, inside
+        what = "redirected to" if p.redirect else "written"
+        return (f"{p.path} is {what} without an Edit rule allowing it"
+                + ("" if inside else " (outside the working directories)"))
+
+    def _path_rule(self, kind: str, path: str) -> Rule | None:
+        tools = _READ_RULES if kind == "Read" else _WRITE_RULES
+        for rule in self.settings.of("allow"):
+            if rule.tool in tools and rule.content is not None and \
+                    self._path(rule, path, fold=False):
+                return rule
+        return None
+
+    def _inside_working_dirs(self, path: str) -> bool:
+        dirs = (*self.ctx.session.allowed_dirs, *self.settings.additional_dirs)
+        return any(path == d or path.startswith(d.rstrip("/") + "/") for d in dirs)
+
+    def _sandbox_auto_allow(self) -> PermissionResult | None:
+        """``sandbox.autoAllowBashIfSandboxed``: a command the sandbox holds
+        runs without asking (deny and ask rules, hard limits and sensitive
+        paths were already applied)."""
+        sandbox = self.settings.sandbox
+        if sandbox is None or not sandbox.enabled or sandbox.auto_allow_bash_if_sandboxed is False:
+            return None
+        return PermissionResult(Decision.ALLOW, "sandbox", "sandboxed: "
+                                "sandbox.autoAllowBashIfSandboxed", rule="autoAllowBashIfSandboxed")
+
+    def explain_ask(self, result: PermissionResult) -> PermissionResult:
+        """An ask says which part no rule covers."""
+        if self.blocker and self.blocker not in result.reason:
+            return PermissionResult(result.decision, result.source,
+                                    f"{result.reason} ({self.blocker})", rule=result.rule,
+                                    check_ids=result.check_ids, hint=result.hint,
+                                    suggestions=result.suggestions, warnings=result.warnings,
+                                    needs_person=result.needs_person,
+                                    rules_apply=result.rules_apply)
+        return result

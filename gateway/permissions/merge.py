@@ -1,0 +1,155 @@
+"""All sources merged into the one view the decider reads.
+
+Single values (``defaultMode``, the sandbox switches) come from the highest
+source that sets them: policy > flag > cliArg > local > project > user.
+Rule lists and ``additionalDirectories`` merge across every source, each
+rule remembering its own. A repository's files (project, local) may add
+rules and narrow the sandbox; they cannot choose ``bypassPermissions`` nor
+widen the sandbox (a cloned repository would otherwise switch both off).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .modes import MODE_NAMES, Mode
+from .rules import Behavior, Rule, parse_rule, unknown_tool
+from .settings import Problem, SettingsFile, Source
+
+#: sandbox keys that widen what a command may reach: not from a repository
+_WIDENING = {("filesystem", "allowWrite"), ("network", "allowedDomains"),
+             ("network", "allowUnixSockets"), ("", "excludedCommands")}
+
+
+@dataclass(frozen=True)
+class PermissionSettings:
+    """The effective permissions of a session."""
+
+    rules: tuple[Rule, ...] = ()
+    mode: Mode = Mode.DEFAULT
+    mode_source: Source | None = None
+    additional_dirs: tuple[str, ...] = ()
+    bypass_disabled: bool = False
+    managed_only: bool = False
+    #: the merged ``sandbox`` key (``sandbox.SandboxSettings``)
+    sandbox: Any = None
+    problems: tuple[Problem, ...] = ()
+    files: tuple[str, ...] = field(default=())
+
+    def of(self, behavior: Behavior) -> tuple[Rule, ...]:
+        return tuple(r for r in self.rules if r.behavior == behavior)
+
+    def with_rule(self, rule: Rule) -> PermissionSettings:
+        return replace(self, rules=(*self.rules, rule))
+
+    def with_mode(self, mode: Mode) -> PermissionSettings:
+        return replace(self, mode=mode, mode_source=Source.SESSION)
+
+
+def merge(files: Sequence[SettingsFile]) -> PermissionSettings:
+    """``files`` in any order; precedence comes from each one's source."""
+    ordered = sorted(files, key=lambda f: -f.source)
+    problems: list[Problem] = [p for f in ordered for p in f.problems]
+    managed_only = any(f.managed_rules_only for f in ordered if f.source is Source.POLICY)
+    rules: list[Rule] = []
+    dropped = 0
+    for f in ordered:
+        for behavior in ("deny", "ask", "allow"):
+            for n, text in enumerate(getattr(f.permissions, behavior)):
+                line = f.lines.get(text, 0) if isinstance(text, str) else 0
+                origin = f"{f.path}:{line}" if line else f"{f.path} permissions.{behavior}[{n}]"
+                got = parse_rule(text, behavior, f.source, origin, f.root)
+                if isinstance(got, Problem):
+                    problems.append(got)
+                    continue
+                if managed_only and behavior == "allow" and f.source is not Source.POLICY:
+                    dropped += 1
+                    continue
+                warn = unknown_tool(got)
+                if warn is not None:
+                    problems.append(warn)
+                rules.append(got)
+    if dropped:
+        problems.append(Problem("policySettings", f"{dropped} allow rule(s) from other sources "
+                                "ignored: allowManagedPermissionRulesOnly is set"))
+    bypass_disabled = any(f.permissions.disable_bypass in ("disable", True)
+                          for f in ordered if f.source is Source.POLICY)
+    mode, mode_source = _mode(ordered, bypass_disabled, problems)
+    dirs = tuple(dict.fromkeys(
+        _directory(d, f) for f in ordered for d in f.permissions.additional_directories))
+    sandbox = _sandbox(ordered, problems)
+    return PermissionSettings(tuple(rules), mode, mode_source, dirs, bypass_disabled,
+                              managed_only, sandbox, tuple(problems),
+                              tuple(f.path for f in ordered))
+
+
+def _mode(ordered: Sequence[SettingsFile], bypass_disabled: bool,
+          problems: list[Problem]) -> tuple[Mode, Source | None]:
+    for f in ordered:
+        value = f.permissions.default_mode
+        if value is None:
+            continue
+        mode = Mode.parse(value)
+        if mode is None:
+            problems.append(Problem(f.path, f"defaultMode {value!r} is not a mode ({MODE_NAMES});"
+                                    " ignored"))
+            continue
+        if mode is Mode.BYPASS and bypass_disabled:
+            problems.append(Problem(f.path, "bypassPermissions is disabled by the managed policy "
+                                    "(disableBypassPermissionsMode); the default mode is used"))
+            continue
+        if mode is Mode.BYPASS and f.source.repository_controlled:
+            problems.append(Problem(f.path, "a repository's settings cannot choose "
+                                    "bypassPermissions (put it in ~/.claude/settings.json or "
+                                    "pass --permission-mode); ignored"))
+            continue
+        return mode, f.source
+    return Mode.DEFAULT, None
+
+
+def _directory(path: str, f: SettingsFile) -> str:
+    expanded = os.path.expanduser(path) if path.startswith("~") else path
+    return os.path.normpath(os.path.join(f.root, expanded))
+
+
+def _sandbox(ordered: Sequence[SettingsFile], problems: list[Problem]) -> Any:
+    """The ``sandbox`` keys merged: switches from the highest source, lists
+    added; a repository's widening lists dropped (and said)."""
+    from sandbox import PolicyError, parse_settings  # noqa: PLC0415
+
+    merged: dict[str, Any] = {}
+    for f in reversed(ordered):  # lowest first: higher sources overwrite switches
+        if f.sandbox is None:
+            continue
+        try:
+            parsed = parse_settings(f.sandbox)
+        except PolicyError as exc:
+            problems.append(Problem(f.path, f"{exc}; the sandbox key is ignored"))
+            continue
+        # Fixed: `exclude_defaults` dropped a value equal to the default,
+        # so a policy's `"allowUnixSockets": false` could not switch off a
+        # user's `true`; what a file sets, it sets (and `false` or `[]`
+        # from a repository narrows: it is not refused as widening)
+        data = parsed.model_dump(by_alias=True, exclude_unset=True)
+        for section, key in sorted(_WIDENING):
+            holder = data.get(section, {}) if section else data
+            if holder.get(key) and f.source.repository_controlled:
+                problems.append(Problem(f.path, f"sandbox.{section + '.' if section else ''}"
+                                        f"{key}: a repository's settings cannot widen the "
+                                        "sandbox; ignored"))
+                del holder[key]
+        _fold(merged, data)
+    return parse_settings(merged)
+
+
+def _fold(into: dict[str, Any], data: dict[str, Any]) -> None:
+    for key, value in data.items():
+        if isinstance(value, dict):
+            _fold(into.setdefault(key, {}), value)
+        elif isinstance(value, (list, tuple)) and isinstance(into.get(key), (list, tuple)):
+            into[key] = [*into[key], *value]
+        else:
+            into[key] = value

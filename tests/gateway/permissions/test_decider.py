@@ -1,0 +1,277 @@
+"""The decision chain with real tools and real settings: deny, then ask,
+then allow over every source; modes; what no rule, mode or hook can lift;
+the headless answer; denial tracking; "always allow"."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kit import Answer
+
+from gateway.context import SessionContext, ToolContext
+from gateway.decisions import Decision, PermissionResult
+from gateway.hooks import NO_OPINION, HookOutcome
+from gateway.permissions import (
+    PermissionSettings,
+    RulesDecider,
+    Source,
+    merge,
+    parse_settings_text,
+)
+from gateway.pipeline import stages
+from gateway.tools import AnyTool
+from gateway.tools.bash import BASH
+from gateway.tools.edit import EDIT
+from gateway.tools.read import READ
+from gateway.tools.write import WRITE
+
+TOOLS: dict[str, AnyTool] = {t.name: t for t in (BASH, READ, EDIT, WRITE)}
+
+
+def settings(*layers: tuple[Source, dict[str, Any]], root: str = "/") -> PermissionSettings:
+    files = [parse_settings_text(json.dumps(data).encode(), f"/{source.label}.json", source,
+                                 root) for source, data in layers]
+    return merge(files)
+
+
+def perms(source: Source = Source.PROJECT, **block: Any) -> tuple[Source, dict[str, Any]]:
+    return source, {"permissions": block}
+
+
+def decide(session: SessionContext, tool: str, data: dict[str, Any],
+           decider: RulesDecider | PermissionSettings,
+           hook: HookOutcome = NO_OPINION) -> PermissionResult:
+    """Stages 2 to 4 of a real call (nothing runs)."""
+    if isinstance(decider, PermissionSettings):
+        decider = RulesDecider(decider)
+    if isinstance(decider.settings.sandbox, object) and decider.settings.sandbox is not None:
+        session.sandbox_settings = decider.settings.sandbox
+    t = TOOLS[tool]
+    ctx = ToolContext(session, "toolu_t")
+
+    async def go() -> PermissionResult:
+        from gateway.messages import ToolUse
+
+        checked = await stages.validate(t, ToolUse("toolu_t", tool, data), ctx)
+        assert isinstance(checked, tuple), checked
+        parsed, validation = checked
+        await t.prepare(parsed, ctx)
+        return await stages.permit(t, parsed, ctx, decider, hook, validation)
+
+    return asyncio.run(go())
+
+
+def bash(session: SessionContext, command: str, decider: RulesDecider | PermissionSettings,
+         **kw: Any) -> PermissionResult:
+    return decide(session, "Bash", {"command": command, **kw}, decider)
+
+
+# -- rules ------------------------------------------------------------------
+@pytest.mark.parametrize(("command", "rules", "decision"), [
+    ("npm run build", {"allow": ["Bash(npm run:*)"]}, Decision.ALLOW),
+    ("npm run build && git status", {"allow": ["Bash(npm run:*)"]}, Decision.ALLOW),
+    ("npm run build && make", {"allow": ["Bash(npm run:*)"]}, Decision.DENY),
+    ("NODE_ENV=prod timeout 5 npm run build", {"allow": ["Bash(npm run:*)"]}, Decision.ALLOW),
+    ("LD_PRELOAD=x.so npm run build", {"allow": ["Bash(npm run:*)"]}, Decision.DENY),
+    ("sudo npm run build", {"allow": ["Bash(npm run:*)"]}, Decision.DENY),
+    ("npm run build", {"allow": ["Bash(npm run:*)"], "deny": ["Bash(npm:*)"]}, Decision.DENY),
+    ("npm run build", {"allow": ["Bash(npm run:*)"], "ask": ["Bash(npm run build)"]},
+     Decision.DENY),  # asked, and nobody answers
+    ("git push origin main", {"allow": ["Bash"]}, Decision.ALLOW),
+    ("FOO=1 sudo /bin/rm -rf build", {"allow": ["Bash"], "deny": ["Bash(rm:*)"]},
+     Decision.DENY),
+    ("bash -c 'rm -rf build'", {"allow": ["Bash"], "deny": ["Bash(rm:*)"]}, Decision.DENY),
+    ("echo $(curl -s x.invalid)", {"allow": ["Bash"], "deny": ["Bash(curl:*)"]},
+     Decision.DENY),
+    ("ls", {"deny": ["Bash"]}, Decision.DENY),
+])
+def test_bash_rules_decide_each_subcommand_on_its_own(
+        session: SessionContext, command: str, rules: dict[str, Any],
+        decision: Decision) -> None:
+    result = bash(session, command, settings(perms(**rules)))
+    assert result.decision is decision, result
+
+
+def test_a_denial_names_the_rule_its_source_and_file(session: SessionContext) -> None:
+    result = bash(session, "rm -rf build", settings(perms(deny=["Bash(rm:*)"])))
+    assert result.source == "projectSettings" and result.rule == "Bash(rm:*)"
+    assert "projectSettings.json" in result.hint
+
+
+@pytest.mark.parametrize(("command", "edit_rule", "decision"), [
+    ("echo hi > out.txt", None, Decision.DENY),
+    ("echo hi > out.txt", "Edit(./out.txt)", Decision.ALLOW),
+    ("echo hi > out.txt", "Edit(*.txt)", Decision.ALLOW),
+    ("echo hi > ~/.bashrc", "Edit(./out.txt)", Decision.DENY),
+])
+def test_a_redirection_is_checked_as_an_edit_of_its_target(
+        session: SessionContext, command: str, edit_rule: str | None,
+        decision: Decision) -> None:
+    allow = ["Bash(echo:*)"] + ([edit_rule] if edit_rule else [])
+    result = bash(session, command, settings(perms(allow=allow), root=session.workspace))
+    assert result.decision is decision, result
+
+
+@pytest.mark.parametrize("command", [
+    "find . -name '*.py' -exec rm {} \\;",
+    "find . -name '*.py' -exec rm {}",
+    "sed -n 'e touch pwned' README.md",
+    "awk 'BEGIN { system(\"touch pwned\") }'",
+    "rg --pre ./x pattern",
+    "git -c core.fsmonitor=./x status",
+])
+def test_a_prefix_rule_for_a_reader_does_not_cover_what_it_would_run(
+        session: SessionContext, command: str) -> None:
+    name = command.split(maxsplit=1)[0]
+    result = bash(session, command, settings(perms(allow=[f"Bash({name}:*)"])))
+    assert result.decision is not Decision.ALLOW, result
+
+
+def test_a_read_deny_rule_holds_for_commands_that_read_the_path(
+        session: SessionContext, workspace: Path) -> None:
+    (workspace / "secrets").mkdir()
+    (workspace / "secrets" / "key").write_text("k")
+    rules = settings(perms(deny=["Read(./secrets/**)"]), root=session.workspace)
+    result = bash(session, "cat secrets/key", rules)
+    assert result.decision is Decision.DENY and result.rule == "Read(./secrets/**)"
+    assert decide(session, "Read", {"file_path": str(workspace / "secrets/key")},
+                  rules).decision is Decision.DENY
+
+
+def test_a_read_rule_allows_reading_outside_the_working_directories(
+        session: SessionContext) -> None:
+    path = "/etc/hosts"
+    assert decide(session, "Read", {"file_path": path},
+                  settings()).decision is Decision.DENY  # asked; headless
+    rules = settings(perms(allow=["Read(//etc/**)"]))
+    assert decide(session, "Read", {"file_path": path}, rules).decision is Decision.ALLOW
+    assert bash(session, f"cat {path}", rules).decision is Decision.ALLOW
+    assert bash(session, "cat /usr/share/dict/x", rules).decision is Decision.DENY
+
+
+# -- what nothing lifts ---------------------------------------------------------
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "bypassPermissions", "dontAsk"])
+def test_hard_limits_and_sensitive_paths_hold_in_every_mode_and_against_every_rule(
+        session: SessionContext, mode: str) -> None:
+    rules = settings(perms(Source.USER, allow=["Bash", "Read"], defaultMode=mode))
+    assert bash(session, "rm -rf /", rules).decision is Decision.DENY
+    assert bash(session, "cat ~/.ssh/id_rsa", rules).decision is Decision.DENY
+    home_key = Path(session.home) / ".ssh" / "id_rsa"
+    assert decide(session, "Read", {"file_path": str(home_key)},
+                  rules).decision is Decision.DENY
+
+
+def test_a_dotenv_file_needs_a_person_even_in_bypass_mode(
+        session: SessionContext, workspace: Path) -> None:
+    (workspace / ".env").write_text("KEY=1\n")
+    rules = settings(perms(Source.USER, allow=["Bash(cat:*)"], defaultMode="bypassPermissions"))
+    result = bash(session, "cat .env", rules)
+    assert result.decision is Decision.DENY and "headless" in result.reason  # asked, unanswered
+    session.approver = approver = Answer(True)
+    assert bash(session, "cat .env", rules).decision is Decision.ALLOW and approver.asked
+
+
+def test_a_hook_allow_cannot_lift_an_ask_rule(session: SessionContext) -> None:
+    rules = settings(perms(ask=["Bash(git push:*)"]))
+    result = decide(session, "Bash", {"command": "git push"}, rules,
+                    HookOutcome(Decision.ALLOW, "ok", "hook"))
+    assert result.decision is Decision.DENY and result.rule == "Bash(git push:*)"
+
+
+# -- modes ------------------------------------------------------------------------
+def test_plan_mode_runs_read_only_tools_only(session: SessionContext, workspace: Path) -> None:
+    rules = settings(perms(Source.USER, allow=["Bash"], defaultMode="plan"))
+    assert bash(session, "ls", rules).decision is Decision.ALLOW
+    result = bash(session, "touch x", rules)
+    assert result.decision is Decision.DENY and result.rule == "plan"
+    assert decide(session, "Write", {"file_path": str(workspace / "x"), "content": ""},
+                  rules).decision is Decision.DENY
+
+
+def test_accept_edits_allows_file_edits_and_mkdir_touch_mv_cp_inside(
+        session: SessionContext, workspace: Path) -> None:
+    rules = settings(perms(Source.USER, defaultMode="acceptEdits"))
+    assert decide(session, "Write", {"file_path": str(workspace / "n.txt"), "content": "x"},
+                  rules).decision is Decision.ALLOW
+    assert bash(session, "mkdir -p a/b && touch a/b/c && cp README.md a/",
+                rules).decision is Decision.ALLOW
+    assert bash(session, "echo x > notes.txt", rules).decision is Decision.ALLOW
+    assert bash(session, "rm README.md", rules).decision is Decision.DENY  # asked
+    assert bash(session, "touch /tmp/elsewhere", rules).decision is Decision.DENY
+    assert bash(session, "sudo touch x", rules).decision is Decision.DENY
+
+
+def test_dont_ask_denies_what_is_not_allowed_beforehand(session: SessionContext) -> None:
+    rules = settings(perms(Source.USER, allow=["Bash(make:*)"], defaultMode="dontAsk"))
+    session.approver = approver = Answer(True)
+    assert bash(session, "make test", rules).decision is Decision.ALLOW
+    result = bash(session, "npm test", rules)
+    assert result.decision is Decision.DENY and result.rule == "dontAsk" and not approver.asked
+    assert "Bash(npm test:*)" in result.hint
+
+
+def test_bypass_mode_asks_nothing_but_deny_rules_hold(session: SessionContext) -> None:
+    rules = settings(perms(Source.USER, deny=["Bash(git push:*)"],
+                           defaultMode="bypassPermissions"))
+    assert bash(session, "npm install && make", rules).decision is Decision.ALLOW
+    assert bash(session, "git push", rules).decision is Decision.DENY
+
+
+def test_a_repository_cannot_switch_on_bypass_mode(session: SessionContext) -> None:
+    rules = settings(perms(Source.PROJECT, defaultMode="bypassPermissions"))
+    assert str(rules.mode) == "default" and rules.problems
+    assert bash(session, "npm install", rules).decision is Decision.DENY  # asked
+
+
+# -- sandbox settings ----------------------------------------------------------
+def test_sandbox_auto_allow_runs_commands_the_sandbox_holds(session: SessionContext) -> None:
+    rules = settings((Source.USER, {"sandbox": {"enabled": True,
+                                                "autoAllowBashIfSandboxed": True}}),
+                     perms(Source.USER, deny=["Bash(git push:*)"]))
+    assert bash(session, "npm install", rules).decision is Decision.ALLOW
+    assert bash(session, "git push", rules).decision is Decision.DENY
+    assert bash(session, "rm -rf /", rules).decision is Decision.DENY
+
+
+def test_an_excluded_command_runs_outside_the_sandbox_and_is_always_asked(
+        session: SessionContext) -> None:
+    rules = settings((Source.USER, {"sandbox": {"excludedCommands": ["docker:*"]}}),
+                     perms(Source.USER, allow=["Bash"], defaultMode="bypassPermissions"))
+    result = bash(session, "docker ps", rules)
+    assert result.decision is Decision.DENY and "WITHOUT the sandbox" in result.reason
+
+
+def test_unsandboxed_commands_can_be_refused_outright(session: SessionContext) -> None:
+    rules = settings((Source.USER, {"sandbox": {"allowUnsandboxedCommands": False}}))
+    session.approver = approver = Answer(True)
+    result = bash(session, "ls", rules, dangerouslyDisableSandbox=True)
+    assert result.decision is Decision.DENY and not approver.asked
+    assert result.rule == "sandbox.allowUnsandboxedCommands"
+
+
+# -- asking ---------------------------------------------------------------------
+def test_headless_denial_names_the_rule_that_would_allow_it(session: SessionContext) -> None:
+    result = bash(session, "npm test", settings())
+    assert result.decision is Decision.DENY and "Bash(npm test:*)" in result.reason
+
+
+def test_always_allow_saves_the_rule_to_the_local_settings_and_the_session(
+        session: SessionContext, workspace: Path) -> None:
+    decider = RulesDecider(settings())
+    session.approver = approver = Answer("always")
+    assert bash(session, "npm test", decider).decision is Decision.ALLOW
+    saved = json.loads((workspace / ".claude" / "settings.local.json").read_text())
+    assert saved["permissions"]["allow"] == ["Bash(npm test:*)"]
+    session.approver = Answer(False)
+    assert bash(session, "npm test -- -x", decider).decision is Decision.ALLOW
+    assert len(approver.asked) == 1
+
+
+def test_repeated_denials_tell_the_model_to_change_course(session: SessionContext) -> None:
+    decider = RulesDecider(settings())
+    hints = [bash(session, "git push origin main", decider).hint for _ in range(3)]
+    assert "another approach" not in hints[0] and "another approach" in hints[2]

@@ -1,0 +1,145 @@
+"""`shellgate tool` with settings, the permission flags and the audit log:
+what a user's `.claude/settings.json` means here, what a mistake in it
+costs, and the trail every call leaves."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gateway.context import SessionContext
+from gateway.messages import ToolUse
+from gateway.pipeline import Pipeline
+from gateway.tools.write import WRITE
+
+
+def _tool(cwd: Path, name: str, tool_input: dict[str, Any], *flags: str,
+          home: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SHELLGATE_AUDIT_LOG": str(cwd.parent / "audit"),
+           "HOME": str(home or cwd.parent / "home")}
+    os.makedirs(env["HOME"], exist_ok=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "gateway", "tool", name, "--input", json.dumps(tool_input),
+         "--cwd", str(cwd), *flags], capture_output=True, timeout=90, check=False, env=env)
+    return subprocess.CompletedProcess(done.args, done.returncode,
+                                       done.stdout.decode("utf-8", "replace"),
+                                       done.stderr.decode("utf-8", "replace"))
+
+
+def _events(workspace: Path) -> list[dict[str, Any]]:
+    files = sorted((workspace.parent / "audit").glob("*.jsonl"))
+    return [json.loads(line) for f in files for line in f.read_text().splitlines()]
+
+
+def _settings(workspace: Path, data: object, name: str = ".claude/settings.json") -> None:
+    path = workspace / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+
+
+@pytest.mark.sandbox
+def test_a_project_allow_rule_runs_a_command_that_would_be_asked(workspace: Path) -> None:
+    _settings(workspace, {"permissions": {"allow": ["Bash(touch:*)"]}})
+    done = _tool(workspace, "Bash", {"command": "touch made"})
+    assert done.returncode == 0 and (workspace / "made").exists(), done.stderr
+    decided = [e for e in _events(workspace) if e["event"] == "permission.decided"][-1]
+    assert decided["decision"] == "allow" and decided["rule"] == "Bash(touch:*)"
+    assert decided["source"] == "projectSettings"
+
+
+@pytest.mark.sandbox
+def test_every_call_leaves_its_trail_and_the_chain_verifies(workspace: Path) -> None:
+    _tool(workspace, "Bash", {"command": "cat README.md"})
+    _tool(workspace, "Bash", {"command": "touch nope"})  # asked; headless: denied
+    kinds = [e["event"] for e in _events(workspace)]
+    assert kinds.count("permission.decided") == 2
+    for kind in ("settings.loaded", "tool.requested", "tool.validated", "sandbox.started",
+                 "tool.completed"):
+        assert kind in kinds
+    done = subprocess.run([sys.executable, "-m", "gateway", "audit", "verify",
+                           str(workspace.parent / "audit")], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_deny_flag_refuses_and_names_the_command_line(workspace: Path) -> None:
+    done = _tool(workspace, "Bash", {"command": "git push origin main"},
+                 "--disallowedTools", "Bash(git push:*)")
+    assert done.returncode == 0
+    assert "Decided by: cliArg (rule Bash(git push:*))" in done.stdout
+
+
+def test_plan_mode_refuses_a_write(workspace: Path) -> None:
+    done = _tool(workspace, "Write", {"file_path": str(workspace / "new.txt"), "content": "x"},
+                 "--permission-mode", "plan")
+    assert "plan mode" in done.stdout and not (workspace / "new.txt").exists()
+
+
+def test_a_settings_file_written_with_mistakes_is_reported_once_and_never_allows(
+        workspace: Path) -> None:
+    _settings(workspace, """{
+  "permissions": {
+    "allow": ["Bash(touch:*)", "Bash(ls", "Bsh(ls)", 7],
+    "deny": "Bash(rm:*)",
+    "defaultMode": "yolo",
+    "colour": "blue"
+  },
+  "theme": "dark"
+}""")
+    _settings(workspace, "{ this is not json", ".claude/settings.local.json")
+    done = _tool(workspace, "Write", {"file_path": str(workspace / "w.txt"), "content": "x"})
+    problems = [line for line in done.stderr.splitlines() if line.startswith("shellgate: settings")]
+    text = "\n".join(problems)
+    for said in ("never closed", "'Bsh'", "must be a string", "taken as a list of one",
+                 "'yolo' is not a mode", "colour", "settings.local.json:1:3: not valid JSON"):
+        assert text.count(said) == 1, (said, text)
+    assert "theme" not in text  # keys of other parts of Claude Code are kept quietly
+    assert not (workspace / "w.txt").exists()  # still asked: headless, denied
+
+
+@pytest.mark.parametrize(("flags", "said"), [
+    (["--permission-mode", "yolo"], "--permission-mode 'yolo'"),
+    (["--settings", "/nonexistent.json"], "--settings"),
+    (["--audit-log", "INSIDE"], "inside a working directory"),
+    (["--audit-log", "/proc/version/audit"], "audit log"),
+])
+def test_bad_flags_are_one_line_errors_and_nothing_runs(
+        workspace: Path, flags: list[str], said: str) -> None:
+    flags = [str(workspace / "log") if f == "INSIDE" else f for f in flags]
+    done = _tool(workspace, "Bash", {"command": "touch ran"}, *flags)
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (workspace / "ran").exists()
+
+
+class _Broken:
+    """A log that cannot take the decision (a full disk)."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def emit(self, event: str, **fields: Any) -> None:
+        if event == "permission.decided":
+            raise OSError(28, "No space left on device")
+        self.events.append(event)
+
+
+def test_when_the_decision_cannot_be_logged_the_call_fails_closed(
+        session: SessionContext, workspace: Path) -> None:
+    session.audit = sink = _Broken()
+    target = workspace / "w.txt"
+    use = ToolUse("toolu_w", "Write", {"file_path": str(target), "content": "x"})
+    session.approver = None
+    from gateway.permissions import RulesDecider, Source, merge, parse_settings_text
+
+    allow = merge([parse_settings_text(b'{"permissions": {"allow": ["Write"]}}', "/u.json",
+                                       Source.USER, "/")])
+    result = asyncio.run(Pipeline(session, [WRITE], RulesDecider(allow)).run(use))
+    assert result.is_error and "nothing was run" in result.text
+    assert not target.exists() and "internal_error" in sink.events

@@ -12,6 +12,10 @@
   grep_serial         10 Grep calls one after another
   grep_batch          the same 10 in one executor batch; target: speedup >= 1.7
   wait_batch_10x100   10 calls of a tool that waits 100 ms, one batch; target < 250
+  read_overhead_audited, bash_overhead_audited
+                      the overheads again with the real audit log (a file
+                      chain under /var/tmp) and a decider holding 30 rules
+  audit_event         one FileAudit.emit of a typical event
 Run: .venv/bin/python bench/pipeline.py [--n 40]
 """
 
@@ -34,9 +38,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "gatew
 
 from kit import wait_tool  # noqa: E402
 
+from gateway.audit import FileAudit  # noqa: E402
 from gateway.context import ToolContext  # noqa: E402
 from gateway.executor import StreamingExecutor  # noqa: E402
 from gateway.messages import ProgressCallback, ToolResult, ToolUse  # noqa: E402
+from gateway.permissions import RulesDecider, Source, merge, parse_settings_text  # noqa: E402
 from gateway.pipeline import Pipeline  # noqa: E402
 from gateway.session import make_context  # noqa: E402
 from gateway.tools import AnyTool  # noqa: E402
@@ -98,6 +104,39 @@ async def batch(pipeline: Pipeline, uses: list[ToolUse]) -> float:
 async def repeat(fn: Callable[[], Awaitable[float]], n: int) -> dict[str, float]:
     await fn()
     return ms([await fn() for _ in range(n)])
+
+
+#: a settings file of the size people keep
+RULES = {"permissions": {
+    "allow": [f"Bash(npm run script{i}:*)" for i in range(10)] + ["Read(//opt/**)"],
+    "deny": [f"Bash(tool{i}:*)" for i in range(10)] + ["Read(./secrets/**)", "Edit(*.lock)"],
+    "ask": [f"Bash(git push{i}:*)" for i in range(7)]}}
+
+
+async def audited(ws: Path, n: int) -> dict[str, Any]:
+    """The overheads with the real audit log and a decider with rules."""
+    log = Path(tempfile.mkdtemp(prefix="sg-bench-audit-", dir="/var/tmp"))
+    audit = FileAudit(log)
+    session = make_context(str(ws), audit=audit)
+    settings = merge([parse_settings_text(json.dumps(RULES).encode(), "/bench.json",
+                                          Source.USER, "/")])
+    tools = {t.name: Timed(t) for t in all_base_tools()}
+    pipeline = Pipeline(session, [t.tool for t in tools.values()], RulesDecider(settings))
+    out: dict[str, Any] = {}
+    read = ToolUse("r", "Read", {"file_path": str(ws / "f1.py"), "limit": 50})
+    _, out["read_overhead_audited"] = await overhead(pipeline, tools["Read"], read, n)
+    bash = ToolUse("b", "Bash", {"command": "true"})
+    _, out["bash_overhead_audited"] = await overhead(pipeline, tools["Bash"], bash, max(5, n // 2))
+    samples = []
+    for i in range(n * 5):
+        t = time.perf_counter()
+        audit.emit("permission.decided", session_id="s", call_id=f"c{i}", tool_use_id="t",
+                   tool="Bash", decision="allow", source="userSettings",
+                   rule="Bash(npm run:*)", reason="every subcommand is allowed", checks=[],
+                   subject=["npm run build"])
+        samples.append(time.perf_counter() - t)
+    out["audit_event"] = ms(samples)
+    return out
 
 
 def main() -> None:
@@ -163,6 +202,7 @@ def main() -> None:
                                     / out["grep_batch"]["median"], 2)
         waits = [ToolUse(f"w{i}", "Wait", {"ms": 100}) for i in range(10)]
         out["wait_batch_10x100"] = await repeat(lambda: batch(pipeline, waits), rounds)
+        out.update(await audited(ws, n))
         return out
 
     result = asyncio.run(bench())

@@ -10,7 +10,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -104,6 +104,13 @@ class SessionContext:
     sandbox_settings: Any = None
     #: more directories no command and no file tool may see (the audit log)
     hidden: tuple[str, ...] = ()
+    #: the settings' Read/Edit deny rules as the file tools ask them: for a
+    #: path and an access ("read", "write"), the rule that refuses it and
+    #: its source (``None``: no rule does)
+    rule_denied: Callable[[str, str], tuple[str, str] | None] | None = None
+    #: Read deny rules that are bare names (``*.pem``, ``.env*``): globs a
+    #: search leaves out, wherever they are below its root
+    search_excludes: tuple[str, ...] = ()
     _plan: tuple[float, FsPlan] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -167,6 +174,9 @@ class ToolContext:
     tool_use_id: str
     call_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
     analysis: Any = None
+    #: what permission rules see of the call (``tools.base.Subject``),
+    #: computed once in the permission stage
+    subject: Any = None
     #: what the tool wants the result to say about the session (one line each)
     notes: list[str] = field(default_factory=list)
     #: the pipeline stage the call is in (an interrupt stops a call that

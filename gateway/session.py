@@ -21,6 +21,7 @@ from .permissions import (
     PermissionSettings,
     RulesDecider,
     literal_prefix,
+    path_rule_check,
 )
 from .pipeline import Pipeline
 from .tools import AnyTool
@@ -103,6 +104,10 @@ def apply_permissions(context: SessionContext, permissions: PermissionSettings) 
         policy = policy.model_copy(update={"filesystem": fs.model_copy(update={
             "deny_read": (*fs.deny_read, *hide), "deny_write": (*fs.deny_write, *block)})})
     context.policy = policy
+    context.rule_denied = path_rule_check(permissions, context.workspace, context.home)
+    context.search_excludes = tuple(
+        r.content for r in permissions.of("deny")
+        if r.tool == "Read" and r.content is not None and "/" not in r.content.rstrip("/"))
 
 
 @dataclass

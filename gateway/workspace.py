@@ -6,6 +6,7 @@ repository's configuration entries that make git run programs."""
 from __future__ import annotations
 
 import dataclasses
+import glob
 import os
 
 from analyzers import BashAnalysis, WorkspaceFacts, analyze_bash
@@ -56,18 +57,43 @@ def analyze_with_facts(
                         workspace=dataclasses.replace(facts, real_paths=links))
 
 
+#: a glob's files looked at for links; past this many, the glob is judged
+#: as leading outside (asked), never as staying in
+MAX_GLOB_LINKS = 500
+
+
 def real_paths(analysis: BashAnalysis) -> tuple[tuple[str, str], ...]:
     """The command's paths (and walk roots) that go through a symbolic link,
     with where they lead: a few realpath calls, judged by the analyzer
-    beside the text (`cat up/.ssh/id_rsa` with up -> ..)."""
-    seen = {p.path for s in analysis.subcommands for p in s.paths if p.path.startswith("/")}
-    seen |= {t.root for s in analysis.subcommands for t in s.trees}
+    beside the text (`cat up/.ssh/id_rsa` with up -> ..). A glob is
+    expanded as bash would and each file's link followed (from a review:
+    `cat gl/*`, with gl/o -> a file outside the project, was judged by the
+    text `gl/*` alone and read it unasked)."""
+    plain = {p.path for s in analysis.subcommands for p in s.paths
+             if p.path.startswith("/") and not p.glob}
+    plain |= {t.root for s in analysis.subcommands for t in s.trees}
     out = []
-    for path in sorted(seen):
+    for path in sorted(plain):
         real = os.path.realpath(path)
         if real != os.path.normpath(path):
             out.append((path, real))
+    globs = {p.path for s in analysis.subcommands for p in s.paths
+             if p.path.startswith("/") and p.glob}
+    for pattern in sorted(globs):
+        out.extend((pattern, real) for real in _glob_links(pattern))
     return tuple(out)
+
+
+def _glob_links(pattern: str) -> list[str]:
+    """Where a glob's files lead, for those reached through a link."""
+    found: list[str] = []
+    for n, path in enumerate(glob.iglob(pattern)):
+        if n >= MAX_GLOB_LINKS:
+            return [*found, "/"]  # too many to look at: judged as leaving
+        real = os.path.realpath(path)
+        if real != os.path.normpath(path):
+            found.append(real)
+    return found
 
 
 def workspace_facts(

@@ -249,7 +249,7 @@ def _walk_reaches(
     home: str,
     roots: tuple[str, ...],
     workspace: WorkspaceFacts | None,
-    real: dict[str, str],
+    real: dict[str, list[str]],
 ) -> tuple[list[PathAccess], str | None]:
     """What a walk of ``root`` (resolved from ``tree.root`` in ``cwd``)
     reaches that needs judging: dotenv files, sensitive entries below it
@@ -264,7 +264,7 @@ def _walk_reaches(
     reached = [dataclasses.replace(p, raw=f"{_BELOW}{root}")
                for path in dotenv_reached(root, tree, None if climbs else workspace)
                for p in judge_path(path, Access.READ, cwds, home, roots)]
-    for start in dict.fromkeys((root, real.get(root, root))):
+    for start in dict.fromkeys((root, *real.get(root, ()))):
         walk = dataclasses.replace(tree, root=start)
         # the entry itself is the judgement: no second match needed
         # (`find / -name x` reaches some 260 entries)
@@ -383,7 +383,11 @@ def _subcommand(
 
     judged: set[tuple[str, Access]] = set()
 
-    real = dict(workspace.real_paths) if workspace is not None else {}
+    # one path may lead to several places: a glob's files, each through its
+    # own link (`cat gl/*` with gl/a -> /elsewhere/secret)
+    real: dict[str, list[str]] = {}
+    for link, leads in workspace.real_paths if workspace is not None else ():
+        real.setdefault(link, []).append(leads)
 
     def add(raw: str, access: Access, *, redirect: bool = False) -> None:
         if raw == "" or (raw in pipes and access is not Access.WRITE) or (raw, access) in judged:
@@ -397,10 +401,9 @@ def _subcommand(
         paths.extend(found)
         # the path a link leads to is judged too (`cat up/.ssh/id_rsa`, up -> ..)
         for p in found:
-            target = real.get(p.path)
-            if target is not None:
+            for leads_to in real.get(p.path, ()):
                 paths.extend(dataclasses.replace(q, raw=f"{raw} (through a link)")
-                              for q in judge_path(target, access, cwds, home, roots))
+                             for q in judge_path(leads_to, access, cwds, home, roots))
 
     if any(w.value is None for w in cmd.words):
         reason = "a word's value is only known at run time"

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from .bash_rules import command_matches
 from .decider import DefaultDecider, PermissionDecider, RulesDecider
 from .denials import DENIALS_BEFORE_ADVICE, DenialTracker
+from .match import path_rule_check
 from .merge import PermissionSettings, merge
 from .modes import MODE_NAMES, Mode
 from .path_rules import literal_prefix, path_matches
@@ -52,6 +53,7 @@ __all__ = [
     "parse_rule",
     "parse_settings_text",
     "path_matches",
+    "path_rule_check",
     "read_settings",
     "save_allow_rule",
     "split_tool_list",

@@ -147,17 +147,26 @@ class RulesDecider:
         if unchecked is not None:
             return PermissionResult(Decision.ASK, "rules", unchecked, check_ids=own.check_ids,
                                     warnings=own.warnings, needs_person=True)
+        reached = match.reach()
+        if reached is not None:
+            rule, what, decision = reached
+            return PermissionResult(
+                decision, rule.source.label, f"the {rule.behavior} rule {rule.text} may match "
+                f"{what}", rule=rule.text, check_ids=own.check_ids, warnings=own.warnings,
+                needs_person=True, hint=f"the rule is in {rule.origin}")
         if validation.ask or own.needs_person:
             return _person(own, validation)
-        if hook.decision is Decision.ALLOW:
-            return PermissionResult(Decision.ALLOW, hook.source, hook.reason or "a hook allowed it")
-        if mode is Mode.BYPASS:
-            return PermissionResult(Decision.ALLOW, "mode", "bypassPermissions mode",
-                                    rule="bypassPermissions", check_ids=own.check_ids,
-                                    warnings=own.warnings)
-        allowed = match.allowed(own, mode)
+        allowed = self._allowed(match, own, hook, mode)
         if allowed is not None:
-            return replace(allowed, check_ids=own.check_ids, warnings=own.warnings)
+            guard = match.mention() if own.decision is not Decision.ALLOW else None
+            if guard is None:
+                return replace(allowed, check_ids=own.check_ids, warnings=own.warnings)
+            return PermissionResult(
+                Decision.ASK, guard.source.label, f"the command holds the words of the "
+                f"{guard.behavior} rule {guard.text} in a form the rule does not match "
+                f"(allowed otherwise by {allowed.source})", rule=guard.text,
+                check_ids=own.check_ids, warnings=own.warnings, needs_person=True,
+                hint=f"the rule is in {guard.origin}; a person decides")
         if hook.decision is Decision.ASK or own.decision is Decision.ASK:
             result = own if own.decision is Decision.ASK else PermissionResult(
                 Decision.ASK, hook.source, hook.reason or "a hook asks")
@@ -174,6 +183,19 @@ class RulesDecider:
                 suggestions=result.suggestions,
                 hint=_allow_hint(result) or "an allow rule for it would change this")
         return result
+
+
+    @staticmethod
+    def _allowed(match: Matcher, own: PermissionResult, hook: HookOutcome,
+                 mode: Mode) -> PermissionResult | None:
+        """What would allow the call: a hook, bypass mode, a rule, the tool
+        itself, acceptEdits or the sandbox (``None``: nothing)."""
+        if hook.decision is Decision.ALLOW:
+            return PermissionResult(Decision.ALLOW, hook.source, hook.reason or "a hook allowed it")
+        if mode is Mode.BYPASS:
+            return PermissionResult(Decision.ALLOW, "mode", "bypassPermissions mode",
+                                    rule="bypassPermissions")
+        return match.allowed(own, mode)
 
 
 def _person(own: PermissionResult, validation: Validation) -> PermissionResult:

@@ -10,7 +10,9 @@ path a tool reads (Read, Glob, Grep).
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +21,7 @@ from ..decisions import Decision, PermissionResult
 from ..tools import AnyTool
 from ..tools.base import Subject
 from .bash_rules import allow_views, command_matches, strict_views
+from .guards import expand, glob_base, may_hold, mentioned
 from .merge import PermissionSettings
 from .modes import ACCEPT_EDITS_COMMANDS, Mode
 from .path_rules import path_matches
@@ -46,7 +49,8 @@ class Matcher:
     ctx: ToolContext
 
     def __post_init__(self) -> None:
-        self.subject: Subject = self.tool.permission_matcher(self.data, self.ctx)
+        self.subject: Subject = (self.ctx.subject if self.ctx.subject is not None
+                                 else self.tool.permission_matcher(self.data, self.ctx))
         session = self.ctx.session
         self.home = session.home
         self.cwd = session.workspace
@@ -77,8 +81,10 @@ class Matcher:
             # it can; this names the rule where it cannot: a glob pattern)
             for sub in s.analysis.subcommands:
                 for p in sub.paths:
-                    if (p.access.value == "read") == (rule.tool in _READ_RULES) and \
-                            not p.path.startswith("?/") and self._path(rule, p.path, fold=True):
+                    kind_ok = p.access.value == "unknown" or \
+                        (p.access.value == "read") == (rule.tool in _READ_RULES)
+                    if kind_ok and not p.path.startswith("?/") and \
+                            self._path(rule, p.path, fold=True):
                         return f"{p.path} (in {sub.text.strip()!r})"
         elif s.kind == "path" and rule.tool in PATH_TOOLS:
             if (s.access == "read") != (rule.tool in _READ_RULES):
@@ -103,6 +109,66 @@ class Matcher:
         assert rule.content is not None
         return path_matches(rule.content, path, root=rule.root, cwd=self.cwd, home=self.home,
                             fold_case=fold)
+
+    def reach(self) -> tuple[Rule, str, Decision] | None:
+        """A Read/Edit deny or ask rule a call may reach past its text: a
+        shell glob's files (``cat conf/*``: deny when one matches), a tree
+        searched below a root where the rule may match (``grep -r``, the
+        Grep tool: ask), a directory moved or removed whole with such files
+        inside (ask)."""
+        for behavior in ("deny", "ask"):
+            rules = tuple(r for r in self.settings.of(behavior)
+                          if r.tool in PATH_TOOLS and r.content is not None)
+            for rule in rules:
+                found = self._reach(rule)
+                if found is not None:
+                    what, definite = found
+                    decision = Decision.DENY if definite and behavior == "deny" else Decision.ASK
+                    return rule, what, decision
+        return None
+
+    def _reach(self, rule: Rule) -> tuple[str, bool] | None:
+        s = self.subject
+        reads = rule.tool in _READ_RULES
+        if s.kind == "path" and reads and s.access == "read" and self.tool.name == "Grep":
+            if "/" not in (rule.content or "").rstrip("/"):
+                return None  # a bare name: Grep leaves it out of the search itself
+            for root in s.values:
+                if may_hold(rule, root, cwd=self.cwd, home=self.home):
+                    return f"files Grep searches below {root}", False
+            return None
+        if s.kind != "command" or s.analysis is None:
+            return None  # Glob holds each file it finds to the rule (paths.read_right)
+        for sub in s.analysis.subcommands:
+            if reads:
+                for tree in sub.trees:
+                    if may_hold(rule, tree.root, cwd=self.cwd, home=self.home):
+                        return f"files {sub.text.strip()!r} reads below {tree.root}", False
+            for p in sub.paths:
+                if p.path.startswith("?/") or ((p.access.value == "read") != reads
+                                               and p.access.value != "unknown"):
+                    continue
+                if p.glob:
+                    files = expand(p.path)
+                    if files is None:
+                        if may_hold(rule, glob_base(p.path), cwd=self.cwd, home=self.home):
+                            return f"what {p.raw!r} expands to", False
+                        continue
+                    hit = next((f for f in files if self._path(rule, f, fold=True)), None)
+                    if hit is not None:
+                        return f"{hit} (from {p.raw!r} in {sub.text.strip()!r})", True
+                elif not reads and os.path.isdir(p.path) and \
+                        may_hold(rule, p.path, cwd=self.cwd, home=self.home):
+                    return f"files inside {p.path}, which {sub.text.strip()!r} changes", False
+        return None
+
+    def mention(self) -> Rule | None:
+        """A Bash deny or ask rule whose words the command holds (see
+        :mod:`.guards`): such a command is not allowed unasked."""
+        if self.subject.kind != "command":
+            return None
+        command = getattr(self.data, "command", "")
+        return mentioned((*self.settings.of("deny"), *self.settings.of("ask")), command)
 
     def unprovable(self) -> str | None:
         """A Bash command whose parts are unknown cannot be shown not to
@@ -253,3 +319,22 @@ class Matcher:
                                     needs_person=result.needs_person,
                                     rules_apply=result.rules_apply)
         return result
+
+
+def path_rule_check(settings: PermissionSettings, cwd: str,
+                    home: str) -> Callable[[str, str], tuple[str, str] | None]:
+    """The Read/Edit deny rules as the file tools ask them (see
+    ``SessionContext.rule_denied``): case folded, as a deny is."""
+    rules = tuple(r for r in settings.of("deny") if r.tool in PATH_TOOLS and r.content)
+
+    def check(path: str, access: str) -> tuple[str, str] | None:
+        for rule in rules:
+            if (access == "read") != (rule.tool in _READ_RULES):
+                continue
+            assert rule.content is not None
+            if path_matches(rule.content, path, root=rule.root, cwd=cwd, home=home,
+                            fold_case=True):
+                return rule.text, rule.source.label
+        return None
+
+    return check

@@ -3,9 +3,16 @@
 Single values (``defaultMode``, the sandbox switches) come from the highest
 source that sets them: policy > flag > cliArg > local > project > user.
 Rule lists and ``additionalDirectories`` merge across every source, each
-rule remembering its own. A repository's files (project, local) may add
-rules and narrow the sandbox; they cannot choose ``bypassPermissions`` nor
-widen the sandbox (a cloned repository would otherwise switch both off).
+rule remembering its own.
+
+A repository's files (project, local) arrive with a ``git clone``. They may
+add rules and narrow the sandbox; they cannot switch the asking off — no
+``bypassPermissions``, no allow rule for every call of a tool that changes
+things (``Bash``, ``Bash(*)``, ``Edit``, ``Write``), no sandbox auto-allow —
+nor widen what commands reach (the sandbox's writable paths, domains and
+sockets, excluded commands, working directories outside the project).
+Each refusal is reported; from a review, ``{"permissions": {"allow":
+["Bash"]}}`` in a cloned repository ran `python3 -c …` unasked.
 """
 
 from __future__ import annotations
@@ -19,9 +26,14 @@ from .modes import MODE_NAMES, Mode
 from .rules import Behavior, Rule, parse_rule, unknown_tool
 from .settings import Problem, SettingsFile, Source
 
-#: sandbox keys that widen what a command may reach: not from a repository
+#: sandbox keys that widen what a command may reach, or switch asking off:
+#: not from a repository
 _WIDENING = {("filesystem", "allowWrite"), ("network", "allowedDomains"),
-             ("network", "allowUnixSockets"), ("", "excludedCommands")}
+             ("network", "allowUnixSockets"), ("", "excludedCommands"), ("", "enabled"),
+             ("", "autoAllowBashIfSandboxed")}
+
+#: tools whose every call a repository's allow rule may not cover
+_WRITERS = frozenset({"Bash", "Edit", "Write", "NotebookEdit", "MultiEdit"})
 
 
 @dataclass(frozen=True)
@@ -68,6 +80,12 @@ def merge(files: Sequence[SettingsFile]) -> PermissionSettings:
                 if managed_only and behavior == "allow" and f.source is not Source.POLICY:
                     dropped += 1
                     continue
+                if behavior == "allow" and f.source.repository_controlled and _everything(got):
+                    problems.append(Problem(origin, f"{got.text}: a repository's settings cannot "
+                                            f"allow every {got.tool} call (put it in "
+                                            "~/.claude/settings.json or pass --allowedTools); "
+                                            "ignored"))
+                    continue
                 warn = unknown_tool(got)
                 if warn is not None:
                     problems.append(warn)
@@ -75,11 +93,10 @@ def merge(files: Sequence[SettingsFile]) -> PermissionSettings:
     if dropped:
         problems.append(Problem("policySettings", f"{dropped} allow rule(s) from other sources "
                                 "ignored: allowManagedPermissionRulesOnly is set"))
-    bypass_disabled = any(f.permissions.disable_bypass in ("disable", True)
-                          for f in ordered if f.source is Source.POLICY)
+    # it only ever narrows, so every source may say it (as in Claude Code)
+    bypass_disabled = any(f.permissions.disable_bypass in ("disable", True) for f in ordered)
     mode, mode_source = _mode(ordered, bypass_disabled, problems)
-    dirs = tuple(dict.fromkeys(
-        _directory(d, f) for f in ordered for d in f.permissions.additional_directories))
+    dirs = tuple(dict.fromkeys(_directories(ordered, problems)))
     sandbox = _sandbox(ordered, problems)
     return PermissionSettings(tuple(rules), mode, mode_source, dirs, bypass_disabled,
                               managed_only, sandbox, tuple(problems),
@@ -110,6 +127,31 @@ def _mode(ordered: Sequence[SettingsFile], bypass_disabled: bool,
     return Mode.DEFAULT, None
 
 
+def _everything(rule: Rule) -> bool:
+    """An allow rule covering every call of a tool that changes things
+    (``Bash``, ``Bash(**)``, ``Bash(* *)``, ``Edit``)."""
+    if rule.tool not in _WRITERS:
+        return False
+    return rule.content is None or (rule.tool == "Bash" and not rule.content.strip(" *:"))
+
+
+def _directories(ordered: Sequence[SettingsFile], problems: list[Problem]) -> list[str]:
+    out: list[str] = []
+    for f in ordered:
+        for d in f.permissions.additional_directories:
+            path = _directory(d, f)
+            # where it leads, not how it is written: `./link` to ~ is ~
+            real, root = os.path.realpath(path), os.path.realpath(f.root)
+            if f.source.repository_controlled and not (
+                    real == root or real.startswith(root.rstrip("/") + "/")):
+                problems.append(Problem(f.path, f"additionalDirectories {d!r}: a repository's "
+                                        "settings cannot add a directory outside the project "
+                                        f"({f.root}); ignored"))
+                continue
+            out.append(path)
+    return out
+
+
 def _directory(path: str, f: SettingsFile) -> str:
     expanded = os.path.expanduser(path) if path.startswith("~") else path
     return os.path.normpath(os.path.join(f.root, expanded))
@@ -132,8 +174,9 @@ def _sandbox(ordered: Sequence[SettingsFile], problems: list[Problem]) -> Any:
         # Fixed: `exclude_defaults` dropped a value equal to the default,
         # so a policy's `"allowUnixSockets": false` could not switch off a
         # user's `true`; what a file sets, it sets (and `false` or `[]`
-        # from a repository narrows: it is not refused as widening)
-        data = parsed.model_dump(by_alias=True, exclude_unset=True)
+        # from a repository narrows: it is not refused as widening; an
+        # explicit `null` says nothing and overrides nothing)
+        data = parsed.model_dump(by_alias=True, exclude_unset=True, exclude_none=True)
         for section, key in sorted(_WIDENING):
             holder = data.get(section, {}) if section else data
             if holder.get(key) and f.source.repository_controlled:

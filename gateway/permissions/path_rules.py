@@ -191,3 +191,10 @@ def literal_prefix(pattern: str, *, root: str, cwd: str, home: str) -> str | Non
         return None
     anchored = posixpath.normpath(anchored or "/")
     return None if anchored == "/" else anchored
+
+
+def anchor(pattern: str, *, root: str, cwd: str, home: str) -> str | None:
+    """The pattern as an absolute (normalized) pattern; ``None`` for a bare
+    name, which matches at any depth."""
+    anchored = _anchor(pattern, root, cwd, home)
+    return None if anchored is None else _normalize(anchored)

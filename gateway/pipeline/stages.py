@@ -87,12 +87,13 @@ async def prepare(tool: AnyTool, data: Any, use: ToolUse, ctx: ToolContext,
 async def permit(tool: AnyTool, data: Any, ctx: ToolContext, decider: PermissionDecider,
                  hook: HookOutcome, validation: Validation) -> PermissionResult:
     own = await tool.check_permissions(data, ctx)
+    ctx.subject = tool.permission_matcher(data, ctx)
     result = await decider.decide(tool, data, ctx, own, hook, validation)
     if result.decision is Decision.ASK:
         request = ApprovalRequest(tool.name, tool.display_input(data, ctx),
                                   tool.summary(data, ctx.session.cwd), result)
         result = await decider.resolve(result, request, ctx)
-    return decider.settle(tool.name, tool.permission_matcher(data, ctx).values, result)
+    return decider.settle(tool.name, ctx.subject.values, result)
 
 
 def denied(use: ToolUse, tool: AnyTool, result: PermissionResult) -> ToolResultMessage:
@@ -150,7 +151,7 @@ def logged_input(use: ToolUse) -> Any:
 
 def record_decision(tool: AnyTool, data: Any, ctx: ToolContext,
                     permission: PermissionResult) -> None:
-    subject = tool.permission_matcher(data, ctx)
+    subject = ctx.subject if ctx.subject is not None else tool.permission_matcher(data, ctx)
     audit(ctx, "permission.decided", tool=tool.name, decision=str(permission.decision),
           source=permission.source, rule=permission.rule, reason=permission.reason,
           checks=list(permission.check_ids), mode=permission.mode or None,

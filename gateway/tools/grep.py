@@ -20,6 +20,7 @@ import contextlib
 import os
 import re
 import shutil
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -92,7 +93,7 @@ class GrepInput(BaseModel):
 
 # -- the command -----------------------------------------------------------------------
 
-def build_argv(rg: str, data: GrepInput, target: str) -> list[str]:
+def build_argv(rg: str, data: GrepInput, target: str, excludes: Sequence[str] = ()) -> list[str]:
     """ripgrep's argv for ``data`` searching ``target`` (a path as shown to
     the model, relative to the working directory or absolute). Every value
     the model gave is attached to its option (``--glob=…``, ``-e PATTERN``)
@@ -115,6 +116,9 @@ def build_argv(rg: str, data: GrepInput, target: str) -> list[str]:
     # --glob before the model's: `glob: ".env"` printed the project's keys.
     argv += [f"--glob=!{d}" for d in VCS_DIRS]
     argv += [f"--iglob=!{g}" for g in DOTENV_GLOBS]
+    # the settings' bare-name Read deny rules (`Read(*.pem)`): left out of
+    # every search, as the dotenv files are
+    argv += [f"--iglob=!{g}" for g in excludes]
     return [*argv, "-e", data.pattern, "--", target]
 
 
@@ -377,7 +381,8 @@ class GrepTool(ReadOnlyTool[GrepInput]):
         cwd = ctx.session.cwd
         target = target_of(root_of(data.path, ctx), cwd)
         try:
-            result = await run_search(build_argv(rg, data, target), ctx)
+            result = await run_search(
+                build_argv(rg, data, target, ctx.session.search_excludes), ctx)
         except SandboxError as exc:
             return ToolResult(f"The sandbox could not start: {exc}", is_error=True)
         lines, notes, error = outcome(result, target)

@@ -106,6 +106,9 @@ def read_right(path: Resolved, ctx: ToolContext) -> PermissionResult | None:
     # directory — and let everything under it skip the plan)
     if session.results_dir and inside(path.real, os.path.realpath(session.results_dir)):
         return None  # this session's persisted results: a read root of Read's own
+    ruled = _by_rule(path, ctx, "read")  # first: the rule is what the person wrote
+    if ruled is not None:
+        return ruled
     right = session.fs_plan().may_read(path.real)
     if not right.allowed:
         return PermissionResult(Decision.DENY, "sandbox", right.reason,
@@ -128,6 +131,9 @@ def write_right(path: Resolved, ctx: ToolContext) -> PermissionResult | None:
             Decision.DENY, "sandbox", f"{path.display} is inside a git directory "
             f"({inside_git}): git runs what its config and hooks say",
             hint="change a repository with git commands (in Bash), not with file tools")
+    ruled = _by_rule(path, ctx, "write")
+    if ruled is not None:
+        return ruled
     plan = session.fs_plan(fresh=True)
     right = plan.may_write(path.real)
     if right.allowed:
@@ -143,6 +149,22 @@ def write_right(path: Resolved, ctx: ToolContext) -> PermissionResult | None:
                                 hint="writes stay inside the writable roots (the workspace "
                                 "and --add-dir); protected paths stay read-only")
     return _sensitive(path, ctx, "write")
+
+
+def _by_rule(path: Resolved, ctx: ToolContext, access: str) -> PermissionResult | None:
+    """A Read or Edit deny rule from the settings, for the path as named or
+    where it leads: every file tool asks here, so a file Glob finds below
+    its root or Grep's root is held to the rule as Read's own path is."""
+    check = ctx.session.rule_denied
+    if check is None:
+        return None
+    for candidate in dict.fromkeys((path.display, path.real)):
+        hit = check(candidate, access)
+        if hit is not None:
+            rule, source = hit
+            return PermissionResult(Decision.DENY, source, f"a deny rule matches {candidate}",
+                                    rule=rule, hint="removing the rule would change this")
+    return None
 
 
 def _git_component(path: Resolved) -> str | None:

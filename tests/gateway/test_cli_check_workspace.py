@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SHELLGATE = str(Path(sys.executable).with_name("shellgate"))
 
 
@@ -117,3 +119,19 @@ def test_a_read_through_a_link_to_a_directory_is_judged_where_it_leads(tmp_path:
                            "cat up/.ssh/id_rsa"], capture_output=True, text=True, env=env,
                           timeout=60, check=True)
     assert json.loads(proc.stdout)["decision"] == "deny"
+
+
+@pytest.mark.parametrize("command", ["cat gl/*", "cat */ofile", "cat gl/?file", "head gl/[o]*"])
+def test_a_glob_whose_file_is_a_link_out_of_the_project_asks(tmp_path: Path,
+                                                             command: str) -> None:
+    """From a review: the glob's text `gl/*` stayed inside; its file gl/ofile
+    was a link to a file outside the project, read unasked."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "o.txt").write_text("OUTSIDE\n")
+    project = tmp_path / "project"
+    (project / "gl").mkdir(parents=True)
+    (project / "gl" / "ofile").symlink_to(outside / "o.txt")
+    (project / "gl" / "plain").write_text("in\n")
+    assert _check(project, command)["decision"] == "ask"
+    assert _check(project, "cat gl/p*")["decision"] == "allow"  # the control: no link there

@@ -311,10 +311,15 @@ def _sed(argv: tuple[str, ...]) -> CommandFacts:
     facts = analyze_sed(argv)
     files = tuple(f for f in facts.files if f != "-")
     unknown = facts.unknown + facts.script_files
+    if facts.problem:
+        # first, before -i: a script that runs (`e`) or writes elsewhere
+        # (`w`) is what the reason must say, not "edits in place" (from a
+        # review: `Bash(sed:*)`, which covers an in-place edit, let
+        # `sed -i '1e cmd' f` run)
+        return CommandFacts(False, facts.problem, reads=files,
+                            writes=files if facts.in_place else (), unknown=unknown)
     if facts.in_place:
         return CommandFacts(False, "sed -i edits files in place", writes=files, unknown=unknown)
-    if facts.problem:
-        return CommandFacts(False, facts.problem, reads=files, unknown=unknown)
     return CommandFacts(True, reads=files)
 
 
@@ -355,6 +360,7 @@ def _find(argv: tuple[str, ...]) -> CommandFacts:
             trees.extend(found_trees(f, exec_argv, _reader_args(exec_argv), f.follows))
         problem = problem or (f"find -exec {exec_argv[0] if exec_argv else ''}: {why}"
                               if why else None)
+    problem = problem or ("find -delete deletes files" if f.deletes else None)
     if problem:
         writes = f.roots if f.deletes else ()
         return CommandFacts(False, problem, tuple(reads), writes)
@@ -382,7 +388,7 @@ def find_prints_only_paths(argv: tuple[str, ...]) -> bool:
     """Does this find print nothing but NUL-terminated paths it found?
     (``-print0`` and no other output action: ``-printf`` prints any text.)"""
     f = analyze_find(argv)
-    return f.problem is None and f.outputs == {"-print0"} and not f.execs
+    return f.problem is None and not f.deletes and f.outputs == {"-print0"} and not f.execs
 
 
 #: readers whose every operand is a file they read (options aside): a path

@@ -160,12 +160,17 @@ def analyze_find(argv: tuple[str, ...]) -> FindFacts:
     maxdepth: int | None = None
     while i < n:
         tok = argv[i]
+        if tok == "-delete":
+            # not a `problem` of its own: the caller names it last, so that a
+            # -exec or -fprint beside it is what the reason says (from a
+            # review: `find d -delete -o -exec rm -rf . ;` read as "deletes
+            # files", and a Bash(find:*) rule, which covers a deleting find,
+            # covered the rm as well)
+            deletes = True
+            i += 1
+            continue
         if tok in FORBIDDEN:
             problem = problem or f"find {tok} {FORBIDDEN[tok]}"
-            if tok == "-delete":
-                deletes = True
-                i += 1
-                continue
             if tok.startswith(("-exec", "-ok")):
                 end = exec_end(argv, i)
                 exec_argv = exec_argv or tuple(argv[i + 1 : end])

@@ -26,10 +26,12 @@ from gateway.pipeline import stages
 from gateway.tools import AnyTool
 from gateway.tools.bash import BASH
 from gateway.tools.edit import EDIT
+from gateway.tools.glob import GLOB
+from gateway.tools.grep import GREP
 from gateway.tools.read import READ
 from gateway.tools.write import WRITE
 
-TOOLS: dict[str, AnyTool] = {t.name: t for t in (BASH, READ, EDIT, WRITE)}
+TOOLS: dict[str, AnyTool] = {t.name: t for t in (BASH, READ, EDIT, WRITE, GLOB, GREP)}
 
 
 def settings(*layers: tuple[Source, dict[str, Any]], root: str = "/") -> PermissionSettings:
@@ -38,7 +40,7 @@ def settings(*layers: tuple[Source, dict[str, Any]], root: str = "/") -> Permiss
     return merge(files)
 
 
-def perms(source: Source = Source.PROJECT, **block: Any) -> tuple[Source, dict[str, Any]]:
+def perms(source: Source = Source.USER, **block: Any) -> tuple[Source, dict[str, Any]]:
     return source, {"permissions": block}
 
 
@@ -98,8 +100,8 @@ def test_bash_rules_decide_each_subcommand_on_its_own(
 
 def test_a_denial_names_the_rule_its_source_and_file(session: SessionContext) -> None:
     result = bash(session, "rm -rf build", settings(perms(deny=["Bash(rm:*)"])))
-    assert result.source == "projectSettings" and result.rule == "Bash(rm:*)"
-    assert "projectSettings.json" in result.hint
+    assert result.source == "userSettings" and result.rule == "Bash(rm:*)"
+    assert "userSettings.json" in result.hint
 
 
 @pytest.mark.parametrize(("command", "edit_rule", "decision"), [
@@ -275,3 +277,90 @@ def test_repeated_denials_tell_the_model_to_change_course(session: SessionContex
     decider = RulesDecider(settings())
     hints = [bash(session, "git push origin main", decider).hint for _ in range(3)]
     assert "another approach" not in hints[0] and "another approach" in hints[2]
+
+
+# -- from the red-team review of this layer ---------------------------------------
+@pytest.mark.parametrize(("rule", "command", "allowed"), [
+    ("Bash(sed:*)", "sed -i 's/a/b/' README.md", True),
+    ("Bash(sed:*)", "sed -i '1e touch pwned' README.md", False),
+    ("Bash(sed:*)", "sed -i 's/a/b/e' README.md", False),
+    ("Bash(sed:*)", "sed -i 'w pkg.lock' README.md", False),
+    ("Bash(sed:*)", "sed -i '1r conf/token.txt' README.md", False),
+    ("Bash(find:*)", "find . -name '*.o' -delete", True),
+    ("Bash(find:*)", "find fd -name n -delete -o -exec rm -rf . \\;", False),
+    ("Bash(find:*)", "find . -name n -delete -o -fprint out.txt", False),
+])
+def test_a_covered_write_does_not_hide_what_else_the_command_runs(
+        session: SessionContext, rule: str, command: str, allowed: bool) -> None:
+    rules = settings(perms(allow=[rule, "Edit(./**)"]), root=session.workspace)
+    assert (bash(session, command, rules).decision is Decision.ALLOW) is allowed
+
+
+@pytest.mark.parametrize("command", [
+    "coproc rm x", "setsid rm x", "ionice rm x", "taskset 1 rm x", "flock f rm x",
+    "env -C . rm x", "env -S 'rm x'", "script -qc 'rm x' /dev/null", "trap 'rm x' EXIT",
+    "source <(echo rm x)", "find . -exec rm {} +", "busybox rm x", "parallel rm ::: x",
+    "python3 -c \"import os; os.system('rm x')\"",
+])
+@pytest.mark.parametrize("allow", [
+    {"allow": ["Bash"]}, {"defaultMode": "bypassPermissions"}])
+def test_a_deny_rule_is_never_passed_unasked_by_another_spelling(
+        session: SessionContext, command: str, allow: dict[str, Any]) -> None:
+    rules = settings(perms(deny=["Bash(rm:*)"], **allow))
+    result = bash(session, command, rules)
+    assert result.decision is not Decision.ALLOW, result
+    assert result.rule == "Bash(rm:*)"
+
+
+@pytest.mark.parametrize("command", [
+    "git -C . push", "git --no-pager push origin", "git -c k=v push", "git --git-dir=.git push"])
+def test_git_global_options_do_not_hide_a_denied_subcommand(
+        session: SessionContext, command: str) -> None:
+    rules = settings(perms(deny=["Bash(git push:*)"], allow=["Bash"]))
+    assert bash(session, command, rules).decision is not Decision.ALLOW
+
+
+def test_a_command_the_analyzer_proves_read_only_is_not_held_to_deny_words(
+        session: SessionContext) -> None:
+    rules = settings(perms(deny=["Bash(rm:*)"]))
+    assert bash(session, "grep -n rm README.md", rules).decision is Decision.ALLOW
+
+
+@pytest.fixture
+def conf(workspace: Path) -> Path:
+    (workspace / "conf").mkdir()
+    (workspace / "conf" / "token.txt").write_text("TOKEN\n")
+    (workspace / "conf" / "ok.md").write_text("fine\n")
+    return workspace / "conf"
+
+
+@pytest.mark.parametrize(("command", "decision"), [
+    ("cat conf/*", Decision.DENY),
+    ("cat conf/t?ken.txt", Decision.DENY),
+    ("cat conf/*.md", Decision.ALLOW),
+    ("grep -r TOKEN conf", Decision.DENY),  # asked (the rule may match below): headless
+    ("grep -r TOKEN .", Decision.DENY),
+    ("rg TOKEN", Decision.DENY),
+])
+def test_a_glob_deny_rule_holds_for_shell_globs_and_tree_searches(
+        session: SessionContext, conf: Path, command: str, decision: Decision) -> None:
+    rules = settings(perms(deny=["Read(./conf/*.txt)"]))
+    result = bash(session, command, rules)
+    assert result.decision is decision, result
+
+
+def test_grep_is_asked_below_a_root_where_an_anchored_deny_rule_may_match(
+        session: SessionContext, conf: Path) -> None:
+    rules = settings(perms(deny=["Read(./conf/*.txt)"]))
+    assert decide(session, "Grep", {"pattern": "TOKEN", "path": str(conf)},
+                  rules).decision is Decision.DENY
+    assert "may match" in decide(session, "Grep", {"pattern": "TOKEN", "path": str(conf)},
+                                 rules).reason
+
+
+def test_a_directory_moved_whole_with_a_denied_file_inside_is_asked(
+        session: SessionContext, conf: Path) -> None:
+    rules = settings(perms(deny=["Edit(./conf/token.txt)"], defaultMode="acceptEdits"))
+    assert bash(session, "mv conf conf2", rules).decision is Decision.DENY
+    assert bash(session, "touch conf/token.txt", rules).decision is Decision.DENY
+    assert bash(session, "touch conf/new.md", rules).decision is Decision.ALLOW

@@ -158,15 +158,22 @@ class RulesDecider:
             return _person(own, validation)
         allowed = self._allowed(match, own, hook, mode)
         if allowed is not None:
-            guard = match.mention() if own.decision is not Decision.ALLOW else None
+            guard = None
+            if own.decision is not Decision.ALLOW:
+                if match.broad or hook.decision is Decision.ALLOW or mode is Mode.BYPASS:
+                    guard = match.broad_guard()
+                else:
+                    hit = match.mention()
+                    guard = (hit, "the command holds the rule's words in a form the rule does "
+                             "not match") if hit is not None else None
             if guard is None:
                 return replace(allowed, check_ids=own.check_ids, warnings=own.warnings)
+            rule, why = guard
             return PermissionResult(
-                Decision.ASK, guard.source.label, f"the command holds the words of the "
-                f"{guard.behavior} rule {guard.text} in a form the rule does not match "
-                f"(allowed otherwise by {allowed.source})", rule=guard.text,
+                Decision.ASK, rule.source.label, f"{why} (the {rule.behavior} rule {rule.text}; "
+                f"allowed otherwise by {allowed.rule or allowed.source})", rule=rule.text,
                 check_ids=own.check_ids, warnings=own.warnings, needs_person=True,
-                hint=f"the rule is in {guard.origin}; a person decides")
+                hint=f"the rule is in {rule.origin}; a person decides")
         if hook.decision is Decision.ASK or own.decision is Decision.ASK:
             result = own if own.decision is Decision.ASK else PermissionResult(
                 Decision.ASK, hook.source, hook.reason or "a hook asks")

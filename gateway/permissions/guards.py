@@ -19,6 +19,7 @@ import functools
 import glob
 import os
 import re
+from typing import Any
 
 from .path_rules import anchor, path_matches
 from .rules import Rule
@@ -59,6 +60,67 @@ def mentioned(rules: tuple[Rule, ...], command: str) -> Rule | None:
     for rule in rules:
         if rule.tool == "Bash" and rule.content is not None and mentions(rule.content, command):
             return rule
+    return None
+
+
+def spellings(command: str, analysis: Any) -> tuple[str, ...]:
+    """The command's text as written, with its quoting taken out (``r''m``
+    and ``r\\m`` are rm to bash), and its words as the analyzer read them
+    (``$'\x72m'`` decoded): what :func:`mentions` looks in. From the
+    second review: `setsid r''m x` passed a check of the raw text."""
+    unquoted = re.sub(r"\\(.)", r"\1", command.replace("''", "").replace('""', ""))
+    unquoted = unquoted.replace("'", "").replace('"', "")
+    words = [" ".join((*s.raw_argv, *s.argv)) for s in getattr(analysis, "subcommands", ())]
+    return (command, unquoted, *words)
+
+
+#: programs that run other programs or code they are given (a shell, an
+#: interpreter, a wrapper the analyzer does not take apart, a build tool
+#: running the project's scripts): a deny rule naming a command cannot see
+#: what they run (`printf 'r\155 x' | bash`, `python3 -c "…chr(114)…"`,
+#: `setsid rm`, `make clean`)
+RUNNERS = frozenset({
+    "bash", "sh", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "busybox", "toybox",
+    "python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "deno",
+    "bun", "php", "lua", "luajit", "tclsh", "wish", "expect", "osascript", "pwsh", "Rscript",
+    "julia", "awk", "gawk", "mawk", "nawk", "sed", "env", "xargs", "find", "parallel",
+    "setsid", "coproc", "taskset", "ionice", "chrt", "prlimit", "flock", "nohup", "nice",
+    "timeout", "stdbuf", "script", "watch", "unshare", "chroot", "numactl", "fakeroot", "strace",
+    "ltrace", "gdb", "valgrind", "sudo", "doas", "su", "runuser", "systemd-run", "at", "batch",
+    "ssh", "tmux", "screen", "dbus-launch", "source", ".", "eval", "exec", "command", "builtin",
+    "trap", "make", "gmake", "cmake", "ninja", "npm", "npx", "yarn", "pnpm", "bunx", "just",
+    "rake", "gradle", "mvn", "cargo", "go", "tox", "nox", "invoke", "vim", "vi", "nvim",
+    "emacs", "man", "tar", "zip", "rsync", "ssh-agent", "docker", "podman",
+})
+
+#: of those, the ones that run the project's own scripts (a repository's
+#: `Bash(npm test:*)` is what a team's shared settings are for); the rest
+#: run whatever code their arguments hold, and a repository's rule for one
+#: is a rule for everything
+BUILD_TOOLS = frozenset({"make", "gmake", "cmake", "ninja", "npm", "yarn", "pnpm", "just",
+                         "rake", "gradle", "mvn", "cargo", "go", "tox", "nox", "invoke"})
+CODE_RUNNERS = RUNNERS - BUILD_TOOLS
+
+#: git subcommands that print what files hold (from history or the work
+#: tree) without naming them: a Read deny rule must see them as a search
+GIT_CONTENT = frozenset({"show", "diff", "grep", "blame", "annotate", "cat-file", "archive",
+                         "format-patch", "whatchanged", "log", "reflog", "stash", "difftool",
+                         "range-diff", "bundle", "fast-export"})
+
+
+def runs_programs(sub: Any) -> str | None:
+    """Why this subcommand may run a program its words do not name
+    (``None``: it runs only itself)."""
+    for argv in (sub.raw_argv, sub.argv):
+        if not argv:
+            continue
+        name = argv[0]
+        if re.search(r"[*?\[]", name):
+            return f"{name!r} is a glob: the program is whatever it expands to"
+        if "/" in name and not name.startswith(("/usr/", "/bin/", "/sbin/")):
+            return f"{name!r} is a script or program of the project"
+        if os.path.basename(name) in RUNNERS:
+            return f"{os.path.basename(name)} runs other programs"
     return None
 
 

@@ -21,7 +21,15 @@ from ..decisions import Decision, PermissionResult
 from ..tools import AnyTool
 from ..tools.base import Subject
 from .bash_rules import allow_views, command_matches, strict_views
-from .guards import expand, glob_base, may_hold, mentioned
+from .guards import (
+    GIT_CONTENT,
+    expand,
+    glob_base,
+    may_hold,
+    mentioned,
+    runs_programs,
+    spellings,
+)
 from .merge import PermissionSettings
 from .modes import ACCEPT_EDITS_COMMANDS, Mode
 from .path_rules import path_matches
@@ -36,6 +44,11 @@ _WRITE_RULES = PATH_TOOLS - _READ_RULES
 #: into something else (find -exec, sed's e and w, awk's system, rg --pre,
 #: git's %G placeholders, an option the tables do not know): `Bash(sed:*)`
 #: was written for sed the reader, and only an exact rule covers the rest.
+#: what a broad allow covers while deny or ask rules are in force: unknown
+#: programs and plain writers (their paths are checked against the rules)
+_BROAD_COVERS = re.compile(
+    r"is not a known read-only|writes files|edits files in place|deletes files|"
+    r"changes the stash")
 _RULE_COVERS = re.compile(
     r"is not a known read-only|writes files|edits files in place|deletes files|"
     r"changes the stash|runs the command as another user|appends arguments read from stdin")
@@ -55,6 +68,9 @@ class Matcher:
         self.home = session.home
         self.cwd = session.workspace
         self.blocker = ""
+        #: the allow came from something that covers any command (every
+        #: Bash call, bypass, the sandbox's auto-allow, a hook)
+        self.broad = False
 
     # -- deny and ask ----------------------------------------------------
     def strict(self, behavior: Behavior) -> tuple[Rule, str] | None:
@@ -144,6 +160,12 @@ class Matcher:
                 for tree in sub.trees:
                     if may_hold(rule, tree.root, cwd=self.cwd, home=self.home):
                         return f"files {sub.text.strip()!r} reads below {tree.root}", False
+                if sub.argv[:1] == ("git",) and GIT_CONTENT.intersection(sub.argv[1:]) and \
+                        may_hold(rule, self.ctx.session.cwd, cwd=self.cwd, home=self.home):
+                    # `git log -p`, `git show`: a file's content from history,
+                    # never named (from the second review)
+                    return f"file contents {sub.text.strip()!r} prints from the repository", \
+                        False
             for p in sub.paths:
                 if p.path.startswith("?/") or ((p.access.value == "read") != reads
                                                and p.access.value != "unknown"):
@@ -157,18 +179,52 @@ class Matcher:
                     hit = next((f for f in files if self._path(rule, f, fold=True)), None)
                     if hit is not None:
                         return f"{hit} (from {p.raw!r} in {sub.text.strip()!r})", True
-                elif not reads and os.path.isdir(p.path) and \
+                elif (not reads or not sub.read_only) and os.path.isdir(p.path) and \
                         may_hold(rule, p.path, cwd=self.cwd, home=self.home):
-                    return f"files inside {p.path}, which {sub.text.strip()!r} changes", False
+                    # a whole directory moved, copied or archived (`cp -r
+                    # conf out`, `tar cf - conf`) takes the files inside along
+                    what = "changes" if not reads else "takes"
+                    return f"files inside {p.path}, which {sub.text.strip()!r} {what}", False
         return None
 
     def mention(self) -> Rule | None:
-        """A Bash deny or ask rule whose words the command holds (see
-        :mod:`.guards`): such a command is not allowed unasked."""
+        """A Bash deny or ask rule whose words the command holds, however
+        quoted (see :mod:`.guards`): such a command is not allowed unasked."""
         if self.subject.kind != "command":
             return None
-        command = getattr(self.data, "command", "")
-        return mentioned((*self.settings.of("deny"), *self.settings.of("ask")), command)
+        rules = (*self.settings.of("deny"), *self.settings.of("ask"))
+        for text in spellings(getattr(self.data, "command", ""), self.subject.analysis):
+            hit = mentioned(rules, text)
+            if hit is not None:
+                return hit
+        return None
+
+    def broad_guard(self) -> tuple[Rule, str] | None:
+        """With deny or ask rules in force, what a broad allow (every Bash
+        call, bypass mode, the sandbox's auto-allow, a hook) may not cover:
+        a command holding a rule's words, or one that can run what no rule
+        sees (a shell fed on stdin, an interpreter, a wrapper, a script,
+        find -exec, xargs, sed's e) or whose effects the analyzer does not
+        know. From the second review: `printf 'r\155 x' | bash` under
+        `Bash` allowed and `Bash(rm:*)` denied removed x."""
+        rules = tuple(r for r in (*self.settings.of("deny"), *self.settings.of("ask"))
+                      if r.content is not None)
+        if not rules or self.subject.kind != "command":
+            return None
+        hit = self.mention()
+        if hit is not None:
+            return hit, "the command holds the rule's words in a form the rule does not match"
+        analysis = self.subject.analysis
+        for sub in analysis.subcommands if analysis is not None else ():
+            if sub.read_only or (not sub.argv and not sub.raw_argv):
+                continue
+            why = runs_programs(sub)
+            if why is None and sub.reason and not sub.writes_by_redirection_only \
+                    and not _BROAD_COVERS.search(sub.reason):
+                why = sub.reason
+            if why is not None:
+                return rules[0], f"{sub.text.strip()!r}: {why}, which no rule can see into"
+        return None
 
     def unprovable(self) -> str | None:
         """A Bash command whose parts are unknown cannot be shown not to
@@ -179,10 +235,10 @@ class Matcher:
             return None
         if analysis.parse.value == "simple" and not analysis.parse_reasons:
             return None
-        if any(r.tool == "Bash" and r.content is not None
+        if any(r.content is not None and (r.tool == "Bash" or r.tool in PATH_TOOLS)
                for r in (*self.settings.of("deny"), *self.settings.of("ask"))):
             return ("the command cannot be analyzed, so it cannot be shown to stay clear of the "
-                    "Bash deny and ask rules")
+                    "deny and ask rules")
         return None
 
     # -- allow -----------------------------------------------------------
@@ -190,6 +246,7 @@ class Matcher:
         """What allows the call, if anything (``None``: it is asked)."""
         for rule in self.settings.of("allow"):
             if tool_rule_matches(rule, self.tool.name):
+                self.broad = True
                 return PermissionResult(Decision.ALLOW, rule.source.label,
                                         f"{rule.text} allows every {self.tool.name} call",
                                         rule=rule.text)
@@ -223,6 +280,7 @@ class Matcher:
         if own.decision is Decision.ALLOW:
             return own
         sandboxed = self._sandbox_auto_allow()
+        self.broad = sandboxed is not None  # when it is what allows
         if not own.rules_apply:
             self.blocker = own.reason
             return sandboxed
@@ -232,6 +290,7 @@ class Matcher:
             if why is not None:
                 self.blocker = why
                 return sandboxed
+        self.broad = False
         rules = ", ".join(dict.fromkeys(used))
         source = next((r.source.label for r in self.settings.of("allow") if r.text in used),
                       "mode" if mode is Mode.ACCEPT_EDITS else "analyzer")

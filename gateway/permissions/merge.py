@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .guards import CODE_RUNNERS, rule_words
 from .modes import MODE_NAMES, Mode
 from .rules import Behavior, Rule, parse_rule, unknown_tool
 from .settings import Problem, SettingsFile, Source
@@ -129,10 +130,19 @@ def _mode(ordered: Sequence[SettingsFile], bypass_disabled: bool,
 
 def _everything(rule: Rule) -> bool:
     """An allow rule covering every call of a tool that changes things
-    (``Bash``, ``Bash(**)``, ``Bash(* *)``, ``Edit``)."""
+    (``Bash``, ``Bash(**)``, ``Bash(* *)``, ``Edit``) — or, for Bash, any
+    program (``Bash(*-*)``, ``Bash(p*)``: no whole first word) or any code
+    (``Bash(python3:*)``, ``Bash(env:*)``: a shell, an interpreter, a
+    wrapper runs whatever its arguments say). From the second review: a
+    repository's `Bash(*-*)` ran `python3 -c …` unasked."""
     if rule.tool not in _WRITERS:
         return False
-    return rule.content is None or (rule.tool == "Bash" and not rule.content.strip(" *:"))
+    if rule.content is None:
+        return True
+    if rule.tool != "Bash":
+        return False
+    words = rule_words(rule.content)
+    return not words or os.path.basename(words[0]) in CODE_RUNNERS
 
 
 def _directories(ordered: Sequence[SettingsFile], problems: list[Problem]) -> list[str]:

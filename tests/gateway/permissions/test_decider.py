@@ -219,8 +219,32 @@ def test_dont_ask_denies_what_is_not_allowed_beforehand(session: SessionContext)
 def test_bypass_mode_asks_nothing_but_deny_rules_hold(session: SessionContext) -> None:
     rules = settings(perms(Source.USER, deny=["Bash(git push:*)"],
                            defaultMode="bypassPermissions"))
-    assert bash(session, "npm install && make", rules).decision is Decision.ALLOW
+    assert bash(session, "touch a && mkdir b && mytool --build", rules).decision is Decision.ALLOW
     assert bash(session, "git push", rules).decision is Decision.DENY
+
+
+@pytest.mark.parametrize("command", [
+    "npm install", "make clean", "bash x.sh", "printf 'r\\155 x' | bash", "./run.sh",
+    "python3 -c 'print(1)'", "xargs -a list env", "find . -exec {} \\;", "/usr/bin/r[m] x"])
+def test_with_deny_rules_a_broad_allow_does_not_cover_what_runs_unseen_programs(
+        session: SessionContext, command: str) -> None:
+    """From the second review: `printf 'r\155 x' | bash` under bypass mode
+    with `Bash(rm:*)` denied removed x. A narrow rule for the command is the
+    person's informed choice, and still allows it."""
+    rules = settings(perms(deny=["Bash(rm:*)"], defaultMode="bypassPermissions"))
+    result = bash(session, command, rules)
+    assert result.decision is Decision.DENY and "headless" in result.reason, result
+    narrow = settings(perms(deny=["Bash(git push:*)"], allow=["Bash(npm install:*)"]))
+    assert bash(session, "npm install", narrow).decision is Decision.ALLOW
+
+
+@pytest.mark.parametrize("command", [
+    "setsid r''m victim", "setsid r\\m victim", "git -C . pu''sh o", "env -S 'r\"\"m x'",
+    "coproc \\rm x"])
+def test_quoting_does_not_hide_a_denied_command_from_a_broad_allow(
+        session: SessionContext, command: str) -> None:
+    rules = settings(perms(deny=["Bash(rm:*)", "Bash(git push:*)"], allow=["Bash"]))
+    assert bash(session, command, rules).decision is not Decision.ALLOW
 
 
 def test_a_repository_cannot_switch_on_bypass_mode(session: SessionContext) -> None:
@@ -234,9 +258,11 @@ def test_sandbox_auto_allow_runs_commands_the_sandbox_holds(session: SessionCont
     rules = settings((Source.USER, {"sandbox": {"enabled": True,
                                                 "autoAllowBashIfSandboxed": True}}),
                      perms(Source.USER, deny=["Bash(git push:*)"]))
-    assert bash(session, "npm install", rules).decision is Decision.ALLOW
+    assert bash(session, "mytool --build && touch x", rules).decision is Decision.ALLOW
     assert bash(session, "git push", rules).decision is Decision.DENY
     assert bash(session, "rm -rf /", rules).decision is Decision.DENY
+    no_rules = settings((Source.USER, {"sandbox": {"enabled": True}}))
+    assert bash(session, "npm install", no_rules).decision is Decision.ALLOW
 
 
 def test_an_excluded_command_runs_outside_the_sandbox_and_is_always_asked(
@@ -364,3 +390,29 @@ def test_a_directory_moved_whole_with_a_denied_file_inside_is_asked(
     assert bash(session, "mv conf conf2", rules).decision is Decision.DENY
     assert bash(session, "touch conf/token.txt", rules).decision is Decision.DENY
     assert bash(session, "touch conf/new.md", rules).decision is Decision.ALLOW
+
+
+@pytest.mark.parametrize("command", ["git log -p", "git show HEAD", "git diff", "git grep TOKEN"])
+def test_git_commands_printing_file_contents_are_held_to_read_deny_rules(
+        session: SessionContext, conf: Path, command: str) -> None:
+    rules = settings(perms(deny=["Read(./conf/*.txt)"]))
+    assert bash(session, command, rules).decision is not Decision.ALLOW
+    assert bash(session, "git status", rules).decision is Decision.ALLOW
+
+
+@pytest.mark.parametrize("command", [
+    "cp -r conf out", "tar cf - conf", "echo conf/token.txt | xargs cat", "cat $PWD/conf/x"])
+def test_a_read_deny_rule_holds_for_commands_taking_a_directory_or_unknown_files(
+        session: SessionContext, conf: Path, command: str) -> None:
+    rules = settings(perms(deny=["Read(./conf/*.txt)"], allow=["Bash"]))
+    assert bash(session, command, rules).decision is not Decision.ALLOW
+
+
+@pytest.mark.parametrize("rule", ["Bash(*-*)", "Bash(p*)", "Bash(python3:*)", "Bash(env:*)",
+                                  "Bash(*e*)"])
+def test_a_repository_cannot_allow_any_program_or_any_code(
+        session: SessionContext, rule: str) -> None:
+    rules = settings(perms(Source.PROJECT, allow=[rule, "Bash(npm test:*)"]))
+    assert bash(session, "python3 -c 'open(\"P\", \"w\")'", rules).decision is Decision.DENY
+    assert bash(session, "npm test", rules).decision is Decision.ALLOW
+    assert rules.problems

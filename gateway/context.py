@@ -102,8 +102,6 @@ class SessionContext:
     #: the settings' merged ``sandbox`` key (``sandbox.SandboxSettings``):
     #: excluded commands, whether anything may run outside the sandbox
     sandbox_settings: Any = None
-    #: more directories no command and no file tool may see (the audit log)
-    hidden: tuple[str, ...] = ()
     #: the settings' Read/Edit deny rules as the file tools ask them: for a
     #: path and an access ("read", "write"), the rule that refuses it and
     #: its source (``None``: no rule does)
@@ -133,7 +131,7 @@ class SessionContext:
         state = runtime_dir()
         plan = build_plan(self.policy, self.workspace, cwd=self.cwd, home=self.home,
                           private_tmp="/tmp" if self.backend in (None, "bwrap") else None,  # noqa: S108
-                          hide=(str(state), *self.hidden), dotenv_cache=state / "dotenv-scan.json",
+                          hide=(str(state),), dotenv_cache=state / "dotenv-scan.json",
                           state_dir=state, empty_dirs=empty_views(self.policy, self.backend))
         with self._lock:
             self._plan = (time.monotonic(), plan)

@@ -43,7 +43,8 @@ def make_context(
 ) -> SessionContext:
     """A session working in ``workspace`` (``cwd`` unless given), under the
     sandbox profile ``profile`` (workspace-write by default), which the
-    added directories join as writable roots. Persisted large results go
+    added directories join as writable roots; ``hidden`` paths (the audit
+    log) no command and no file tool may see. Persisted large results go
     to a private directory outside the workspace, hidden from sandboxed
     commands (the sandbox's runtime directory) and readable by Read."""
     from sandbox import PolicyError, load_profile, runtime_dir  # noqa: PLC0415
@@ -63,11 +64,17 @@ def make_context(
         fs = policy.filesystem
         policy = policy.model_copy(update={"filesystem": fs.model_copy(
             update={"allow_write": (*fs.allow_write, *extra)})})
+    if hidden:
+        # in the policy, not only the file tools' plan: the sandbox builds
+        # its own plan from it for every command (the audit log was
+        # readable by `cat` while Read refused it)
+        fs = policy.filesystem
+        policy = policy.model_copy(update={"filesystem": fs.model_copy(
+            update={"deny_read": (*fs.deny_read, *(os.path.realpath(h) for h in hidden))})})
     context = SessionContext(
         workspace=ws, cwd=real_cwd, policy=policy,
         home=home or os.path.expanduser("~"), results_dir="", extra_dirs=extra,
-        audit=audit or MemoryAudit(), approver=approver, env=env,
-        hidden=tuple(os.path.realpath(h) for h in hidden))
+        audit=audit or MemoryAudit(), approver=approver, env=env)
     if results_dir is None:
         results = Path(runtime_dir()) / "results" / context.session_id
         results.mkdir(parents=True, exist_ok=True, mode=0o700)

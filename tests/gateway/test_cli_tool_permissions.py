@@ -69,6 +69,20 @@ def test_every_call_leaves_its_trail_and_the_chain_verifies(workspace: Path) -> 
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.sandbox
+def test_the_audit_log_is_out_of_reach_of_commands_and_file_tools(workspace: Path) -> None:
+    """From a review: the log was hidden from the file tools' plan only; a
+    sandboxed `cat` read it (and the chain's last line, to forge the next)."""
+    _tool(workspace, "Bash", {"command": "true"})
+    log = next((workspace.parent / "audit").glob("*.jsonl"))
+    allow = ["--allowedTools", f"Read(/{workspace.parent}/**)"]
+    done = _tool(workspace, "Bash", {"command": f"cat {log}; ls -a {log.parent}"}, *allow)
+    assert "tool.requested" not in done.stdout and ".lock" not in done.stdout
+    assert "No such file" in done.stdout, done.stdout  # the control: the command did run
+    read = _tool(workspace, "Read", {"file_path": str(log)}, *allow)
+    assert "tool.requested" not in read.stdout and "hidden by the sandbox" in read.stdout
+
+
 def test_a_deny_flag_refuses_and_names_the_command_line(workspace: Path) -> None:
     done = _tool(workspace, "Bash", {"command": "git push origin main"},
                  "--disallowedTools", "Bash(git push:*)")

@@ -87,3 +87,18 @@ def test_blank_lines_cannot_scroll_the_start_of_a_command_out_of_the_prompt(
     prompt = screen[screen.index("needs approval"):]
     assert "1 | touch evil" in prompt and "⟨59 blank lines⟩" in prompt and "61 | ls" in prompt
     assert prompt.count("\n") < 15
+
+
+def test_always_saves_the_suggested_rule_and_the_next_session_needs_no_one(
+        workspace: Path) -> None:
+    status, screen = _at_terminal(["Bash", "--input", '{"command": "touch made"}'],
+                                  workspace, b"a\n")
+    assert status == 0 and "always" in screen and (workspace / "made").exists()
+    saved = json.loads((workspace / ".claude" / "settings.local.json").read_text())
+    assert saved["permissions"]["allow"] == ["Bash(touch made)"]
+    (workspace / "made").unlink()
+    env = {**os.environ, "SHELLGATE_AUDIT_LOG": str(workspace.parent / "audit")}
+    done = subprocess.run([sys.executable, "-m", "gateway", "tool", "Bash", "--input",
+                           '{"command": "touch made"}', "--cwd", str(workspace)],
+                          capture_output=True, text=True, timeout=60, check=False, env=env)
+    assert done.returncode == 0 and (workspace / "made").exists(), done.stdout

@@ -134,15 +134,13 @@ async def _ask_on_terminal(request: ApprovalRequest) -> bool | str:
     console.print(f"  [bold]why:[/bold] {escape(shown(p.reason))}")
     for warning in p.warnings:
         console.print(f"  [yellow]warning:[/yellow] {escape(shown(warning))}")
-    always = p.suggestions[0] if p.suggestions and not p.needs_person else None
-    if always is None:
+    if not p.suggestions or p.needs_person:
         answer: bool = await asyncio.to_thread(Confirm.ask, "Allow this call once?",
                                                console=console, default=False)
         return answer
-    console.print(f"  [bold]always[/bold] saves {escape(shown(always))} to "
+    rules = ", ".join(p.suggestions)
+    console.print(f"  [bold]always[/bold] saves {escape(shown(rules))} to "
                   ".claude/settings.local.json")
-    for other in p.suggestions[1:]:
-        console.print(f"  (another rule it would need: {escape(shown(other))})")
     choice: str = await asyncio.to_thread(
         Prompt.ask, "Allow this call once? (y = once, a = always, n = no)", console=console,
         choices=["y", "a", "n"], default="n", show_choices=False)

@@ -83,16 +83,20 @@ class RulesDecider:
                        reason=f"approved once: {result.reason}")
 
     def _remember(self, result: PermissionResult, ctx: ToolContext) -> PermissionResult:
-        rule_text = result.suggestions[0]
-        try:
-            where = save_allow_rule(ctx.session.workspace, rule_text)
-        except (OSError, ValueError) as exc:
-            where = f"this session only (the settings file was not changed: {exc})"
-        got = parse_rule(rule_text, "allow", Source.SESSION, where, ctx.session.workspace)
-        if isinstance(got, Rule):
-            self.settings = self.settings.with_rule(got)
-        return replace(result, decision=Decision.ALLOW, source="approver", rule=rule_text,
-                       reason=f"approved, and {rule_text} saved in {where}: {result.reason}")
+        """Every suggested rule (one per subcommand that needed one) into
+        the session and the local settings file."""
+        where = ""
+        for rule_text in result.suggestions:
+            try:
+                where = save_allow_rule(ctx.session.workspace, rule_text)
+            except (OSError, ValueError) as exc:
+                where = f"this session only (the settings file was not changed: {exc})"
+            got = parse_rule(rule_text, "allow", Source.SESSION, where, ctx.session.workspace)
+            if isinstance(got, Rule):
+                self.settings = self.settings.with_rule(got)
+        rules = ", ".join(result.suggestions)
+        return replace(result, decision=Decision.ALLOW, source="approver", rule=rules,
+                       reason=f"approved, and {rules} saved in {where}: {result.reason}")
 
     def settle(self, tool_name: str, values: tuple[str, ...],
                result: PermissionResult) -> PermissionResult:

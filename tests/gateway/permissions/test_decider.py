@@ -416,3 +416,26 @@ def test_a_repository_cannot_allow_any_program_or_any_code(
     assert bash(session, "python3 -c 'open(\"P\", \"w\")'", rules).decision is Decision.DENY
     assert bash(session, "npm test", rules).decision is Decision.ALLOW
     assert rules.problems
+
+
+def test_always_saves_a_rule_for_each_subcommand_that_needed_one(
+        session: SessionContext, workspace: Path) -> None:
+    decider = RulesDecider(settings())
+    session.approver = Answer("always")
+    assert bash(session, "npm test && cargo build", decider).decision is Decision.ALLOW
+    saved = json.loads((workspace / ".claude" / "settings.local.json").read_text())
+    assert saved["permissions"]["allow"] == ["Bash(npm test:*)", "Bash(cargo build:*)"]
+
+
+def test_always_never_overwrites_a_local_settings_file_it_cannot_read(
+        session: SessionContext, workspace: Path) -> None:
+    (workspace / ".claude").mkdir()
+    broken = '{"permissions": {"allow": [' + "\n"
+    (workspace / ".claude" / "settings.local.json").write_text(broken)
+    decider = RulesDecider(settings())
+    session.approver = Answer("always")
+    result = bash(session, "npm test", decider)
+    assert result.decision is Decision.ALLOW and "this session only" in result.reason
+    assert (workspace / ".claude" / "settings.local.json").read_text() == broken
+    session.approver = Answer(False)
+    assert bash(session, "npm test", decider).decision is Decision.ALLOW  # kept for the session

@@ -94,6 +94,8 @@ def apply_permissions(context: SessionContext, permissions: PermissionSettings) 
     if permissions.sandbox is not None:
         try:
             policy = apply_settings(policy, permissions.sandbox)
+            for limits in permissions.sandbox_limits:
+                policy = apply_settings(policy, limits)
         except PolicyError as exc:
             raise UsageError(str(exc)) from None
         context.sandbox_settings = permissions.sandbox

@@ -124,10 +124,38 @@ def runs_programs(sub: Any) -> str | None:
     return None
 
 
+def _any_case(pattern: str) -> str:
+    """The glob matching in either case (``a[b]`` → ``[aA][bB]``): bash's
+    ``shopt -s nocaseglob`` expands ``[k].[P]EM`` to ``key.pem`` (from the
+    second review), so a deny rule is matched against both readings. Only
+    components holding a glob change; bash matches the others as written."""
+    return "/".join(_component_any_case(c) if re.search(r"[*?\[]", c) else c
+                    for c in pattern.split("/"))
+
+
+def _component_any_case(pattern: str) -> str:
+    out: list[str] = []
+    in_class = False
+    for ch in pattern:
+        if ch == "[" and not in_class:
+            in_class = True
+            out.append(ch)
+        elif ch == "]" and in_class:
+            in_class = False
+            out.append(ch)
+        elif ch.isalpha() and ch.lower() != ch.upper():
+            both = ch.lower() + ch.upper()
+            out.append(both if in_class else f"[{both}]")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def expand(pattern: str) -> list[str] | None:
-    """A path glob's files as bash would list them (``None``: too many)."""
+    """A path glob's files as bash could list them, in any case (``None``:
+    too many)."""
     found: list[str] = []
-    for path in glob.iglob(pattern):
+    for path in glob.iglob(_any_case(pattern)):
         found.append(os.path.normpath(path))
         if len(found) > MAX_GLOB_FILES:
             return None

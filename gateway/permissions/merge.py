@@ -51,6 +51,11 @@ class PermissionSettings:
     sandbox: Any = None
     problems: tuple[Problem, ...] = ()
     files: tuple[str, ...] = field(default=())
+    #: each source's ``sandbox`` settings holding only its ``limits``:
+    #: applied one after another, each can only lower a limit, so the
+    #: lowest wins whoever set it (a repository's file cannot lift the
+    #: user's own lower limit by taking precedence)
+    sandbox_limits: tuple[Any, ...] = ()
 
     def of(self, behavior: Behavior) -> tuple[Rule, ...]:
         return tuple(r for r in self.rules if r.behavior == behavior)
@@ -98,10 +103,10 @@ def merge(files: Sequence[SettingsFile]) -> PermissionSettings:
     bypass_disabled = any(f.permissions.disable_bypass in ("disable", True) for f in ordered)
     mode, mode_source = _mode(ordered, bypass_disabled, problems)
     dirs = tuple(dict.fromkeys(_directories(ordered, problems)))
-    sandbox = _sandbox(ordered, problems)
+    sandbox, limits = _sandbox(ordered, problems)
     return PermissionSettings(tuple(rules), mode, mode_source, dirs, bypass_disabled,
                               managed_only, sandbox, tuple(problems),
-                              tuple(f.path for f in ordered))
+                              tuple(f.path for f in ordered), limits)
 
 
 def _mode(ordered: Sequence[SettingsFile], bypass_disabled: bool,
@@ -167,12 +172,14 @@ def _directory(path: str, f: SettingsFile) -> str:
     return os.path.normpath(os.path.join(f.root, expanded))
 
 
-def _sandbox(ordered: Sequence[SettingsFile], problems: list[Problem]) -> Any:
+def _sandbox(ordered: Sequence[SettingsFile],
+             problems: list[Problem]) -> tuple[Any, tuple[Any, ...]]:
     """The ``sandbox`` keys merged: switches from the highest source, lists
     added; a repository's widening lists dropped (and said)."""
     from sandbox import PolicyError, parse_settings  # noqa: PLC0415
 
     merged: dict[str, Any] = {}
+    lowered: list[Any] = []
     for f in reversed(ordered):  # lowest first: higher sources overwrite switches
         if f.sandbox is None:
             continue
@@ -194,8 +201,11 @@ def _sandbox(ordered: Sequence[SettingsFile], problems: list[Problem]) -> Any:
                                         f"{key}: a repository's settings cannot widen the "
                                         "sandbox; ignored"))
                 del holder[key]
+        limits = data.pop("limits", None)
+        if limits:
+            lowered.append(parse_settings({"limits": limits}))
         _fold(merged, data)
-    return parse_settings(merged)
+    return parse_settings(merged), tuple(lowered)
 
 
 def _fold(into: dict[str, Any], data: dict[str, Any]) -> None:

@@ -363,6 +363,7 @@ def conf(workspace: Path) -> Path:
 @pytest.mark.parametrize(("command", "decision"), [
     ("cat conf/*", Decision.DENY),
     ("cat conf/t?ken.txt", Decision.DENY),
+    ("shopt -s nocaseglob; cat conf/T?KEN.TXT", Decision.DENY),  # bash may read it any case
     ("cat conf/*.md", Decision.ALLOW),
     ("grep -r TOKEN conf", Decision.DENY),  # asked (the rule may match below): headless
     ("grep -r TOKEN .", Decision.DENY),
@@ -439,3 +440,14 @@ def test_always_never_overwrites_a_local_settings_file_it_cannot_read(
     assert (workspace / ".claude" / "settings.local.json").read_text() == broken
     session.approver = Answer(False)
     assert bash(session, "npm test", decider).decision is Decision.ALLOW  # kept for the session
+
+
+def test_the_lowest_limit_holds_whichever_source_set_it(session: SessionContext) -> None:
+    from gateway.session import apply_permissions
+
+    rules = settings((Source.USER, {"sandbox": {"limits": {"memory": "1G", "maxProcesses": 100}}}),
+                     (Source.PROJECT, {"sandbox": {"limits": {"memory": "8G",
+                                                              "maxProcesses": 50}}}))
+    apply_permissions(session, rules)
+    assert session.policy.limits.memory == 1 << 30  # a repository cannot lift the user's
+    assert session.policy.limits.max_processes == 50

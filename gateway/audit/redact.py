@@ -57,6 +57,10 @@ _SECRET_ENDINGS = ("password", "passwd", "passphrase", "secret", "secrets", "tok
                    "credential", "credentials", "apikey", "privatekey", "cookie", "cookies")
 #: a name whose last word is exactly one of these
 _SECRET_WORDS = frozenset({"auth", "authorization", "pass", "pin"})
+#: in an environment variable's name (all capitals) one of these words
+#: anywhere makes it a secret (from a review: SECRET_KEY_BASE was logged)
+_ANYWHERE = frozenset({"secret", "secrets", "token", "tokens", "password", "passwd",
+                       "passphrase", "credential", "credentials", "apikey", "privatekey"})
 #: "…_key" is a secret after one of these words (api-key, secret_key,
 #: AWS_SECRET_ACCESS_KEY); a bare --key or sort_key is usually a file or a field
 _KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "client", "auth", "master",
@@ -75,6 +79,8 @@ def is_secret_name(name: str) -> bool:
     words = _words(name)
     if not words:
         return False
+    if name.isupper() and _ANYWHERE.intersection(words):
+        return True  # SECRET_KEY_BASE, GITHUB_TOKEN_RO: an environment name
     last = words[-1]
     if last in _SECRET_WORDS or last.endswith(_SECRET_ENDINGS):
         return True
@@ -124,6 +130,35 @@ _ASSIGN = re.compile(r"""(["']?)(?<![\w.-])([A-Za-z_][\w.-]*)\1(\s*[:=]\s*)"""
                      r"""("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s'",;&|)}\]]+)""")
 
 
+_VALUE = r"""('[^'\n]*'|"[^"\n]*"|[^\s'"|;&]+)"""
+_SAME_COMMAND = r"[^\n|;&]*?"
+#: a program's own way of taking a secret as an argument (from a review:
+#: `mysql -pS3cr3t`, `curl -u admin:hunter2`, `sshpass -p x` were logged);
+#: group 1 is kept, group 2 masked
+_PROGRAM_SECRETS: Final[tuple[re.Pattern[str], ...]] = tuple(re.compile(p) for p in (
+    # mysql's password sticks to its -p
+    rf"(\b(?:mysql|mariadb|mysqldump|mysqladmin|mysqlimport|mysqlshow)\b{_SAME_COMMAND}"
+    rf"\s-p)(?=[^\s-]){_VALUE}",
+    # user:password of curl, wget and friends
+    rf"((?<!\S)(?:-u|--user|--proxy-user|--http-user)(?:=|\s+)['\"]?[^\s:'\"/]*:)(?!//)"
+    rf"{_VALUE}",
+    rf"(\bsshpass\b{_SAME_COMMAND}\s-p\s*){_VALUE}",
+    rf"(\bredis-cli\b{_SAME_COMMAND}\s-a\s+){_VALUE}",
+    rf"(\blogin\b{_SAME_COMMAND}\s-p\s+){_VALUE}",
+    rf"(\bssh-keygen\b{_SAME_COMMAND}\s-[NP]\s*){_VALUE}",
+    rf"(\bopenssl\b{_SAME_COMMAND}\s-k\s+){_VALUE}",
+    rf"(\bpass:){_VALUE}",
+    # a long token as the whole user part of a URL (https://TOKEN@host)
+    r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([A-Za-z0-9_.~-]{16,})(?=@)",
+    # aws configure set aws_secret_access_key VALUE
+    rf"(?i)(\bconfigure\s+set\s+\S*(?:secret|token|password|key)\S*\s+){_VALUE}",
+    # SQL: CREATE USER … IDENTIFIED BY 'x'
+    rf"(?i)(\bidentified\s+(?:with\s+\S+\s+)?by\s+){_VALUE}",
+    # .netrc and prose: "password x" (the --password x form is the option rule's)
+    rf"(?i)((?<![\w-])(?:password|passwd|passphrase)[ \t]+)(?![:=\s]){_VALUE}",
+))
+
+
 def _pem(m: re.Match[str]) -> str:
     kind = f"{m.group(1)}PRIVATE KEY{m.group(2)}"
     return f"-----BEGIN {kind}-----{MASK}-----END {kind}-----"
@@ -168,7 +203,8 @@ def _sub_named(pattern: re.Pattern[str], text: str,
 #: any — most of an event: ids, tool names, decisions — is returned as it
 #: is, skipping some fifteen substitutions (they cost an event ~0.5 ms).
 _TRIGGER = re.compile(
-    r"[A-Za-z0-9_-]{16}|eyJ|-----BEGIN|://|(?i:"
+    r"[A-Za-z0-9_-]{16}|eyJ|-----BEGIN|://|(?<!\S)-u\b|(?i:mysql|mariadb|--user|"
+    r"--proxy-user|--http-user|redis-cli|login|ssh-keygen|openssl|identified|"
     + "|".join(sorted({*_SECRET_ENDINGS, *_SECRET_WORDS, "key", "pwd", "pass", "pin"},
                       key=len, reverse=True)) + ")")
 
@@ -183,6 +219,8 @@ def redact_text(text: str) -> str:
         text = pattern.sub(rf"\1{MASK}", text)
     text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}{MASK}@", text)
     text = _COOKIE.sub(lambda m: f"{m.group(1)}{MASK}", text)
+    for pattern in _PROGRAM_SECRETS:
+        text = pattern.sub(lambda m: f"{m.group(1)}{_quoted_mask(m.group(2))}", text)
     text = _sub_named(_OPTION, text, _option)
     return _sub_named(_ASSIGN, text, _assign)
 

@@ -183,8 +183,12 @@ def verify(files: Sequence[Path], *, key: bytes | None = None,
     if expected is not None:
         _check_head(walk, files, expected)
     if key is not None and walk.lines and walk.keyed_from is None:
-        walk.notes.append(f"the chain is unkeyed (plain sha256): {KEY_ENV} is set but was not "
-                          "used to write these lines, so anyone could have rewritten them")
+        # a break, not a note: with the key at hand the person expects a
+        # keyed log, and a script reads the status (from a review: a keyed
+        # log re-chained from zero with plain sha256 verified with 0)
+        where = files[0] if files else Path("?")
+        walk.problem(where, 1, f"the chain holds no keyed link: {KEY_ENV} is set, so these "
+                     "lines were written — or rewritten — without it")
     return Verification(files=tuple(files), lines=walk.lines, problems=tuple(walk.problems),
                         notes=tuple(walk.notes), head=head, head_kind=head_kind,
                         from_genesis=walk.from_genesis, keyed_from=walk.keyed_from,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
@@ -18,7 +19,7 @@ def open_session(args: argparse.Namespace, **context_args: Any) -> Session:
     ``--allowedTools``, ``--disallowedTools``, ``--permission-mode``,
     ``--audit-log``). Each mistake in a settings file is said once on
     stderr; the audit log records what was loaded."""
-    from ..audit import AuditError, FileAudit  # noqa: PLC0415
+    from ..audit import AuditError, FileAudit, audit_key, audit_location  # noqa: PLC0415
     from ..permissions import (  # noqa: PLC0415
         MODE_NAMES,
         CliPermissions,
@@ -39,18 +40,20 @@ def open_session(args: argparse.Namespace, **context_args: Any) -> Session:
     permissions = load_permissions(os.path.realpath(cwd), home(), cli)
     for problem in permissions.problems:
         print(f"shellgate: settings: {one_line(Exception(str(problem)))}", file=sys.stderr)
+    # Where it really is: the sink must never write through a link a
+    # command may re-point (from a review: `--audit-log ws/logs/audit` with
+    # ws/logs a link; `ln -sfn evil logs` sent the rest of the log there).
+    location = Path(os.path.realpath(audit_location(args.audit_log, os.environ)))
     try:
-        audit = FileAudit.from_env(args.audit_log)
+        audit = FileAudit(location, key=audit_key(os.environ))
     except AuditError as exc:
         raise UsageError(str(exc)) from None
-    root = os.path.realpath(audit.root)
-    for folder in (cwd, *args.add_dir, *permissions.additional_dirs):
-        real = os.path.realpath(folder)
-        if root == real or root.startswith(real.rstrip("/") + "/"):
-            raise UsageError(f"the audit log {root} is inside a working directory ({real}); "
-                             "it must be out of the agent's reach (--audit-log elsewhere)")
     session = Session.open(cwd, permissions=permissions, audit=audit,
                            hidden=(str(audit.root),), **context_args)
+    _out_of_reach(session, str(audit.root), "the audit log", "--audit-log elsewhere")
+    if args.settings is not None:
+        _out_of_reach(session, os.path.realpath(args.settings), "the --settings file",
+                      "a settings file elsewhere", only_sandbox=True)
     try:
         audit.emit("settings.loaded", session_id=session.context.session_id,
                    sources=list(permissions.files), mode=str(permissions.mode),
@@ -59,3 +62,22 @@ def open_session(args: argparse.Namespace, **context_args: Any) -> Session:
     except AuditError as exc:
         raise UsageError(str(exc)) from None
     return session
+
+
+def _out_of_reach(session: Session, path: str, what: str, instead: str, *,
+                  only_sandbox: bool = False) -> None:
+    """Refuse a file the gateway trusts (the audit log, a settings file)
+    that lies where sandboxed commands may write: the working directories
+    and the sandbox's other writable roots (``sandbox.filesystem.allowWrite``
+    — from a review, a log under an allowWrite root was moved aside and
+    replaced)."""
+    context = session.context
+    roots = [] if only_sandbox else list(context.allowed_dirs)
+    for entry in context.policy.filesystem.allow_write:
+        expanded = context.home + entry[1:] if entry == "~" or entry.startswith("~/") else entry
+        roots.append(os.path.join(context.workspace, expanded))
+    for root in roots:
+        real = os.path.realpath(root)
+        if path == real or path.startswith(real.rstrip("/") + "/"):
+            raise UsageError(f"{what} {path} is inside {real}, where sandboxed commands may "
+                             f"write; it must be out of the agent's reach ({instead})")

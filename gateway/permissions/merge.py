@@ -86,7 +86,7 @@ def merge(files: Sequence[SettingsFile]) -> PermissionSettings:
                 if managed_only and behavior == "allow" and f.source is not Source.POLICY:
                     dropped += 1
                     continue
-                if behavior == "allow" and f.source.repository_controlled and _everything(got):
+                if behavior == "allow" and f.untrusted and _everything(got):
                     problems.append(Problem(origin, f"{got.text}: a repository's settings cannot "
                                             f"allow every {got.tool} call (put it in "
                                             "~/.claude/settings.json or pass --allowedTools); "
@@ -124,7 +124,7 @@ def _mode(ordered: Sequence[SettingsFile], bypass_disabled: bool,
             problems.append(Problem(f.path, "bypassPermissions is disabled by the managed policy "
                                     "(disableBypassPermissionsMode); the default mode is used"))
             continue
-        if mode is Mode.BYPASS and f.source.repository_controlled:
+        if mode is Mode.BYPASS and f.untrusted:
             problems.append(Problem(f.path, "a repository's settings cannot choose "
                                     "bypassPermissions (put it in ~/.claude/settings.json or "
                                     "pass --permission-mode); ignored"))
@@ -157,7 +157,7 @@ def _directories(ordered: Sequence[SettingsFile], problems: list[Problem]) -> li
             path = _directory(d, f)
             # where it leads, not how it is written: `./link` to ~ is ~
             real, root = os.path.realpath(path), os.path.realpath(f.root)
-            if f.source.repository_controlled and not (
+            if f.untrusted and not (
                     real == root or real.startswith(root.rstrip("/") + "/")):
                 problems.append(Problem(f.path, f"additionalDirectories {d!r}: a repository's "
                                         "settings cannot add a directory outside the project "
@@ -196,7 +196,7 @@ def _sandbox(ordered: Sequence[SettingsFile],
         data = parsed.model_dump(by_alias=True, exclude_unset=True, exclude_none=True)
         for section, key in sorted(_WIDENING):
             holder = data.get(section, {}) if section else data
-            if holder.get(key) and f.source.repository_controlled:
+            if holder.get(key) and f.untrusted:
                 problems.append(Problem(f.path, f"sandbox.{section + '.' if section else ''}"
                                         f"{key}: a repository's settings cannot widen the "
                                         "sandbox; ignored"))

@@ -96,6 +96,14 @@ class SettingsFile:
     lines: Mapping[str, int] = field(default_factory=dict)
     problems: tuple[Problem, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: a file of another source that lies where commands may write (a
+    #: `--settings` file in the project): read as a repository's is
+    repository: bool = False
+
+    @property
+    def untrusted(self) -> bool:
+        """Held to what a repository's file may do (narrow, never widen)."""
+        return self.source.repository_controlled or self.repository
 
 
 def read_settings(path: str, source: Source, root: str) -> SettingsFile | None:

@@ -12,6 +12,7 @@ user     ~/.claude/settings.json, ~/.config/shellgate/settings.json
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -89,6 +90,14 @@ def discover(project: str, home: str, cli: CliPermissions,
         # where the same file read as the project's covers `secrets`
         root = settings_root(path)
         got = read_settings(path, Source.FLAG, root)
+        if got is not None and _writable_by_commands(path, (project, *cli.add_dirs)):
+            # From a review: a `--settings` file in the project was rewritten
+            # by a sandboxed command to bypassPermissions, and the next
+            # session ran everything unasked.
+            got = dataclasses.replace(got, repository=True, problems=(*got.problems, Problem(
+                path, "--settings names a file inside the working directories, which commands "
+                "may rewrite: it is read as a repository's settings (it may add rules and "
+                "narrow the sandbox, not switch asking off)")))
         found.append(_home_expanded(got, home) if got is not None else SettingsFile(
             Source.FLAG, path, root,
             problems=(Problem(path, "--settings names a file that does not exist"),)))
@@ -115,6 +124,15 @@ def _home_expanded(got: SettingsFile, home: str) -> SettingsFile:
                      for d in dirs)
     return replace(got, permissions=got.permissions.model_copy(
         update={"additional_directories": expanded}))
+
+
+def _writable_by_commands(path: str, folders: Sequence[str]) -> bool:
+    real = os.path.realpath(path)
+    for folder in folders:
+        top = os.path.realpath(folder)
+        if real == top or real.startswith(top.rstrip("/") + "/"):
+            return True
+    return False
 
 
 def cli_settings(cli: CliPermissions, project: str) -> SettingsFile:

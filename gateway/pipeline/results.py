@@ -60,6 +60,9 @@ def limit_result(message: ToolResultMessage, limit: int, session: SessionContext
     if _text_chars(content) > min(limit, HARD_CAP_CHARS):
         images = tuple(b for b in content if not isinstance(b, TextBlock))
         content = (_text_note(session, message.tool_use_id, _text(content)), *images)
+    if len(content) == len(message.content) and all(
+            a is b for a, b in zip(content, message.content, strict=True)):
+        return message  # nothing was persisted: the same message (the audit log's `truncated`)
     return ToolResultMessage(message.tool_use_id, content, message.is_error)
 
 

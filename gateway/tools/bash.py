@@ -185,7 +185,7 @@ class BashTool(BaseTool[BashInput]):
             for pattern in excluded:
                 if any(command_matches(pattern, v) for v in views):
                     return (f"{sub.text.strip()!r} is in sandbox.excludedCommands ({pattern}): "
-                            "it runs WITHOUT the sandbox")
+                            "the whole command runs WITHOUT the sandbox")
         return None
 
     def is_concurrency_safe(self, data: BashInput, ctx: ToolContext) -> bool:

@@ -121,7 +121,7 @@ def test_a_settings_file_written_with_mistakes_is_reported_once_and_never_allows
 @pytest.mark.parametrize(("flags", "said"), [
     (["--permission-mode", "yolo"], "--permission-mode 'yolo'"),
     (["--settings", "/nonexistent.json"], "--settings"),
-    (["--audit-log", "INSIDE"], "inside a working directory"),
+    (["--audit-log", "INSIDE"], "where sandboxed commands may write"),
     (["--audit-log", "/proc/version/audit"], "audit log"),
 ])
 def test_bad_flags_are_one_line_errors_and_nothing_runs(
@@ -157,3 +157,45 @@ def test_when_the_decision_cannot_be_logged_the_call_fails_closed(
     result = asyncio.run(Pipeline(session, [WRITE], RulesDecider(allow)).run(use))
     assert result.is_error and "nothing was run" in result.text
     assert not target.exists() and "internal_error" in sink.events
+
+
+def test_a_settings_file_inside_the_project_is_read_as_the_repositorys(workspace: Path) -> None:
+    """From a review: a `--settings` file in the workspace was rewritten by a
+    sandboxed command to bypassPermissions; the next session ran all."""
+    team = workspace / "team-settings.json"
+    team.write_text(json.dumps({"permissions": {"defaultMode": "bypassPermissions",
+                                                "allow": ["Bash", "Bash(touch:*)"]}}))
+    done = _tool(workspace, "Bash", {"command": "touch made && python3 -c 'print(1)'"},
+                 "--settings", str(team))
+    assert not (workspace / "made").exists() and "headless" in done.stdout, done.stdout
+    assert "read as a repository's settings" in done.stderr
+    alone = _tool(workspace, "Bash", {"command": "touch made"}, "--settings", str(team))
+    assert (workspace / "made").exists(), alone.stdout  # its narrow rule still holds
+
+
+@pytest.mark.sandbox
+def test_the_audit_log_is_written_where_it_really_is_not_through_a_link(
+        workspace: Path, tmp_path: Path) -> None:
+    """From a review: `--audit-log ws/logs/audit` with ws/logs a link let a
+    command re-point the link and take the rest of the session's log."""
+    real = tmp_path / "real-logs"
+    real.mkdir()
+    (workspace / "logs").symlink_to(real)
+    done = _tool(workspace, "Bash", {"command": "mkdir -p evil && ln -sfn evil logs"},
+                 "--allowedTools", "Bash", "--audit-log", str(workspace / "logs" / "audit"))
+    assert done.returncode == 0 and (workspace / "logs").resolve() == workspace / "evil"
+    assert not list((workspace / "evil").rglob("*.jsonl"))  # the control: the link moved
+    events = [json.loads(line)["event"] for f in (real / "audit").glob("*.jsonl")
+              for line in f.read_text().splitlines()]
+    assert events[-1] == "tool.completed"
+
+
+def test_an_audit_log_under_a_writable_root_of_the_sandbox_is_refused(
+        workspace: Path, tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    (shared / "state").mkdir(parents=True)
+    settings = tmp_path / "user.json"
+    settings.write_text(json.dumps({"sandbox": {"filesystem": {"allowWrite": [str(shared)]}}}))
+    done = _tool(workspace, "Bash", {"command": "true"}, "--settings", str(settings),
+                 "--audit-log", str(shared / "state" / "audit"))
+    assert done.returncode == 2 and "where sandboxed commands may write" in done.stderr

@@ -163,12 +163,14 @@ def test_a_keyed_chain_verified_without_the_key_needs_the_key(tmp_path: Path) ->
     assert result.keyed_from == (path, 1)
 
 
-def test_a_plain_chain_verified_with_a_key_passes_but_says_it_is_unkeyed(
-        tmp_path: Path) -> None:
+def test_a_plain_chain_verified_with_a_key_is_a_break(tmp_path: Path) -> None:
+    """From a review: a keyed log re-chained from zero with plain sha256 by
+    someone without the key verified with status 0 (and only a note)."""
     path = _log(tmp_path, None)
     result = verify([path], key=KEY)
-    assert result.status == 0
-    assert any("unkeyed" in note for note in result.notes)
+    assert result.status == 1
+    assert any("no keyed link" in p.reason for p in result.problems)
+    assert verify([path]).status == 0  # without a key it is what it says: a plain chain
 
 
 def test_a_writer_without_the_key_on_a_keyed_log_is_named_as_a_break(tmp_path: Path) -> None:

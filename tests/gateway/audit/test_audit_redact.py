@@ -57,6 +57,20 @@ SECRETS = [
      "-----BEGIN RSA PRIVATE KEY-----***-----END RSA PRIVATE KEY-----\nEOF"),
     ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk cut short", "b3BlbnNzaC1rZXk",
      "-----BEGIN OPENSSH PRIVATE KEY-----***"),
+    # from the third review: programs' own ways of taking a secret
+    ("mysql -u root -pS3cr3tPass appdb", "S3cr3tPass", "-p*** appdb"),
+    ("curl -u admin:hunter2 https://x", "hunter2", "-u admin:***"),
+    ("curl --user u:p4ss x", "p4ss", "--user u:***"),
+    ("export SECRET_KEY_BASE=abcdef12", "abcdef12", "SECRET_KEY_BASE=***"),
+    ("git push https://0123456789abcdefTOKEN@host/x", "0123456789abcdefTOKEN", "https://***@host"),
+    ("sshpass -p hunter2 ssh h", "hunter2", "sshpass -p ***"),
+    ("docker login -u me -p hunter2 reg", "hunter2", "-p *** reg"),
+    ("redis-cli -a hunter2 ping", "hunter2", "-a *** ping"),
+    ("ssh-keygen -N hunter2 -f k", "hunter2", "-N *** -f k"),
+    ("openssl enc -k hunter2", "hunter2", "-k ***"),
+    ("aws configure set aws_secret_access_key VALUE9", "VALUE9", "aws_secret_access_key ***"),
+    ("CREATE USER x IDENTIFIED BY 'hunter2';", "hunter2", "IDENTIFIED BY '***'"),
+    ("machine h login me password hunter2", "hunter2", "password ***"),
 ]
 
 
@@ -92,6 +106,10 @@ def test_redaction_is_idempotent(text: str, secret: str, kept: str) -> None:
     "sort --key=2 file",
     "grep -r token_count src/",
     "echo skip-this-step",
+    "mkdir -p a/b",
+    "sort -u file",
+    "mysql -u root -p appdb",
+    "curl -u alice https://x",
 ])
 def test_an_ordinary_command_is_left_alone(text: str) -> None:
     assert redact_text(text) == text

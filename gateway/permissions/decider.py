@@ -128,6 +128,12 @@ class RulesDecider:
         if hook.decision is Decision.DENY:
             return PermissionResult(Decision.DENY, hook.source, hook.reason or "a hook denied it")
         match = Matcher(self.settings, tool, data, ctx)
+        config = match.agent_config()
+        if config is not None:
+            return PermissionResult(
+                Decision.DENY, "sandbox", f"{config}: agent settings, which a session started "
+                "in that directory would obey", check_ids=own.check_ids,
+                hint="a person edits agent settings; no rule or mode changes that")
         denied = match.strict("deny")
         if denied is not None:
             rule, what = denied

@@ -20,6 +20,7 @@ from ..context import ToolContext
 from ..decisions import Decision, PermissionResult
 from ..tools import AnyTool
 from ..tools.base import Subject
+from ..tools.paths import agent_config_component
 from .bash_rules import allow_views, command_matches, strict_views
 from .guards import (
     GIT_CONTENT,
@@ -185,6 +186,20 @@ class Matcher:
                     # conf out`, `tar cf - conf`) takes the files inside along
                     what = "changes" if not reads else "takes"
                     return f"files inside {p.path}, which {sub.text.strip()!r} {what}", False
+        return None
+
+    def agent_config(self) -> str | None:
+        """A Bash command writing agent settings at any depth (what the file
+        tools refuse: `printf … > sub/.claude/settings.local.json`)."""
+        analysis = self.subject.analysis
+        if self.subject.kind != "command" or analysis is None:
+            return None
+        for sub in analysis.subcommands:
+            for p in sub.paths:
+                if p.access.value != "read" and not p.path.startswith("?/"):
+                    hit = agent_config_component(p.path)
+                    if hit is not None:
+                        return f"{p.path} (in {sub.text.strip()!r}) is inside {hit}"
         return None
 
     def mention(self) -> Rule | None:

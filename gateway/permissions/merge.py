@@ -18,13 +18,15 @@ Each refusal is reported; from a review, ``{"permissions": {"allow":
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .guards import CODE_RUNNERS, rule_words
 from .modes import MODE_NAMES, Mode
-from .rules import Behavior, Rule, parse_rule, unknown_tool
+from .path_rules import anchor
+from .rules import PATH_TOOLS, Behavior, Rule, parse_rule, unknown_tool
 from .settings import Problem, SettingsFile, Source
 
 #: sandbox keys that widen what a command may reach, or switch asking off:
@@ -92,6 +94,14 @@ def merge(files: Sequence[SettingsFile]) -> PermissionSettings:
                                             "~/.claude/settings.json or pass --allowedTools); "
                                             "ignored"))
                     continue
+                if behavior == "allow" and f.untrusted and got.tool in PATH_TOOLS and got.content:
+                    kept = _inside_project(got, f)
+                    if kept is None:
+                        problems.append(Problem(origin, f"{got.text}: a repository's settings "
+                                                "cannot allow paths outside the project "
+                                                f"({f.root}); ignored"))
+                        continue
+                    got = kept
                 warn = unknown_tool(got)
                 if warn is not None:
                     problems.append(warn)
@@ -148,6 +158,25 @@ def _everything(rule: Rule) -> bool:
         return False
     words = rule_words(rule.content)
     return not words or os.path.basename(words[0]) in CODE_RUNNERS
+
+
+def _inside_project(rule: Rule, f: SettingsFile) -> Rule | None:
+    """A repository's path allow rule, kept to its project: a bare name
+    (`Read(*.md)`, any depth anywhere) is anchored at the project; a rule
+    reaching out of it (`Read(//**)`, `Edit(~/…)`) is refused. From a
+    review: `Read(//**)` planted in a subdirectory's settings let a session
+    started there read any file outside its project unasked."""
+    assert rule.content is not None
+    anchored = anchor(rule.content, root=f.root, cwd=f.root, home="/nonexistent-home")
+    if anchored is None:
+        return replace(rule, content="/**/" + rule.content.lstrip("/"))
+    hit = re.search(r"(?<!\\)[*?\[]", anchored)
+    literal = anchored if hit is None else anchored[:anchored.rfind("/", 0, hit.start())]
+    literal = os.path.realpath(literal or "/")
+    root = os.path.realpath(f.root)
+    if literal == root or literal.startswith(root.rstrip("/") + "/"):
+        return rule
+    return None
 
 
 def _directories(ordered: Sequence[SettingsFile], problems: list[Problem]) -> list[str]:

@@ -9,7 +9,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import tempfile
+from collections.abc import Callable
 
 from .settings import MAX_SETTINGS_BYTES
 from .sources import LOCAL_SETTINGS
@@ -20,11 +22,17 @@ def save_allow_rule(project: str, rule: str) -> str:
     returns the path written. Raises ``OSError``/``ValueError`` with a
     one-line reason when the file cannot be kept whole (it is never
     overwritten when it holds something other than a JSON object)."""
+    project = os.path.realpath(project)
     path = os.path.join(project, LOCAL_SETTINGS)
+    _plain(os.path.dirname(path), stat.S_ISDIR)
+    _plain(path, stat.S_ISREG)
     data: dict[str, object] = {}
     mode = 0o600
     try:
-        with open(path, "rb") as fh:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise ValueError(f"{path} is not a regular file; not changed")
             raw = fh.read(MAX_SETTINGS_BYTES + 1)
             mode = os.fstat(fh.fileno()).st_mode & 0o777
     except FileNotFoundError:
@@ -45,6 +53,7 @@ def save_allow_rule(project: str, rule: str) -> str:
     if rule not in allow:
         allow.append(rule)
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    _plain(os.path.dirname(path), stat.S_ISDIR)  # made by us, or still what we checked
     fd, tmp = tempfile.mkstemp(prefix=".settings.", dir=os.path.dirname(path))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -57,3 +66,16 @@ def save_allow_rule(project: str, rule: str) -> str:
             os.unlink(tmp)
         raise
     return path
+
+
+def _plain(path: str, kind: Callable[[int], bool]) -> None:
+    """Refuse a link, or anything but a directory / a regular file, where
+    the settings go. From a review: a model planted `sub/.claude` as a link
+    to a managed-settings.d directory; an "always" answered in a session
+    started in `sub` would have written policy."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode) or not kind(st.st_mode):
+        raise ValueError(f"{path} is a link or not what settings live in; not changed")

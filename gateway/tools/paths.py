@@ -131,6 +131,12 @@ def write_right(path: Resolved, ctx: ToolContext) -> PermissionResult | None:
             Decision.DENY, "sandbox", f"{path.display} is inside a git directory "
             f"({inside_git}): git runs what its config and hooks say",
             hint="change a repository with git commands (in Bash), not with file tools")
+    config = agent_config_component(path.display) or agent_config_component(path.real)
+    if config is not None:
+        return PermissionResult(
+            Decision.DENY, "sandbox", f"{path.display} is inside {config}: agent settings, "
+            "which a session started in that directory (this gateway's, Claude Code's) would "
+            "obey", hint="a person edits agent settings; no rule or mode changes that")
     ruled = _by_rule(path, ctx, "write")
     if ruled is not None:
         return ruled
@@ -149,6 +155,25 @@ def write_right(path: Resolved, ctx: ToolContext) -> PermissionResult | None:
                                 hint="writes stay inside the writable roots (the workspace "
                                 "and --add-dir); protected paths stay read-only")
     return _sensitive(path, ctx, "write")
+
+
+#: directories of agent settings, at any depth (from a review: a model
+#: wrote `sub/.claude/settings.local.json` with allow rules, and a session
+#: the user later started in `sub` obeyed them; the sandbox keeps only each
+#: root's own read-only)
+AGENT_CONFIG_DIRS = frozenset({".claude", ".shellgate"})
+
+
+def agent_config_component(path: str) -> str | None:
+    """The ``.claude`` or ``.shellgate`` directory ``path`` lies in (any
+    case: a case-insensitive filesystem reads `.CLAUDE` as `.claude`)."""
+    parts = path.split("/")
+    for n, part in enumerate(parts[:-1]):
+        if part.lower() in AGENT_CONFIG_DIRS:
+            return "/".join(parts[:n + 1])
+    if parts and parts[-1].lower() in AGENT_CONFIG_DIRS:
+        return path  # the directory itself (created, or replaced by a link)
+    return None
 
 
 def _by_rule(path: Resolved, ctx: ToolContext, access: str) -> PermissionResult | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -451,3 +452,46 @@ def test_the_lowest_limit_holds_whichever_source_set_it(session: SessionContext)
     apply_permissions(session, rules)
     assert session.policy.limits.memory == 1 << 30  # a repository cannot lift the user's
     assert session.policy.limits.max_processes == 50
+
+
+# -- from the fourth review: a model granting itself rules for a later session ------
+@pytest.mark.parametrize(("tool", "data"), [
+    ("Write", {"file_path": "sub/.claude/settings.local.json", "content": "{}"}),
+    ("Write", {"file_path": "sub/.shellgate/settings.json", "content": "{}"}),
+    ("Write", {"file_path": "a/b/.CLAUDE/settings.json", "content": "{}"}),
+    ("Bash", {"command": "mkdir -p sub/.claude && printf '{}' > sub/.claude/settings.json"}),
+    ("Bash", {"command": "cp x sub/.claude/settings.local.json"}),
+    ("Bash", {"command": "ln -s /etc sub/.claude"}),
+])
+def test_agent_settings_are_never_written_at_any_depth(
+        session: SessionContext, workspace: Path, tool: str, data: dict[str, Any]) -> None:
+    if "file_path" in data:
+        data = {**data, "file_path": str(workspace / data["file_path"])}
+    rules = settings(perms(allow=["Bash", "Write", "Edit"], defaultMode="bypassPermissions"))
+    result = decide(session, tool, data, rules)
+    assert result.decision is Decision.DENY and "agent settings" in result.reason, result
+
+
+def test_a_repositorys_path_rules_stay_inside_its_project(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    files = [parse_settings_text(json.dumps({"permissions": {"allow": [
+        "Read(//**)", "Read(~/.aws/**)", "Read(../other/**)", "Read(*.md)", "Edit(./src/**)"]}})
+        .encode(), str(project / ".claude" / "settings.json"), Source.PROJECT, str(project))]
+    kept = [r.text for r in merge(files).of("allow")]
+    assert kept == ["Read(/**/*.md)", "Edit(./src/**)"]
+
+
+@pytest.mark.parametrize("plant", ["link", "fifo"])
+def test_always_never_writes_through_a_planted_link_or_into_a_fifo(
+        session: SessionContext, workspace: Path, tmp_path: Path, plant: str) -> None:
+    elsewhere = tmp_path / "managed-settings.d"
+    elsewhere.mkdir()
+    if plant == "link":
+        (workspace / ".claude").symlink_to(elsewhere)
+    else:
+        (workspace / ".claude").mkdir()
+        os.mkfifo(workspace / ".claude" / "settings.local.json")
+    session.approver = Answer("always")
+    result = bash(session, "npm test", RulesDecider(settings()))
+    assert result.decision is Decision.ALLOW and "this session only" in result.reason
+    assert not list(elsewhere.iterdir())

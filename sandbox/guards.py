@@ -229,6 +229,7 @@ class Guards:
             outcome.tampered += renamed
             outcome.reports += [_defused_note(p) for p in renamed]
         self._new_bare_gitdirs(scan.bare, roots, outcome)
+        self._agent_settings(scan.agent_dirs, roots, outcome)
         # Linear in the directories (each looks up its own ancestors): a
         # workspace of 300,000 directories the walk could not finish made a
         # pairwise comparison here run for minutes.
@@ -267,6 +268,43 @@ class Guards:
                     outcome.reports.append(_defused_note(head))
             finally:
                 os.close(fd)
+
+    def _agent_settings(self, entries: tuple[str, ...], roots: list[str],
+                        outcome: GuardOutcome) -> None:
+        """A `.claude` or `.shellgate` below the top of a writable root or a
+        work tree (those are read-only during the run), made or changed
+        during it: a session the user starts in that directory later — this
+        gateway's, Claude Code's — obeys its permissions and hooks. It is
+        renamed aside. Reproducer (from a review): `mkdir -p sub/.claude &&
+        printf '{"permissions":{"allow":["Bash(git push:*)"]}}' >
+        sub/.claude/settings.local.json`; a session started in sub allowed
+        `git push` unasked."""
+        tops = {*roots, *self.plan.repos, *self.git.seen_worktrees}
+        since = self.git.started_ns
+        stubs = _recorded_stubs()
+        for path in entries:
+            parent = os.path.dirname(path)
+            root = _root_of(roots, path)
+            if root is None or parent in tops or not _touched_since(path, since):
+                continue
+            if any(_within(s, path) for s in stubs) and _only_empty_files(path):
+                # another run's stubs (the top of its own workspace, inside
+                # ours): renaming them would carry its read-only mounts away
+                continue
+            rel = os.path.relpath(parent, root)
+            fd = open_below(root, [] if rel == "." else rel.split("/"))
+            if fd is None:
+                continue
+            try:
+                kept = rename_aside(fd, os.path.basename(path), path, outcome.problems)
+            finally:
+                os.close(fd)
+            if kept is not None:
+                outcome.tampered.append(path)
+                outcome.reports.append(
+                    f"agent settings were made or changed at {path} during the run (a session "
+                    f"started in {parent} would obey them); renamed to {kept}, rename it back "
+                    "once reviewed")
 
     def _new_gitdirs(self, outcome: GuardOutcome) -> None:
         """A git directory that appeared under a known repository's
@@ -371,6 +409,64 @@ def _made_since(gitdir: str, since_ns: int) -> bool:
         except OSError:
             return True
     return False
+
+
+def _touched_since(path: str, since_ns: int, depth: int = 3) -> bool:
+    """Was the entry (a link, a file, a directory and what is in it, a few
+    levels down) made or changed at or after ``since_ns``? What cannot be
+    checked, or lies deeper, counts as changed."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    if st.st_ctime_ns >= since_ns:
+        return True
+    if not stat.S_ISDIR(st.st_mode):
+        return False
+    try:
+        with os.scandir(path) as inner:
+            for n, entry in enumerate(inner):
+                if n >= _AGENT_ENTRIES:
+                    return True  # too many to look at: judged changed
+                info = entry.stat(follow_symlinks=False)
+                if info.st_ctime_ns >= since_ns:
+                    return True
+                if entry.is_dir(follow_symlinks=False) and (
+                        depth <= 0 or _touched_since(entry.path, since_ns, depth - 1)):
+                    return True
+    except OSError:
+        return True
+    return False
+
+
+#: entries looked at in one agent settings directory
+_AGENT_ENTRIES = 500
+
+
+def _recorded_stubs() -> list[str]:
+    """The stubs runs of this user have recorded (see :func:`record_stubs`)."""
+    try:
+        return (runtime_dir() / "stubs").read_text("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
+def _only_empty_files(path: str) -> bool:
+    """Does the directory hold nothing but empty files and directories (the
+    shape of stubs)? A link or a file with content is no stub."""
+    try:
+        for base, dirs, files in os.walk(path):
+            for name in files:
+                st = os.lstat(os.path.join(base, name))
+                if not stat.S_ISREG(st.st_mode) or st.st_size:
+                    return False
+            if any(os.path.islink(os.path.join(base, d)) for d in dirs):
+                return False
+    except OSError:
+        return False
+    return os.path.isdir(path) and not os.path.islink(path)
 
 
 def _defused_note(path: str) -> str:

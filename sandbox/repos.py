@@ -39,6 +39,17 @@ def _repo_marker(name: str) -> bool:
     return name in (".git", "HEAD")
 
 
+#: agents' settings directories, obeyed by a session started below them
+AGENT_DIRS = frozenset({".claude", ".shellgate"})
+
+
+def _deep_marker(name: str) -> bool:
+    """What the search after the run records: a repository's marks, and an
+    agent's settings directory by name — as a link or a file too (a link
+    named `.claude` would carry a session's settings elsewhere)."""
+    return _repo_marker(name) or name in AGENT_DIRS
+
+
 REPO_SPEC = WalkSpec(
     name="repos",
     match_file=_repo_marker,
@@ -60,9 +71,9 @@ REPO_SPEC = WalkSpec(
 #: re-checked (one lstat each, from the cache); only the changed ones are
 #: listed again.
 DEEP_SPEC = WalkSpec(
-    name="repos-deep",
-    match_file=_repo_marker,
-    match_dirs=frozenset({".git"}),
+    name="repos-deep-2",  # 2: agents' settings directories are recorded too
+    match_file=_deep_marker,
+    match_dirs=frozenset({".git"}) | AGENT_DIRS,
     # package and build caches nobody runs git in (the home's, mostly: a
     # writable home would otherwise cost a stat of every cached file's
     # directory on every run)
@@ -99,6 +110,8 @@ class RepoScan:
     #: bare git directories (HEAD beside objects and refs, any name): git
     #: takes one for a repository from any directory below it
     bare: tuple[str, ...] = ()
+    #: `.claude` and `.shellgate` entries at any depth (the deep search only)
+    agent_dirs: tuple[str, ...] = ()
 
 
 def find_repos(
@@ -123,8 +136,10 @@ def find_repos(
                    if os.path.basename(path) == "HEAD" and path not in exclude
                    and is_bare_gitdir(os.path.dirname(path))})
     repos = tuple(Repo(w, resolve_gitdir(w)) for w in worktrees)
+    agents = sorted(p for p in result.found
+                    if os.path.basename(p) in AGENT_DIRS and p not in exclude) if deep else []
     return RepoScan(repos, (*result.unscanned, *result.unlistable), result.unchecked,
-                    result.changed, tuple(bare))
+                    result.changed, tuple(bare), tuple(agents))
 
 
 def is_bare_gitdir(path: str) -> bool:

@@ -1,0 +1,68 @@
+"""Agents' settings below the top of the workspace: a `.claude` or
+`.shellgate` directory made or changed by a command is obeyed by a session
+the user later starts in that directory (its permissions, Claude Code's
+hooks). Each is renamed aside after the run; the control shows a session
+started there obeying what was planted."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+from escape_kit import consume_control, output, sh
+
+from gateway.permissions import load_permissions
+
+pytestmark = pytest.mark.sandbox
+
+RULES = json.dumps({"permissions": {"allow": ["Bash(git push:*)"]}})
+
+
+def _plant(where: str, name: str = "settings.local.json") -> str:
+    return (f"mkdir -p {where} && printf %s {shlex.quote(RULES)} > {where}/{name} && "
+            "echo ran > control.txt")
+
+
+def _obeyed(project: Path, home: Path) -> bool:
+    """Would a session started in ``project`` take the planted rule?"""
+    rules = load_permissions(str(project), str(home), managed_dirs=[])
+    return any(r.text == "Bash(git push:*)" for r in rules.of("allow"))
+
+
+@pytest.mark.parametrize("where", ["sub/.claude", "a/b/c/.claude", "sub/.shellgate"])
+def test_planted_agent_settings_in_a_subdirectory_are_renamed_aside(
+        workspace: Path, tmp_path: Path, where: str) -> None:
+    name = "settings.json" if where.endswith(".shellgate") else "settings.local.json"
+    proc = sh(workspace, _plant(where, name))
+    consume_control(workspace, proc)
+    project = workspace / where.rsplit("/", 1)[0]
+    assert not _obeyed(project, tmp_path), output(proc)
+    assert list(project.glob("*.quarantined-by-shellgate*")), output(proc)
+    assert "agent settings" in output(proc)
+
+
+def test_the_planted_settings_would_be_obeyed_without_the_sandbox(tmp_path: Path) -> None:
+    subprocess.run(["sh", "-c", _plant("sub/.claude")], cwd=tmp_path, check=True)
+    assert _obeyed(tmp_path / "sub", tmp_path / "home")
+
+
+def test_a_changed_existing_nested_settings_file_is_renamed_and_an_untouched_one_kept(
+        workspace: Path, tmp_path: Path) -> None:
+    for pkg in ("pkg-a", "pkg-b"):
+        (workspace / pkg / ".claude").mkdir(parents=True)
+        (workspace / pkg / ".claude" / "settings.json").write_text("{}")
+    sh(workspace, "true")  # the walk learns them
+    proc = sh(workspace, f"printf %s {shlex.quote(RULES)} > pkg-a/.claude/settings.json && "
+              "echo ran > control.txt")
+    consume_control(workspace, proc)
+    assert not _obeyed(workspace / "pkg-a", tmp_path), output(proc)
+    assert (workspace / "pkg-b" / ".claude" / "settings.json").read_text() == "{}"
+
+
+def test_a_planted_link_named_claude_is_renamed_aside(workspace: Path, outside: Path) -> None:
+    proc = sh(workspace, f"mkdir -p sub && ln -s {outside} sub/.claude && echo ran > control.txt")
+    consume_control(workspace, proc)
+    assert not (workspace / "sub" / ".claude").is_symlink(), output(proc)

@@ -105,7 +105,10 @@ EXTRACTION = [
     ("chown user:staff f", {(P("f"), W)}),
     ("chown -R user d", {(P("d"), W)}),
     ("chgrp staff f", {(P("f"), W)}),
-    ("ln -s target link", {(P("target"), R), (P("link"), W)}),
+    # a symbolic link's relative target is read from the link's directory
+    # (`link` may be a directory the link goes into: both are judged)
+    ("ln -s target link", {(P("target"), R), (P("link/target"), R), (P("link"), W)}),
+    ("ln -s ../t sub/l", {(P("../t"), R), (P("t"), R), (P("sub/l/../t"), R), (P("sub/l"), W)}),
     ("ln -s target", {(P("target"), R), (P(), W)}),
     # sed: the script is not a path; -i turns every file into a write
     ("sed -n 1p f", {(P("f"), R)}),

@@ -7,6 +7,8 @@ so that an option's value is not mistaken for a path (``chmod -R 755 dir``).
 
 from __future__ import annotations
 
+import posixpath
+
 from .flags import Arg, ParsedArgs, Spec, parse_args
 
 N, V, OPT, R = Arg.NONE, Arg.VALUE, Arg.OPTIONAL, Arg.READ
@@ -94,16 +96,32 @@ def writer_paths(name: str, argv: tuple[str, ...]) -> tuple[list[str], list[str]
         return reads + ops[:-1], ops[-1:]
     if name == "ln":
         target = _target(p)
-        if target:
-            return reads + ops, target
-        if len(ops) == 1:
-            return reads + ops, ["."]
-        return reads + ops[:-1], ops[-1:]
+        sources = ops if target else (ops if len(ops) == 1 else ops[:-1])
+        links = target or (["."] if len(ops) == 1 else ops[-1:])
+        return reads + sources + _link_targets(p, sources, links), links
     if name == "chmod":
         return reads, ops if p.has("--reference") else ops[1:]
     if name in ("chown", "chgrp"):
         return reads, ops if p.has("--reference") else ops[1:]
     return None
+
+
+def _link_targets(p: ParsedArgs, sources: list[str], links: list[str]) -> list[str]:
+    """Where a symbolic link's relative target leads: from the link's own
+    directory, not the working directory (from a review: `ln -s
+    ../conf/a.txt out/l; cat out/l` read conf/a.txt while the analysis
+    looked at ../conf/a.txt). The link may be the last operand or go inside
+    it (a directory): both are judged."""
+    if not p.has("-s", "--symbolic") or p.has("-r", "--relative"):
+        return []
+    out: list[str] = []
+    for source in sources:
+        if source.startswith(("/", "~")):
+            continue
+        for link in links:
+            out += [posixpath.join(posixpath.dirname(link.rstrip("/")) or ".", source),
+                    posixpath.join(link, source)]
+    return out
 
 
 def _target(p: ParsedArgs) -> list[str]:

@@ -495,3 +495,13 @@ def test_always_never_writes_through_a_planted_link_or_into_a_fifo(
     result = bash(session, "npm test", RulesDecider(settings()))
     assert result.decision is Decision.ALLOW and "this session only" in result.reason
     assert not list(elsewhere.iterdir())
+
+
+def test_a_relative_link_target_is_judged_from_the_links_directory(
+        session: SessionContext, conf: Path) -> None:
+    """From a review: `ln -s ../conf/token.txt out/l; cat out/l` read a
+    Read-denied file: the analysis looked for ../conf/token.txt from here."""
+    (conf.parent / "out").mkdir()
+    rules = settings(perms(deny=["Read(./conf/*.txt)"], allow=["Bash"]))
+    result = bash(session, "ln -sf ../conf/token.txt out/l; cat out/l", rules)
+    assert result.decision is Decision.DENY and result.rule == "Read(./conf/*.txt)"

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..session import Session
+from ..tools.paths import inside
 from .common import abs_dir, home, one_line
 
 
@@ -78,6 +79,6 @@ def _out_of_reach(session: Session, path: str, what: str, instead: str, *,
         roots.append(os.path.join(context.workspace, expanded))
     for root in roots:
         real = os.path.realpath(root)
-        if path == real or path.startswith(real.rstrip("/") + "/"):
+        if inside(path, real):
             raise UsageError(f"{what} {path} is inside {real}, where sandboxed commands may "
                              f"write; it must be out of the agent's reach ({instead})")

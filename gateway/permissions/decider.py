@@ -136,11 +136,7 @@ class RulesDecider:
                 hint="a person edits agent settings; no rule or mode changes that")
         denied = match.strict("deny")
         if denied is not None:
-            rule, what = denied
-            return PermissionResult(
-                Decision.DENY, rule.source.label, f"a deny rule matches {what}", rule=rule.text,
-                check_ids=own.check_ids, hint=f"the rule is in {rule.origin}; removing it "
-                "would change this")
+            return _by_rule(Decision.DENY, *denied, own)
         if mode is Mode.PLAN and not tool.is_read_only(data, ctx):
             return PermissionResult(
                 Decision.DENY, "mode", "plan mode runs read-only tools only", rule="plan",
@@ -148,11 +144,7 @@ class RulesDecider:
                 hint="leave plan mode (--permission-mode default) to make changes")
         asked = match.strict("ask")
         if asked is not None:
-            rule, what = asked
-            return PermissionResult(
-                Decision.ASK, rule.source.label, f"an ask rule matches {what}", rule=rule.text,
-                check_ids=own.check_ids, warnings=own.warnings, needs_person=True,
-                hint=f"the rule is in {rule.origin}")
+            return _by_rule(Decision.ASK, *asked, own)
         unchecked = match.unprovable()
         if unchecked is not None:
             return PermissionResult(Decision.ASK, "rules", unchecked, check_ids=own.check_ids,
@@ -213,6 +205,20 @@ class RulesDecider:
             return PermissionResult(Decision.ALLOW, "mode", "bypassPermissions mode",
                                     rule="bypassPermissions")
         return match.allowed(own, mode)
+
+
+def _by_rule(decision: Decision, rule: Rule, what: str,
+             own: PermissionResult) -> PermissionResult:
+    """A deny or ask rule's answer, naming the rule, its source and file."""
+    if decision is Decision.DENY:
+        return PermissionResult(
+            decision, rule.source.label, f"a deny rule matches {what}", rule=rule.text,
+            check_ids=own.check_ids, hint=f"the rule is in {rule.origin}; removing it would "
+            "change this")
+    return PermissionResult(
+        decision, rule.source.label, f"an ask rule matches {what}", rule=rule.text,
+        check_ids=own.check_ids, warnings=own.warnings, needs_person=True,
+        hint=f"the rule is in {rule.origin}")
 
 
 def _person(own: PermissionResult, validation: Validation) -> PermissionResult:

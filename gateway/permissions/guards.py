@@ -21,6 +21,7 @@ import os
 import re
 from typing import Any
 
+from ..tools.paths import inside
 from .path_rules import anchor, path_matches
 from .rules import Rule
 
@@ -175,11 +176,8 @@ def may_hold(rule: Rule, root: str, *, cwd: str, home: str) -> bool:
     literal = literal.rstrip("/") or "/"
     # one inside the other: the rule's fixed part below the search's root,
     # or the root inside what the rule's fixed part leads to
-    return _within(literal, root) or _within(root, literal)
+    return inside(literal, root) or inside(root, literal)
 
-
-def _within(path: str, folder: str) -> bool:
-    return folder in (path, "/") or path.startswith(folder.rstrip("/") + "/")
 
 
 def glob_base(pattern: str) -> str:

@@ -16,11 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from analyzers import ParseStatus
+
 from ..context import ToolContext
 from ..decisions import Decision, PermissionResult
 from ..tools import AnyTool
 from ..tools.base import Subject
-from ..tools.paths import agent_config_component
+from ..tools.paths import agent_config_component, inside
 from .bash_rules import allow_views, command_matches, strict_views
 from .guards import (
     GIT_CONTENT,
@@ -72,6 +74,7 @@ class Matcher:
         #: the allow came from something that covers any command (every
         #: Bash call, bypass, the sandbox's auto-allow, a hook)
         self.broad = False
+        self._globs: dict[str, list[str] | None] = {}
 
     # -- deny and ask ----------------------------------------------------
     def strict(self, behavior: Behavior) -> tuple[Rule, str] | None:
@@ -172,7 +175,7 @@ class Matcher:
                                                and p.access.value != "unknown"):
                     continue
                 if p.glob:
-                    files = expand(p.path)
+                    files = self._expand(p.path)
                     if files is None:
                         if may_hold(rule, glob_base(p.path), cwd=self.cwd, home=self.home):
                             return f"what {p.raw!r} expands to", False
@@ -202,12 +205,20 @@ class Matcher:
                         return f"{p.path} (in {sub.text.strip()!r}) is inside {hit}"
         return None
 
+    def _expand(self, pattern: str) -> list[str] | None:
+        """A glob's files, listed once per call whatever the number of
+        rules tried against them."""
+        if pattern not in self._globs:
+            self._globs[pattern] = expand(pattern)
+        return self._globs[pattern]
+
     def mention(self) -> Rule | None:
         """A Bash deny or ask rule whose words the command holds, however
         quoted (see :mod:`.guards`): such a command is not allowed unasked."""
-        if self.subject.kind != "command":
-            return None
-        rules = (*self.settings.of("deny"), *self.settings.of("ask"))
+        rules = tuple(r for r in (*self.settings.of("deny"), *self.settings.of("ask"))
+                      if r.tool == "Bash" and r.content is not None)
+        if self.subject.kind != "command" or not rules:
+            return None  # the common case: no words to look for, no work
         for text in spellings(getattr(self.data, "command", ""), self.subject.analysis):
             hit = mentioned(rules, text)
             if hit is not None:
@@ -248,7 +259,7 @@ class Matcher:
         analysis = self.subject.analysis
         if self.subject.kind != "command" or analysis is None or analysis.rules_apply:
             return None
-        if analysis.parse.value == "simple" and not analysis.parse_reasons:
+        if analysis.parse is ParseStatus.SIMPLE and not analysis.parse_reasons:
             return None
         if any(r.content is not None and (r.tool == "Bash" or r.tool in PATH_TOOLS)
                for r in (*self.settings.of("deny"), *self.settings.of("ask"))):
@@ -371,7 +382,7 @@ class Matcher:
 
     def _inside_working_dirs(self, path: str) -> bool:
         dirs = (*self.ctx.session.allowed_dirs, *self.settings.additional_dirs)
-        return any(path == d or path.startswith(d.rstrip("/") + "/") for d in dirs)
+        return any(inside(path, d) for d in dirs)
 
     def _sandbox_auto_allow(self) -> PermissionResult | None:
         """``sandbox.autoAllowBashIfSandboxed``: a command the sandbox holds

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..tools.paths import inside
 from .guards import CODE_RUNNERS, rule_words
 from .modes import MODE_NAMES, Mode
 from .path_rules import anchor
@@ -174,7 +175,7 @@ def _inside_project(rule: Rule, f: SettingsFile) -> Rule | None:
     literal = anchored if hit is None else anchored[:anchored.rfind("/", 0, hit.start())]
     literal = os.path.realpath(literal or "/")
     root = os.path.realpath(f.root)
-    if literal == root or literal.startswith(root.rstrip("/") + "/"):
+    if inside(literal, root):
         return rule
     return None
 
@@ -187,7 +188,7 @@ def _directories(ordered: Sequence[SettingsFile], problems: list[Problem]) -> li
             # where it leads, not how it is written: `./link` to ~ is ~
             real, root = os.path.realpath(path), os.path.realpath(f.root)
             if f.untrusted and not (
-                    real == root or real.startswith(root.rstrip("/") + "/")):
+                    inside(real, root)):
                 problems.append(Problem(f.path, f"additionalDirectories {d!r}: a repository's "
                                         "settings cannot add a directory outside the project "
                                         f"({f.root}); ignored"))

@@ -12,11 +12,11 @@ user     ~/.claude/settings.json, ~/.config/shellgate/settings.json
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from ..tools.paths import inside
 from .settings import PermissionsBlock, Problem, SettingsFile, Source, read_settings, settings_root
 
 MANAGED_DIRS = ("/etc/shellgate", "/etc/claude-code")
@@ -94,7 +94,7 @@ def discover(project: str, home: str, cli: CliPermissions,
             # From a review: a `--settings` file in the project was rewritten
             # by a sandboxed command to bypassPermissions, and the next
             # session ran everything unasked.
-            got = dataclasses.replace(got, repository=True, problems=(*got.problems, Problem(
+            got = replace(got, repository=True, problems=(*got.problems, Problem(
                 path, "--settings names a file inside the working directories, which commands "
                 "may rewrite: it is read as a repository's settings (it may add rules and "
                 "narrow the sandbox, not switch asking off)")))
@@ -130,7 +130,7 @@ def _writable_by_commands(path: str, folders: Sequence[str]) -> bool:
     real = os.path.realpath(path)
     for folder in folders:
         top = os.path.realpath(folder)
-        if real == top or real.startswith(top.rstrip("/") + "/"):
+        if inside(real, top):
             return True
     return False
 

@@ -258,7 +258,10 @@ def test_random_bytes_never_raise() -> None:
     alphabet = b'{}[]",:0123456789.-eE truefalsnul\\/\n' + bytes(range(0x80, 0x84))
     for _ in range(300):
         raw = bytes(rng.choice(alphabet) for _ in range(rng.randrange(1, 60)))
-        merge([parse_settings_text(raw, "/s.json", Source.USER, "/r")])
+        merged = merge([parse_settings_text(raw, "/s.json", Source.USER, "/r")])
+        # garbage yields problems naming the file, never a rule or a mode
+        assert all(str(p).startswith("/s.json") for p in merged.problems), raw
+        assert not merged.rules and merged.mode is Mode.DEFAULT, raw
 
 
 # -- where rules come from -----------------------------------------------------

@@ -22,6 +22,7 @@ from .bash import (
     ExitMeaning,
     Finding,
     HardLimit,
+    OptionTable,
     ParseStatus,
     PathAccess,
     QuoteViews,
@@ -35,6 +36,7 @@ from .bash import (
     extract_quoted_content,
     interpret_exit_code,
     match_sensitive,
+    option_tables,
     tree_sitter_available,
 )
 from .errors import AnalyzerError, InvalidArgument
@@ -56,6 +58,7 @@ __all__ = [
     "Finding",
     "HardLimit",
     "InvalidArgument",
+    "OptionTable",
     "ParseStatus",
     "PathAccess",
     "QuoteViews",
@@ -69,5 +72,6 @@ __all__ = [
     "extract_quoted_content",
     "interpret_exit_code",
     "match_sensitive",
+    "option_tables",
     "tree_sitter_available",
 ]

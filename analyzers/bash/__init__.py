@@ -9,6 +9,7 @@ from __future__ import annotations
 from .analysis import MAX_COMMAND_CHARS, MAX_SUBCOMMANDS, analyze_bash
 from .checks import COMMAND_SUBSTITUTION_PATTERNS, ZSH_DANGEROUS_COMMANDS, CheckId, Finding
 from .classify import Classification
+from .commands import OptionTable, option_tables
 from .destructive import HardLimit
 from .ir import ParseStatus
 from .parser import tree_sitter_available
@@ -36,6 +37,7 @@ __all__ = [
     "ExitMeaning",
     "Finding",
     "HardLimit",
+    "OptionTable",
     "ParseStatus",
     "PathAccess",
     "QuoteViews",
@@ -49,5 +51,6 @@ __all__ = [
     "extract_quoted_content",
     "interpret_exit_code",
     "match_sensitive",
+    "option_tables",
     "tree_sitter_available",
 ]

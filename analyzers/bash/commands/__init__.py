@@ -13,7 +13,7 @@ from ..workspace import TreeRead, glob_root
 from .awk import AWK_NAMES, awk_facts
 from .find import analyze_find
 from .flags import Arg, ParsedArgs, Spec, parse_args, read_paths
-from .git import git_problem, git_reads, git_trees
+from .git import git_problem, git_reads, git_tables, git_trees
 from .readers import ARGUMENT_AGNOSTIC, READERS
 from .search import GREP, RG, search_paths
 from .trees import diff_trees, found_trees, listing_trees, search_trees
@@ -23,11 +23,13 @@ __all__ = [
     "READERS",
     "WRITERS",
     "CommandFacts",
+    "OptionTable",
     "command_facts",
     "find_prints_only_paths",
     "glob_problem",
     "is_known_reader",
     "option_glob_trees",
+    "option_tables",
 ]
 
 
@@ -507,3 +509,28 @@ _SPECIAL_READERS = {
     "printenv": _printenv,
     **dict.fromkeys(VERSION_ONLY, _version),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class OptionTable:
+    """The options the analyzer accepts for one program (or git subcommand):
+    for a fuzzer that draws the installed tool's options and wants to know
+    which of them the tables claim to understand. ``takes`` maps each
+    option to its argument kind's name (``none``, ``value``, ``num``,
+    ``read``, ``optional``, ``value2``)."""
+
+    program: tuple[str, ...]
+    takes: dict[str, str]
+
+
+def option_tables() -> tuple[OptionTable, ...]:
+    """Every option table the analyzer allows commands by: the readers, the
+    searchers, jq, and git's read-only subcommands (``("git", "log")``)."""
+    out = [OptionTable((name,), {o: k.value for o, k in spec.flags.items()})
+           for name, spec in sorted(READERS.items()) if name not in ARGUMENT_AGNOSTIC]
+    out += [OptionTable((name,), {o: k.value for o, k in spec.flags.items()})
+            for name, spec in (("grep", GREP), ("egrep", GREP), ("fgrep", GREP), ("rg", RG),
+                               ("jq", _JQ))]
+    out += [OptionTable(("git", sub), {o: k.value for o, k in table.items()})
+            for sub, table in sorted(git_tables().items())]
+    return tuple(out)

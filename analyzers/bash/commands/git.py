@@ -329,6 +329,11 @@ _GLOBAL_OK = frozenset(
 )
 
 
+def git_tables() -> dict[str, dict[str, Arg]]:
+    """The option table of each read-only subcommand (for :func:`option_tables`)."""
+    return dict(_SIMPLE)
+
+
 def git_problem(argv: tuple[str, ...]) -> str | None:
     """Why this git invocation is not read-only, or ``None`` if it is."""
     i = 1

@@ -22,25 +22,24 @@ never in code.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import os
-import re
 import shutil
 import subprocess
 import tempfile
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzers import WorkspaceFacts
 from sandbox import dotenv_below
 
+from .trace import MARK, Event, events, tree
+
 _EXEMPTIONS = Path(__file__).with_name("oracle_exemptions.toml")
 _TRACED = ("execve,execveat,open,openat,openat2,creat,connect,sendto,sendmsg,unlink,unlinkat,"
            "rename,renameat,renameat2,mkdir,mkdirat,rmdir,truncate,link,linkat,symlink,"
            "symlinkat,chmod,fchmodat,chdir,fchdir,clone,clone3,fork,vfork")
-_LINE = re.compile(r"^(?P<pid>\d+)\s+(?P<call>\w+)\((?P<args>.*)\)\s+=\s+(?P<ret>-?\d+|\?)")
-_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
 #: where a read is expected and harmless: the system's own trees
 _SYSTEM = ("/usr/", "/lib", "/lib64/", "/bin/", "/sbin/", "/etc/", "/proc/self/", "/dev/",
@@ -113,7 +112,7 @@ class Oracle:
 
     def _prepare(self, top: Path) -> tuple[Path, Path]:
         project = top / "project"
-        shutil.copytree(self._template, project, symlinks=True)
+        shutil.copytree(self._template, project, symlinks=True, copy_function=_copy)
         home = top / "home"
         for rel, text in {
             ".ssh/id_rsa": f"-----BEGIN OPENSSH PRIVATE KEY----- {_CANARY}-ssh\n",
@@ -126,10 +125,13 @@ class Oracle:
             path.write_text(text)
         return project, home
 
-    def _argv(self, project: Path, home: Path, trace: Path, command: str) -> list[str]:
+    def _argv(self, project: Path, home: Path, trace: Path, command: str,
+              readable: tuple[Path, ...] = ()) -> list[str]:
         return [
-            str(self.strace), "-f", "-qq", "-y", "-s", "4096", "-o", str(trace), "-e",
-            f"trace={_TRACED}", "-e", "signal=none",
+            # --seccomp-bpf: only the traced calls stop the process (four
+            # times faster); pidns: a fork's child as strace numbers it
+            str(self.strace), "-f", "--seccomp-bpf", "-qq", "-y", "--decode-pids=pidns",
+            "-s", "4096", "-o", str(trace), "-e", f"trace={_TRACED}", "-e", "signal=none",
             str(self.bwrap), "--unshare-all", "--die-with-parent", "--new-session",
             "--cap-drop", "ALL",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
@@ -138,6 +140,7 @@ class Oracle:
             *(["--remount-ro", "/proc"] if os.geteuid() == 0 else []),
             "--tmpfs", "/tmp",  # noqa: S108
             "--bind", str(project), str(project), "--bind", str(home), str(home),
+            *(arg for path in readable for arg in ("--ro-bind", str(path), str(path))),
             "--chdir", str(project), "--", "/bin/bash", "-c", command,
         ]
 
@@ -149,30 +152,70 @@ class Oracle:
         analyzer's subcommands' names). A command still running after
         ``timeout`` seconds (`tail -f`) is killed and judged on what it did
         until then (``exit_code`` None)."""
+        if not _passable(command):
+            # no shell can be handed it (a NUL, a lone surrogate): it runs nothing
+            return Observation(command, (), None, "not runnable: no argv can hold it")
         baseline = self._baseline_opens()
         with tempfile.TemporaryDirectory(prefix="shellgate-oracle-") as tmp:
             top = Path(tmp)
             project, home = self._prepare(top)
-            before = _tree(project) | _tree(home)
-            trace = top / "trace"
-            env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
-                   "GIT_PAGER": "cat", "PAGER": "cat", "SHELLGATE_CANARY_KEY": f"{_CANARY}-env"}
-            try:
-                proc = subprocess.run(self._argv(project, home, trace, command), env=env,
-                                      capture_output=True, timeout=timeout, check=False,
-                                      stdin=subprocess.DEVNULL)
-                code: int | None = proc.returncode
-                raw = proc.stdout + proc.stderr
-            except subprocess.TimeoutExpired as exc:
-                # strace dies; bubblewrap (--die-with-parent) ends the sandbox
-                code = None
-                raw = (exc.stdout or b"") + (exc.stderr or b"")
-            output = raw.decode("utf-8", "replace")
-            events = _events(trace.read_text("utf-8", "replace"), str(project))
-            after = _tree(project) | _tree(home)
-            findings = self._judge(events, before, after, output, baseline, own,
+            before = tree(project) | tree(home)
+            code, output, seen = self._run(top, project, home, command, (), timeout)
+            after = tree(project) | tree(home)
+            findings = self._judge(seen, before, after, output, baseline, own,
                                    (str(project), str(home)))
         return Observation(command, tuple(findings), code, output)
+
+    def observe_batch(self, items: Sequence[tuple[str, tuple[str, ...]]], *,
+                      timeout: float = 5) -> list[Observation]:
+        """Observe several commands in one sandbox, one after another, each
+        judged on what its own process tree did (its exec carries a mark;
+        children inherit it). What cannot be told apart per command — a file
+        changed, a canary in the output, the batch out of time — sends every
+        command of the batch to :meth:`observe` alone. Ten times cheaper than
+        one sandbox each when, as usual, nothing is found."""
+        runnable = [(c, own) for c, own in items if _passable(c)]
+        if len(runnable) < 2 or len(runnable) != len(items):
+            return [self.observe(c, own, timeout=timeout) for c, own in items]
+        baseline = self._baseline_opens()
+        with tempfile.TemporaryDirectory(prefix="shellgate-oracle-") as tmp:
+            top = Path(tmp)
+            project, home = self._prepare(top)
+            scripts = top / "items"
+            scripts.mkdir()
+            for i, (command, _) in enumerate(items):
+                (scripts / str(i)).write_bytes(command.encode("utf-8", "surrogateescape"))
+            driver = "\n".join(
+                f'timeout -s KILL {timeout:g} /bin/bash -c "$(< {scripts}/{i})" {MARK}{i} '
+                "</dev/null" for i in range(len(items)))
+            before = tree(project) | tree(home)
+            code, output, seen = self._run(top, project, home, driver, (scripts,),
+                                           timeout * len(items) + 10)
+            after = tree(project) | tree(home)
+        if code is None or before != after or _CANARY in output:
+            return [self.observe(c, own, timeout=timeout) for c, own in items]
+        roots = (str(project), str(home))
+        return [Observation(c, tuple(self._judge(
+            [e for e in seen if e.owner == i and not e.harness], before, before, "", baseline,
+            own, roots)), None, "") for i, (c, own) in enumerate(items)]
+
+    def _run(self, top: Path, project: Path, home: Path, command: str,
+             readable: tuple[Path, ...], timeout: float) -> tuple[int | None, str, list[Event]]:
+        trace = top / "trace"
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
+               "GIT_PAGER": "cat", "PAGER": "cat", "SHELLGATE_CANARY_KEY": f"{_CANARY}-env"}
+        argv = self._argv(project, home, trace, command, readable)
+        try:
+            proc = subprocess.run(argv, env=env, capture_output=True, timeout=timeout,
+                                  check=False, stdin=subprocess.DEVNULL)
+            code: int | None = proc.returncode
+            raw = proc.stdout + proc.stderr
+        except subprocess.TimeoutExpired as exc:
+            # strace dies; bubblewrap (--die-with-parent) ends the sandbox
+            code = None
+            raw = (exc.stdout or b"") + (exc.stderr or b"")
+        seen = events(trace.read_text("utf-8", "replace"), str(project))
+        return code, raw.decode("utf-8", "replace"), seen
 
     def _baseline_opens(self) -> frozenset[str]:
         if self._baseline is None:
@@ -183,14 +226,14 @@ class Oracle:
                 subprocess.run(self._argv(project, home, trace, "true"), capture_output=True,
                                timeout=30, check=False, stdin=subprocess.DEVNULL,
                                env={"PATH": "/usr/bin:/bin", "HOME": str(home)})
-                opens = {e.path for e in _events(trace.read_text("utf-8", "replace"),
+                opens = {e.path for e in events(trace.read_text("utf-8", "replace"),
                                                  str(project)) if e.call.startswith("open")}
             self._baseline = frozenset(opens)
         return self._baseline
 
     # -- judging ----------------------------------------------------------------------------
 
-    def _judge(self, events: list[_Event], before: dict[str, str], after: dict[str, str],
+    def _judge(self, events: list[Event], before: dict[str, str], after: dict[str, str],
                output: str, baseline: frozenset[str], own: tuple[str, ...],
                roots: tuple[str, str]) -> list[str]:
         project, home = roots
@@ -229,79 +272,22 @@ class Oracle:
         return list(dict.fromkeys(findings))
 
 
-@dataclass(frozen=True, slots=True)
-class _Event:
-    call: str
-    args: str
-    #: the path the call names, made absolute (its directory descriptor's
-    #: path, which strace -y prints, or the process's working directory)
-    path: str
-    ok: bool
+def _passable(command: str) -> bool:
+    """Whether ``command`` can be an argument of exec at all."""
+    if "\0" in command:
+        return False
+    try:
+        command.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
-_FD_PATH = re.compile(r"^(\d+)<([^>]*)>")
-_DIRFD_CALLS = frozenset({"openat", "openat2", "unlinkat", "mkdirat", "renameat", "renameat2",
-                          "linkat", "fchmodat", "execveat"})
-
-
-def _events(text: str, cwd: str) -> list[_Event]:
-    """The traced calls made after the command's shell started (bubblewrap's
-    own set-up comes before it), with every path made absolute: the working
-    directory is followed per process (chdir, fchdir, inherited on fork)."""
-    out: list[_Event] = []
-    cwds: dict[str, str] = {}
-    started = False
-    for line in text.splitlines():
-        m = _LINE.match(line)
-        if m is None:
-            continue
-        pid, call, args, ret = m.group("pid"), m.group("call"), m.group("args"), m.group("ret")
-        strings = _STRING.findall(args)
-        raw = strings[0] if strings else ""
-        if call == "execve" and raw in ("/bin/bash", "/usr/bin/bash") and not started:
-            started = True
-            cwds[pid] = cwd
-            continue
-        if not started:
-            continue
-        here = cwds.setdefault(pid, cwd)
-        ok = ret not in ("-1", "?")
-        if call in ("clone", "clone3", "fork", "vfork") and ok:
-            cwds[ret.split("<")[0]] = here
-            continue
-        if call == "chdir":
-            if ok:
-                cwds[pid] = os.path.normpath(os.path.join(here, raw))
-            continue
-        if call == "fchdir":
-            fd = _FD_PATH.match(args)
-            if ok and fd:
-                cwds[pid] = fd.group(2)
-            continue
-        base = here
-        if call in _DIRFD_CALLS and not args.startswith("AT_FDCWD"):
-            fd = _FD_PATH.match(args)
-            base = fd.group(2) if fd else "?"
-        path = os.path.normpath(os.path.join(base, raw)) if raw else ""
-        out.append(_Event(call, args, path, ok))
-    return out
-
-
-def _tree(root: Path) -> dict[str, str]:
-    """path -> a digest of what is there (type, mode, content or target)."""
-    out: dict[str, str] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            path = os.path.join(dirpath, name)
-            st = os.lstat(path)
-            if os.path.islink(path):
-                out[path] = "link:" + os.readlink(path)
-            elif os.path.isdir(path):
-                out[path] = f"dir:{st.st_mode:o}"
-            else:
-                with open(path, "rb") as handle:
-                    out[path] = f"file:{st.st_mode:o}:" + hashlib.sha256(handle.read()).hexdigest()
-    return out
+def _copy(src: str, dst: str) -> None:
+    """Contents and mode: copy2's other metadata (times, xattrs) cost ten
+    times as much and no command here depends on them."""
+    shutil.copyfile(src, dst, follow_symlinks=False)
+    os.chmod(dst, os.stat(src).st_mode & 0o7777)
 
 
 def _resolve(name: str) -> str:

@@ -225,7 +225,7 @@ def _walk(
             nxt = later[0].op if later else None
             if nxt not in ("&", "|", "|&"):
                 new = _cd_target(sub.cd, here, home)
-                state.append((cmd.scope, tuple(dict.fromkeys((*here, *new)))))
+                _enter(state, cmd.scope, tuple(dict.fromkeys((*here, *new))))
     text = parse.text or command
     acc.findings.extend(
         run_checks(
@@ -351,6 +351,26 @@ def _cwds_for(
         if cmd.scope[: len(scope)] == scope:
             return cwds
     return state[0][1]
+
+
+#: working directories a command may run in, past which it is "unknown":
+#: each `cd` may fail, so the candidates grow by one per cd, and every later
+#: command is judged in each — `cd a; cd a; … ls` (4,000 of them, from the
+#: fuzzer) took seconds, quadratic in the chain's length
+MAX_CWDS = 32
+
+
+def _enter(state: list[tuple[tuple[int, ...], tuple[str | None, ...]]],
+           scope: tuple[int, ...], cwds: tuple[str | None, ...]) -> None:
+    """Record that commands in ``scope`` from here on run in ``cwds``; too
+    many candidates become one unknown directory (relative paths are then
+    never inside the project: fail closed)."""
+    if len(cwds) > MAX_CWDS:
+        cwds = (None,)
+    if state and state[-1][0] == scope and len(state) > 1:
+        state[-1] = (scope, cwds)  # the older entry is shadowed for good
+    else:
+        state.append((scope, cwds))
 
 
 def _cd_target(target: str, cwds: tuple[str | None, ...], home: str) -> tuple[str | None, ...]:

@@ -107,17 +107,26 @@ def _glob_overlaps(path: list[str] | tuple[str, ...], pattern: tuple[str, ...]) 
     """Could some concrete path match both the glob ``path`` and the
     sensitive ``pattern`` (or lie below it)? Component by component; a
     component pair overlaps when either matches the other. A leading ``.``
-    must be matched literally by the glob, as bash does without dotglob."""
-    if not pattern:
-        return True  # everything below a sensitive path is sensitive
-    if not path:
-        return False
-    head = pattern[0]
-    if head == "**":
-        return _glob_overlaps(path, pattern[1:]) or _glob_overlaps(path[1:], pattern)
-    if not _component_overlap(path[0], head):
-        return False
-    return _glob_overlaps(path[1:], pattern[1:])
+    must be matched literally by the glob, as bash does without dotglob.
+
+    A search over (path component, pattern component) pairs, each visited
+    once: the recursive form overflowed the stack on `ls */*/…/x` (1,500
+    components, from the fuzzer) and branched twice at every ``**``."""
+    todo, seen = [(0, 0)], set()
+    while todo:
+        i, j = todo.pop()
+        if (i, j) in seen:
+            continue
+        seen.add((i, j))
+        if j == len(pattern):
+            return True  # everything below a sensitive path is sensitive
+        if i == len(path):
+            continue
+        if pattern[j] == "**":
+            todo += [(i + 1, j), (i, j + 1)]
+        elif _component_overlap(path[i], pattern[j]):
+            todo.append((i + 1, j + 1))
+    return False
 
 
 def _component_overlap(glob: str, pat: str) -> bool:

@@ -158,10 +158,43 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="verify: the chain must still hold this recorded head hash")
     audit.set_defaults(verb_module="audit")
 
+    _add_fuzz(sub)
+
     doctor = sub.add_parser("doctor", help="check that the sandbox can work on this machine")
     doctor.add_argument("--json", action="store_true", help="print the probes as JSON")
     doctor.set_defaults(verb_module="doctor")
     return parser
+
+
+def _add_fuzz(sub: argparse._SubParsersAction[_Parser]) -> None:
+    fuzz = sub.add_parser(
+        "fuzz", help="fuzz the bash analyzer: grammar-generated commands against its properties")
+    fuzz.add_argument("--seconds", type=float, metavar="N",
+                      help="run this long (default 60 unless --examples is given)")
+    fuzz.add_argument("--examples", type=int, metavar="N",
+                      help="stop after this many examples (over all workers)")
+    fuzz.add_argument("--seed", type=int, metavar="S", help="the run's seed (default: random)")
+    fuzz.add_argument("--oracle", action="store_true",
+                      help="run what the analyzer allows in a throwaway sandbox and watch "
+                      "what it does (needs bubblewrap and strace)")
+    fuzz.add_argument("--workers", type=int, metavar="N",
+                      help="processes in parallel (default: every core)")
+    fuzz.add_argument("--mode", choices=("ci", "deep"), default="ci",
+                      help="ci: small, fast inputs (default); deep: long and deep inputs, "
+                      "bigger rounds, longer shrinking")
+    fuzz.add_argument("--database", metavar="DIR|redis://HOST:PORT",
+                      help="hypothesis's example database, shared by a fleet "
+                      "(default: $XDG_CACHE_HOME/shellgate/fuzz)")
+    fuzz.add_argument("--findings", metavar="FILE",
+                      help="where findings are saved, one JSON line each (default: "
+                      "tests/corpus/fuzz_findings.jsonl in a checkout, else ./fuzz_findings.jsonl)")
+    fuzz.add_argument("--property", action="append", default=[], metavar="NAME",
+                      help="only this property (repeatable): total, deterministic, containment, "
+                      "quoting, legacy, bash_syntax, oracle")
+    fuzz.add_argument("--program", action="append", default=[], metavar="NAME",
+                      help="draw only this program's options (repeatable; 'sort', 'git log')")
+    fuzz.add_argument("--json", action="store_true", help="print one summary object last")
+    fuzz.set_defaults(verb_module="fuzz")
 
 
 def add_permission_args(parser: argparse.ArgumentParser) -> None:

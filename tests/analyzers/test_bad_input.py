@@ -50,6 +50,22 @@ def test_hostile_input_is_survived_by_the_legacy_splitter_too(command: str) -> N
     assert result.verdict is not Verdict.ALLOW
 
 
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("command", [
+    "ls " + "*/" * 1500 + "x",           # a glob 1,500 directories deep (RecursionError)
+    "cat " + "*/" * 1500 + ".ssh/*",     # ... and matched against the sensitive list
+    "cd src; " * 4000 + "ls",            # 4,000 working directories, each judged (quadratic)
+], ids=["deep-glob", "deep-glob-sensitive", "long-cd-chain"])
+def test_what_the_fuzzer_found_slow_or_raising_is_answered(command: str) -> None:
+    """From `shellgate fuzz --mode deep`: the recursive glob matcher overflowed
+    the stack, and every `cd` added a working directory every later command
+    was judged in."""
+    for ts in (True, False):
+        result = analyze_bash(command, CWD, home="/home/user", use_tree_sitter=ts)
+        assert result.reason or result.verdict is Verdict.ALLOW
+        result.to_dict()
+
+
 def test_a_huge_but_plain_command_is_analyzed_like_any_other() -> None:
     result = analyze_bash("ls " + "a/" * 40_000, CWD)
     assert result.verdict is Verdict.ALLOW

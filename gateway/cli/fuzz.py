@@ -1,0 +1,42 @@
+"""``shellgate fuzz``: grammar fuzzing of the bash analyzer (the fuzz package).
+
+Exit status: 0 when every property held, 1 when anything failed (the
+findings are saved and listed), 2 when the run cannot start (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rich.console import Console
+
+from fuzz import FuzzConfig, FuzzError, run_fuzz
+from fuzz.display import LiveDisplay, summary_table
+
+from ..errors import UsageError
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.seconds is None and args.examples is None:
+        args.seconds = 60.0
+    for name, value in (("--seconds", args.seconds), ("--examples", args.examples),
+                        ("--workers", args.workers)):
+        if value is not None and value < 0:
+            raise UsageError(f"{name} must not be negative")
+    config = FuzzConfig(seconds=args.seconds, examples=args.examples, seed=args.seed,
+                        oracle=args.oracle, workers=args.workers or 0, mode=args.mode,
+                        database=args.database,
+                        findings=Path(args.findings) if args.findings else None,
+                        properties=tuple(args.property), programs=tuple(args.program))
+    try:
+        with LiveDisplay(Console(stderr=True)) as live:
+            report = run_fuzz(config, live.update)
+    except FuzzError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps(report.summary()))
+    else:
+        Console().print(summary_table(report))
+    return 1 if report.failures or report.errors else 0

@@ -18,7 +18,8 @@ test: setup lint typecheck unit
 setup: system-deps $(STAMP)
 
 # bubblewrap runs the sandbox, libseccomp builds its syscall filter, ripgrep
-# backs Grep, strace watches commands for the execution oracle (fuzz/); all
+# backs Grep, strace watches commands for the execution oracle (fuzz/),
+# redis-server backs the test of a fleet's shared fuzzing database; all
 # from the distro. As root, the escape suite also runs as an
 # unprivileged user, from a venv of the system python3 (python3-venv).
 system-deps:
@@ -26,6 +27,7 @@ system-deps:
 	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	command -v rg >/dev/null 2>&1 || missing="$$missing ripgrep"; \
 	command -v strace >/dev/null 2>&1 || missing="$$missing strace"; \
+	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	if [ "$$(id -u)" = 0 ]; then \
 	  /usr/bin/python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	fi; \

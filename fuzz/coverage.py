@@ -16,10 +16,16 @@ COVERAGE: Counter[str] = Counter()
 PRODUCTIONS: list[str] = []
 
 
-def production(name: str, strategy: st.SearchStrategy[T]) -> st.SearchStrategy[T]:
-    """``strategy``, counted as production ``name`` each time it is drawn."""
+def declare(name: str) -> None:
+    """Name a production before any strategy of it exists (those built
+    while drawing, like a word's quotings)."""
     if name not in PRODUCTIONS:
         PRODUCTIONS.append(name)
+
+
+def production(name: str, strategy: st.SearchStrategy[T]) -> st.SearchStrategy[T]:
+    """``strategy``, counted as production ``name`` each time it is drawn."""
+    declare(name)
 
     def mark(value: T) -> T:
         COVERAGE[name] += 1

@@ -5,7 +5,8 @@ replays (tests/fuzz/test_findings.py) — a finding, once fixed, stays fixed.
 A line: ``property``, ``command`` (what was analyzed), ``example`` (the
 property's input, to replay it), ``verdict``, ``trace`` (what went wrong,
 an excerpt), ``seed`` and ``round_seed`` (to regenerate it), ``mode``,
-``found`` (UTC time), and ``fixed`` — empty until a fix names its commit.
+``found`` (UTC time), ``after_seconds`` (into the run), and ``fixed`` —
+empty until a fix names its commit.
 """
 
 from __future__ import annotations

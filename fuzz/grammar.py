@@ -87,13 +87,19 @@ STRING_RUNNERS = ("bash -c ", "sh -c ", "eval ", "bash -lc ", "dash -c ", "bash 
 
 #: the contexts of the containment property: each runs its `X`
 CONTAINERS = (
-    "ls; {X}", "ls && {X}", "ls || {X}", "ls | {X}", "{X} &", "{X} & ls", "echo $({X})",
+    "ls; {X}", "ls && {X}", "{X} &", "{X} & ls", "echo $({X})",
     "echo `{X}`", "({X})", "{{ {X}; }}", "bash -c {Q}", "sh -c {Q}", "eval {Q}",
     "cat <({X})", "echo \"$({X})\"", "ls\n{X}", "if true; then {X}; fi",
     "for i in 1; do {X}; done", "while {X}; do break; done", "f() {{ {X}; }}; f",
     "case a in a) {X};; esac", "! {X}", "x=$({X})", "echo ${{x:-$({X})}}", "[ -n \"$({X})\" ]",
-    "ls > /dev/null; {X}", "true | {X} | cat", "time {X}",
+    "ls > /dev/null; {X}", "time {X}",
 )
+
+#: contexts that bind tighter than a list: `ls | a && b` is `(ls | a) && b`,
+#: so `X` must be one pipeline for them to run it as it is (a `cd` in `X`
+#: would otherwise move into a pipeline's subshell: from the fuzzer,
+#: `ls | cd evil && git log` runs git log where it was)
+PIPELINE_CONTAINERS = ("ls || {X}", "ls | {X}", "true | {X} | cat")
 
 #: contexts that take the command's words, not a command line: `X` must be
 #: a simple command for them to run exactly it

@@ -85,6 +85,8 @@ class Oracle:
         if self.bwrap is None or self.strace is None:
             raise RuntimeError("the oracle needs bubblewrap and strace installed")
         self._baseline: frozenset[str] | None = None
+        #: sandboxes started (a batch is one when nothing sends it back to singles)
+        self.sandboxes = 0
         self._template = Path(tempfile.mkdtemp(prefix="shellgate-oracle-fixture-")) / "project"
         shutil.copytree(fixture, self._template, symlinks=True)
         git = {"PATH": "/usr/bin:/bin", "HOME": str(self._template.parent), "GIT_AUTHOR_NAME": "o",
@@ -201,6 +203,7 @@ class Oracle:
 
     def _run(self, top: Path, project: Path, home: Path, command: str,
              readable: tuple[Path, ...], timeout: float) -> tuple[int | None, str, list[Event]]:
+        self.sandboxes += 1
         trace = top / "trace"
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
                "GIT_PAGER": "cat", "PAGER": "cat", "SHELLGATE_CANARY_KEY": f"{_CANARY}-env"}

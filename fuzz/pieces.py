@@ -17,6 +17,7 @@ from typing import TypeVar
 from hypothesis import strategies as st
 
 from . import grammar as g
+from .coverage import declare
 from .coverage import production as _p
 
 T = TypeVar("T")
@@ -75,6 +76,10 @@ _QUOTINGS: tuple[tuple[str, Callable[[str, int], str]], ...] = (
     ("line_continuation", lambda w, n: w[:1 + n % len(w)] + "\\\n" + w[1 + n % len(w):]
      if len(w) > 1 else w),
 )
+
+
+for _name, _ in _QUOTINGS:
+    declare(f"quote.{_name}")
 
 
 def requote(word: str) -> S[str]:

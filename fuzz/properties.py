@@ -157,9 +157,24 @@ def _is_simple(cmd: str) -> bool:
     return bool(cmd) and cmd[0].isalpha() and set(cmd) <= _SIMPLE_OK
 
 
+def _one_pipeline(cmd: str) -> bool:
+    """Plainly no list in it (no `;`, `&`, `&&`, `||` or line break anywhere)."""
+    return not any(c in cmd for c in ";&\n") and "||" not in cmd
+
+
+def _fits(form: str, inner: str) -> bool:
+    """Whether ``form`` runs ``inner`` as it stands (see grammar.py)."""
+    if form in g.SIMPLE_CONTAINERS:
+        return _is_simple(inner)
+    if form in g.PIPELINE_CONTAINERS:
+        return _one_pipeline(inner)
+    return True
+
+
 def _containment_examples(ctx: Context) -> S[Example]:
     def pair(inner: str) -> S[Example]:
-        forms = g.CONTAINERS + (g.SIMPLE_CONTAINERS if _is_simple(inner) else ())
+        forms = [f for f in (*g.CONTAINERS, *g.PIPELINE_CONTAINERS, *g.SIMPLE_CONTAINERS)
+                 if _fits(f, inner)]
         return st.sampled_from(forms).map(lambda f: {"inner": inner, "form": f})
     return dangerous(ctx.tools, ctx.attacks).flatmap(pair)
 
@@ -170,8 +185,8 @@ def contain(inner: str, form: str) -> str:
 
 def check_containment(ctx: Context, ex: Example) -> Failure | None:
     inner, composed = ex["inner"], contain(ex["inner"], ex["form"])
-    if ctx.analyze(inner).verdict is Verdict.ALLOW:
-        return None  # nothing to contain
+    if not _fits(ex["form"], inner) or ctx.analyze(inner).verdict is Verdict.ALLOW:
+        return None  # X does not run as it is there, or there is nothing to contain
     outer = ctx.analyze(composed)
     if outer.verdict is Verdict.ALLOW:
         return _fail("containment", ex, composed, outer.verdict,

@@ -17,6 +17,8 @@ by property name so that a fleet of machines shares what each has found.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import math
 import multiprocessing
 import os
@@ -24,6 +26,7 @@ import queue as queue_module
 import random
 import secrets
 import shutil
+import signal
 import time
 import traceback
 import warnings
@@ -74,6 +77,8 @@ class FuzzConfig:
     properties: tuple[str, ...] = ()
     #: only these programs' options (``sort``, ``git log``); empty: all
     programs: tuple[str, ...] = ()
+    #: stop at the first finding
+    first: bool = False
 
 
 @dataclass
@@ -91,6 +96,7 @@ class Snapshot:
     coverage: Counter[str] = field(default_factory=Counter)
     productions: int = 0
     errors: list[str] = field(default_factory=list)
+    interrupted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +113,8 @@ class FuzzReport:
     productions: int
     findings_file: str
     errors: tuple[str, ...] = ()
+    #: stopped early by Ctrl-C or SIGTERM (what ran until then is reported)
+    interrupted: bool = False
 
     def summary(self) -> dict[str, Any]:
         """The one JSON object `shellgate fuzz --json` prints last."""
@@ -119,7 +127,7 @@ class FuzzReport:
                 "findings": [{"property": f["property"], "command": _cut(f["command"]),
                               "verdict": f["verdict"], "trace": _cut(f["trace"])}
                              for f in self.failures],
-                "errors": list(self.errors)}
+                "errors": list(self.errors), "interrupted": self.interrupted}
 
 
 def _cut(text: str, most: int = 300) -> str:
@@ -153,10 +161,11 @@ def chosen_properties(config: FuzzConfig) -> list[Property]:
 class _Worker:
     def __init__(self, config: FuzzConfig, index: int, workers: int, run_seed: int,
                  ctx: Context, db: ExampleDatabase | None,
-                 send: Callable[[tuple[Any, ...]], None]) -> None:
+                 send: Callable[[tuple[Any, ...]], None], stop: Any = None) -> None:
         self.config, self.index, self.workers, self.run_seed = config, index, workers, run_seed
-        self.ctx, self.db, self.send = ctx, db, send
+        self.ctx, self.db, self.send, self.stop = ctx, db, send, stop
         now = time.monotonic()
+        self.start = now
         self.end = now + config.seconds if config.seconds is not None else math.inf
         self.hard_end = self.end + _GRACE[config.mode]
         share = config.examples / workers if config.examples is not None else None
@@ -168,8 +177,9 @@ class _Worker:
         self.strategies: dict[str, SearchStrategy[dict[str, Any]]] = {}
 
     def done(self) -> bool:
-        return time.monotonic() > self.end or (
-            self.budget is not None and self.examples >= self.budget)
+        return time.monotonic() > self.end or bool(_signalled) or (
+            self.budget is not None and self.examples >= self.budget) or (
+            self.stop is not None and self.stop.is_set())
 
     def run(self, props: list[Property]) -> None:
         oracle = [p for p in props if p.oracle]
@@ -204,8 +214,10 @@ class _Worker:
 
     def found(self, failure: Failure, round_seed: int) -> None:
         self.known.add((failure.property, failure.command))
-        self.send(("finding", self.index, store.to_record(
-            failure, seed=self.run_seed, round_seed=round_seed, mode=self.config.mode)))
+        record = store.to_record(failure, seed=self.run_seed, round_seed=round_seed,
+                                 mode=self.config.mode)
+        record["after_seconds"] = round(time.monotonic() - self.start, 1)
+        self.send(("finding", self.index, record))
 
     def sweep(self, prop: Property, commands: list[str]) -> None:
         self.examples += len(commands)
@@ -231,7 +243,7 @@ class _Worker:
             # bounded time (the oracle's examples cost a sandbox run each)
             now = time.monotonic()
             if now > (shrink_until[0] if failures else round_end) or (
-                    not failures and self.budget is not None and self.examples >= self.budget):
+                    not failures and self.done()):
                 raise _OutOfTime
             self.examples += 1
             self.per_property[prop.name] += 1
@@ -285,16 +297,17 @@ def make_context(config: FuzzConfig, tools: Any, attacks: tuple[str, ...],
 
 def _worker_main(config: FuzzConfig, index: int, workers: int, run_seed: int, tools: Any,
                  attacks: tuple[str, ...], benign: tuple[str, ...],
-                 out: multiprocessing.Queue[tuple[Any, ...]]) -> None:
+                 out: multiprocessing.Queue[tuple[Any, ...]], stop: Any) -> None:
     warnings.simplefilter("ignore")
+    _die_with_parent()
     ctx: Context | None = None
     try:
         ctx = make_context(config, tools, attacks, benign)
         db = open_database(config.database)
-        _Worker(config, index, workers, run_seed, ctx, db, out.put).run(
+        _Worker(config, index, workers, run_seed, ctx, db, out.put, stop).run(
             chosen_properties(config))
     except KeyboardInterrupt:
-        pass
+        out.cancel_join_thread()  # the parent may be gone: never block on exit
     except BaseException as exc:
         out.put(("error", index, f"worker {index}: {type(exc).__name__}: "
                  + " ".join(str(exc).split())[:300]))
@@ -302,6 +315,34 @@ def _worker_main(config: FuzzConfig, index: int, workers: int, run_seed: int, to
         if ctx is not None and ctx.oracle is not None:
             ctx.oracle.close()
         out.put(("done", index))
+
+
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+_signalled: list[int] = []
+
+
+def _note_signal(signum: int, frame: object) -> None:
+    _signalled.append(signum)
+
+
+def _die_with_parent() -> None:
+    """A worker outlives nothing: SIGTERM when the parent dies (Linux
+    prctl PR_SET_PDEATHSIG; a killed `shellgate fuzz` left its workers
+    fuzzing for the rest of the hour). SIGTERM and Ctrl-C are noted, not
+    raised (raised, they land in hypothesis's gc callbacks), and end the
+    round at its next example."""
+    signal.signal(signal.SIGTERM, _note_signal)
+    signal.signal(signal.SIGINT, _note_signal)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:
+        _signalled.append(signal.SIGTERM)  # the parent died before the prctl
 
 
 # -- the parent -------------------------------------------------------------------------------
@@ -338,14 +379,18 @@ def run_fuzz(config: FuzzConfig,
     snap = Snapshot(config.seconds, workers=workers, alive=workers, productions=len(PRODUCTIONS))
     context = multiprocessing.get_context("fork")
     out: multiprocessing.Queue[tuple[Any, ...]] = context.Queue()
+    stop = context.Event()
     procs = [context.Process(target=_worker_main, daemon=True,
-                             args=(config, i, workers, run_seed, tools, attacks, benign, out))
+                             args=(config, i, workers, run_seed, tools, attacks, benign, out,
+                                   stop))
              for i in range(workers)]
     start = time.monotonic()
     for proc in procs:
         proc.start()
     stats: dict[int, tuple[int, int, dict[str, int], dict[str, int]]] = {}
     limit = (config.seconds or math.inf) + _GRACE[config.mode] + 60
+    # SIGTERM ends the run as Ctrl-C does: workers stopped, findings kept
+    previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
         while snap.alive and time.monotonic() - start < limit:
             try:
@@ -354,26 +399,45 @@ def run_fuzz(config: FuzzConfig,
                 message = None
             if message is not None:
                 _take(message, snap, stats, path)
+                if config.first and snap.findings:
+                    stop.set()
             snap.elapsed = time.monotonic() - start
             _sum(snap, stats)
             if observer is not None:
                 observer(snap)
-    finally:
+    except KeyboardInterrupt:
+        snap.interrupted = True
+        stop.set()
         for proc in procs:
-            proc.join(timeout=5)
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
-        while True:  # what the workers said last
-            try:
-                _take(out.get_nowait(), snap, stats, path)
-            except queue_module.Empty:
-                break
+            proc.terminate()  # a worker stops as on Ctrl-C: its oracle cleaned up
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        _wind_down(procs, out, snap, stats, path)
         _sum(snap, stats)
     return FuzzReport(snap.examples, tuple(snap.findings), snap.oracle_runs,
                       time.monotonic() - start, run_seed, workers, config.mode,
                       dict(snap.per_property), dict(snap.coverage), len(PRODUCTIONS), str(path),
-                      tuple(snap.errors))
+                      tuple(snap.errors), snap.interrupted)
+
+
+def _wind_down(procs: list[Any], out: multiprocessing.Queue[tuple[Any, ...]],
+               snap: Snapshot, stats: dict[int, tuple[int, int, dict[str, int], dict[str, int]]],
+               path: Path) -> None:
+    """Read what the workers still say while they exit (a worker whose last
+    messages nobody reads never exits), then kill what is left."""
+    deadline = time.monotonic() + 15
+    while any(p.is_alive() for p in procs) and time.monotonic() < deadline:
+        with contextlib.suppress(queue_module.Empty):
+            _take(out.get(timeout=0.1), snap, stats, path)
+    for proc in procs:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+    while True:
+        try:
+            _take(out.get_nowait(), snap, stats, path)
+        except queue_module.Empty:
+            break
 
 
 def _take(message: tuple[Any, ...], snap: Snapshot,

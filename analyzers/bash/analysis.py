@@ -612,6 +612,12 @@ def _decide(command: str, cwd: str, status: ParseStatus, acc: _Acc, home: str) -
     if findings:
         f = findings[0]
         return conclude(Verdict.ASK, f"security check {f.id} {f.name}: {f.message}", no_rules)
+    if not subs:
+        # Text that runs nothing the analyzer can name is not proven
+        # harmless: the legacy splitter read a lone `!` (bash negates an
+        # empty pipeline) as no command at all, and allowed it, where
+        # tree-sitter sees a syntax error (found by the atheris harness).
+        return conclude(Verdict.ASK, "no command was found in the text", no_rules)
     if len(top) > MAX_SUBCOMMANDS:
         return conclude(
             Verdict.ASK,

@@ -106,10 +106,15 @@ def parse_legacy(
 
     def flush(end: int, next_op: str | None) -> None:
         nonlocal words, assignments, redirects, op, start
+        bang = bool(words) and words[0].value == "!"
         if words and words[0].value in ("{", "}", "!"):
             if words[0].value != "!":
                 reasons.append("command group (legacy parser)")
             words = words[1:]
+        if bang and not (words or assignments or redirects):
+            # `ls; !` runs an empty negated pipeline to bash and is an error
+            # to tree-sitter; read as nothing, it made `!` allowed (atheris)
+            reasons.append("a `!` with no command after it (legacy parser)")
         if words or assignments or redirects:
             if words and words[0].value in _KEYWORDS:
                 reasons.append(f"control flow {words[0].value!r} (legacy parser)")

@@ -193,6 +193,7 @@ def _add_fuzz(sub: argparse._SubParsersAction[_Parser]) -> None:
                       "quoting, legacy, bash_syntax, oracle")
     fuzz.add_argument("--program", action="append", default=[], metavar="NAME",
                       help="draw only this program's options (repeatable; 'sort', 'git log')")
+    fuzz.add_argument("--first", action="store_true", help="stop at the first finding")
     fuzz.add_argument("--json", action="store_true", help="print one summary object last")
     fuzz.set_defaults(verb_module="fuzz")
 

@@ -1,7 +1,9 @@
 """``shellgate fuzz``: grammar fuzzing of the bash analyzer (the fuzz package).
 
 Exit status: 0 when every property held, 1 when anything failed (the
-findings are saved and listed), 2 when the run cannot start (one line).
+findings are saved and listed), 2 when the run cannot start (one line),
+130 when stopped by Ctrl-C or SIGTERM with nothing found (the summary of
+what ran is printed all the same).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ def main(args: argparse.Namespace) -> int:
                         oracle=args.oracle, workers=args.workers or 0, mode=args.mode,
                         database=args.database,
                         findings=Path(args.findings) if args.findings else None,
-                        properties=tuple(args.property), programs=tuple(args.program))
+                        properties=tuple(args.property), programs=tuple(args.program),
+                        first=args.first)
     try:
         with LiveDisplay(Console(stderr=True)) as live:
             report = run_fuzz(config, live.update)
@@ -39,4 +42,6 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps(report.summary()))
     else:
         Console().print(summary_table(report))
-    return 1 if report.failures or report.errors else 0
+    if report.failures or report.errors:
+        return 1
+    return 130 if report.interrupted else 0

@@ -12,6 +12,7 @@ import pytest
 
 from analyzers import Verdict, analyze_bash
 from fuzz import Observation, Oracle
+from fuzz.properties import own_programs
 
 pytestmark = pytest.mark.sandbox
 
@@ -31,11 +32,7 @@ def oracle() -> Iterator[Oracle]:
 def _observe(oracle: Oracle, command: str) -> tuple[Verdict, Observation]:
     analysis = analyze_bash(command, PROJECT, home="/oracle/home",
                             workspace=oracle.workspace(PROJECT))
-    own = tuple(w for s in analysis.subcommands for w in (*s.wrappers, *s.argv[:1]))
-    # the readers a find runs on what it found are named in the command too
-    own += tuple(s.argv[i + 1] for s in analysis.subcommands if s.argv[:1] == ("find",)
-                 for i, w in enumerate(s.argv[:-1]) if w == "-exec")
-    return analysis.verdict, oracle.observe(command, own)
+    return analysis.verdict, oracle.observe(command, own_programs(analysis))
 
 
 SEEN = {
@@ -55,6 +52,39 @@ def test_the_oracle_sees_what_a_command_does(oracle: Oracle, case: str) -> None:
     command, expected = SEEN[case]
     obs = oracle.observe(command)
     assert any(expected in f for f in obs.findings), obs.findings
+
+
+#: what a batch can tell apart per command: programs run, opens, connections
+#: (a canary in the output or a file changed sends a batch back to singles)
+BATCHABLE = {
+    "cat ~/.ssh/id_rsa > /dev/null": "in the fake HOME",
+    "exec 3<>/dev/tcp/127.0.0.1/9": "connect",
+    "find . -maxdepth 0 -exec id \\;": "executed",
+    "cat /etc/hostname /var/log/dpkg.log": "outside the project",
+}
+
+
+def test_a_batch_tells_each_commands_doings_apart_in_one_sandbox(oracle: Oracle) -> None:
+    clean = ["ls -la", "cat README.md", "git log --oneline", "wc -l notes.txt"]
+    items: list[tuple[str, tuple[str, ...]]] = []
+    for quiet, loud in zip(clean, BATCHABLE, strict=True):
+        items += [(quiet, (quiet.split()[0],)), (loud, ())]
+    before = oracle.sandboxes
+    seen = oracle.observe_batch(items)
+    assert oracle.sandboxes - before == 1
+    for (command, _), obs in zip(items, seen, strict=True):
+        if command in BATCHABLE:
+            assert any(BATCHABLE[command] in f for f in obs.findings), (command, obs.findings)
+        else:
+            assert obs.findings == (), (command, obs.findings)
+
+
+def test_a_batch_whose_files_changed_is_judged_command_by_command(oracle: Oracle) -> None:
+    before = oracle.sandboxes
+    seen = oracle.observe_batch([("ls", ("ls",)), ("echo x > new.txt", ()), ("cat notes.txt",
+                                                                         ("cat",))])
+    assert oracle.sandboxes - before == 4  # the batch, then each alone
+    assert [bool(o.findings) for o in seen] == [False, True, False]
 
 
 @pytest.mark.parametrize("command", ["ls -la", "cat README.md", "git status", "git log --oneline",

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .errors import FuzzError
 from .properties import Failure
 
 _CHECKOUT_CORPUS = Path(__file__).resolve().parents[1] / "tests" / "corpus"
@@ -28,6 +29,18 @@ def default_path() -> Path:
     if _CHECKOUT_CORPUS.is_dir():
         return _CHECKOUT_CORPUS / FILE_NAME
     return Path.cwd() / FILE_NAME
+
+
+def check_writable(path: Path) -> None:
+    """Said before the run, in one line: findings must have somewhere to go."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.close(fd)
+    except OSError as exc:
+        raise FuzzError(f"cannot write findings to {path}: {exc.strerror or exc}") from None
+    if path.stat().st_size == 0:
+        path.unlink()  # made only to try; a run that finds nothing leaves nothing
 
 
 def load(path: Path) -> list[dict[str, Any]]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import secrets
 import shutil
 import subprocess
 import tempfile
@@ -34,7 +35,7 @@ from pathlib import Path
 from analyzers import WorkspaceFacts
 from sandbox import dotenv_below
 
-from .trace import MARK, Event, events, tree
+from .trace import Event, events, tree
 
 _EXEMPTIONS = Path(__file__).with_name("oracle_exemptions.toml")
 _TRACED = ("execve,execveat,open,openat,openat2,creat,connect,sendto,sendmsg,unlink,unlinkat,"
@@ -187,14 +188,21 @@ class Oracle:
             scripts.mkdir()
             for i, (command, _) in enumerate(items):
                 (scripts / str(i)).write_bytes(command.encode("utf-8", "surrogateescape"))
+            # fresh marks each batch: a command cannot know them in advance
+            mark, done = (f"shellgate-{secrets.token_hex(8)}-item-",
+                          f"shellgate-{secrets.token_hex(8)}-done")
             driver = "\n".join(
-                f'timeout -s KILL {timeout:g} /bin/bash -c "$(< {scripts}/{i})" {MARK}{i} '
-                "</dev/null" for i in range(len(items)))
+                [f'timeout -s KILL {timeout:g} /bin/bash -c "$(< {scripts}/{i})" {mark}{i} '
+                 "</dev/null" for i in range(len(items))] + [f"echo {done}"])
             before = tree(project) | tree(home)
             code, output, seen = self._run(top, project, home, driver, (scripts,),
-                                           timeout * len(items) + 10)
+                                           timeout * len(items) + 10, mark)
             after = tree(project) | tree(home)
-        if code is None or before != after or _CANARY in output:
+        # back to one sandbox each: what cannot be told apart per command, a
+        # driver that did not reach its end (an item killed it: the items
+        # after it never ran), or a mark no item carries
+        if (code is None or before != after or _CANARY in output or done not in output
+                or any(e.owner is not None and e.owner >= len(items) for e in seen)):
             return [self.observe(c, own, timeout=timeout) for c, own in items]
         roots = (str(project), str(home))
         return [Observation(c, tuple(self._judge(
@@ -202,7 +210,8 @@ class Oracle:
             own, roots)), None, "") for i, (c, own) in enumerate(items)]
 
     def _run(self, top: Path, project: Path, home: Path, command: str,
-             readable: tuple[Path, ...], timeout: float) -> tuple[int | None, str, list[Event]]:
+             readable: tuple[Path, ...], timeout: float,
+             mark: str | None = None) -> tuple[int | None, str, list[Event]]:
         self.sandboxes += 1
         trace = top / "trace"
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
@@ -217,7 +226,7 @@ class Oracle:
             # strace dies; bubblewrap (--die-with-parent) ends the sandbox
             code = None
             raw = (exc.stdout or b"") + (exc.stderr or b"")
-        seen = events(trace.read_text("utf-8", "replace"), str(project))
+        seen = events(trace.read_text("utf-8", "replace"), str(project), mark)
         return code, raw.decode("utf-8", "replace"), seen
 
     def _baseline_opens(self) -> frozenset[str]:

@@ -358,6 +358,7 @@ def _prerequisites(config: FuzzConfig) -> None:
             raise FuzzError(f"--oracle needs {' and '.join(missing)} installed "
                             f"(apt-get install {' '.join(missing).replace('bwrap', 'bubblewrap')})")
     open_database(config.database)  # reachable, writable: said now, in one line
+    store.check_writable(config.findings or store.default_path())
 
 
 def run_fuzz(config: FuzzConfig,
@@ -411,8 +412,12 @@ def run_fuzz(config: FuzzConfig,
         for proc in procs:
             proc.terminate()  # a worker stops as on Ctrl-C: its oracle cleaned up
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        # a second Ctrl-C must not cut the wind-down short: findings in flight
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)
         _wind_down(procs, out, snap, stats, path)
+        signal.signal(signal.SIGINT, interrupt)
+        signal.signal(signal.SIGTERM, previous)
         _sum(snap, stats)
     return FuzzReport(snap.examples, tuple(snap.findings), snap.oracle_runs,
                       time.monotonic() - start, run_seed, workers, config.mode,
@@ -450,7 +455,10 @@ def _take(message: tuple[Any, ...], snap: Snapshot,
         key = (record["property"], record["command"])
         if all((f["property"], f["command"]) != key for f in snap.findings):
             snap.findings.append(record)
-            store.save(path, record)
+            try:
+                store.save(path, record)
+            except OSError as exc:  # the finding is still reported
+                snap.errors.append(f"cannot save a finding to {path}: {exc.strerror or exc}")
     elif kind == "error":
         snap.errors.append(message[2])
     elif kind == "done":

@@ -18,9 +18,8 @@ from pathlib import Path
 
 _LINE = re.compile(r"^(?P<pid>\d+)\s+(?P<call>\w+)\((?P<args>.*)\)\s+=\s+(?P<ret>-?\d+|\?)")
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
-#: the last argument of the exec that starts batch item N
-MARK = "shellgate-oracle-item-"
-_MARKED = re.compile(r'"' + MARK + r'(\d+)"\]')
+#: strace -y names the working directory of an *at call: AT_FDCWD</path>
+_AT_CWD = re.compile(r"^AT_FDCWD<([^>]*)>")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,58 +63,102 @@ def _joined(lines: list[str]) -> Iterator[str]:
             yield line
 
 
-def events(text: str, cwd: str) -> list[Event]:
+@dataclass(frozen=True, slots=True)
+class _Call:
+    pid: str
+    call: str
+    args: str
+    ret: str
+    line: str
+
+
+def _calls(text: str) -> list[_Call]:
+    """The traced calls made after the command's shell started (bubblewrap's
+    own set-up comes first)."""
+    out = [_Call(m.group("pid"), m.group("call"), m.group("args"), m.group("ret"), line)
+           for line in _joined(text.splitlines()) if (m := _LINE.match(line)) is not None]
+    first = next((i for i, c in enumerate(out) if c.call == "execve"
+                  and _STRING.findall(c.args)[:1] in (["/bin/bash"], ["/usr/bin/bash"])), None)
+    return [] if first is None else out[first:]
+
+
+def _child(call: _Call) -> str:
+    # the child's pid as strace names processes (--decode-pids=pidns: the
+    # sandbox's own pid namespace numbers them from 1)
+    host = _HOST_PID.search(call.line)
+    return host.group(1) if host else call.ret
+
+
+def _owners(calls: list[_Call], mark: str | None) -> list[tuple[int | None, bool]]:
+    """Per call: the batch item that owns its process, and whether it is the
+    harness's exec that starts the item. Two passes: a vfork's child acts
+    before strace prints its parent's clone result (from a review: the
+    child's first exec went unowned, so unjudged). A mark counts only on a
+    process no item owns yet (the harness's), so a command cannot move its
+    doings to another item by exec'ing with a mark as its last argument."""
+    parent: dict[str, str] = {}
+    for c in calls:
+        if c.call in ("clone", "clone3", "fork", "vfork") and c.ret not in ("-1", "?"):
+            parent[_child(c)] = c.pid
+    marked = re.compile(r'"' + re.escape(mark) + r'(\d+)"\]') if mark else None
+    starts: dict[str, tuple[int, int]] = {}  # pid -> (item, index of its marked exec)
+
+    def owner(pid: str, at: int) -> int | None:
+        seen = set()
+        while pid not in seen:
+            seen.add(pid)
+            if pid in starts:
+                item, since = starts[pid]
+                return item if at >= since else None
+            if pid not in parent:
+                return None
+            pid = parent[pid]
+        return None
+
+    if marked is not None:
+        for i, c in enumerate(calls):
+            m = marked.search(c.args) if c.call == "execve" else None
+            if m is not None and owner(c.pid, i) is None:
+                starts[c.pid] = (int(m.group(1)), i)
+    return [(owner(c.pid, i), c.pid in starts and starts[c.pid][1] == i)
+            for i, c in enumerate(calls)]
+
+
+def events(text: str, cwd: str, mark: str | None = None) -> list[Event]:
     """The traced calls made after the command's shell started, with every
-    path made absolute: the working directory is followed per process
-    (chdir, fchdir, inherited on fork), and so is the batch item that owns
-    a process (set by the exec carrying its mark, inherited on fork)."""
+    path made absolute — from the directory strace names (``AT_FDCWD<…>``,
+    a descriptor's ``<…>``), else the process's working directory followed
+    through chdir and fork — each with the batch item that owns it."""
+    calls = _calls(text)
+    owned = _owners(calls, mark)
     out: list[Event] = []
     cwds: dict[str, str] = {}
-    owners: dict[str, int] = {}
-    started = False
-    for line in _joined(text.splitlines()):
-        m = _LINE.match(line)
-        if m is None:
-            continue
-        pid, call, args, ret = m.group("pid"), m.group("call"), m.group("args"), m.group("ret")
-        strings = _STRING.findall(args)
+    for c, (item, harness) in zip(calls, owned, strict=True):
+        strings = _STRING.findall(c.args)
         raw = strings[0] if strings else ""
-        if call == "execve" and raw in ("/bin/bash", "/usr/bin/bash") and not started:
-            started = True
-            cwds[pid] = cwd
-            continue
-        if not started:
-            continue
-        here = cwds.setdefault(pid, cwd)
-        ok = ret not in ("-1", "?")
-        if call in ("clone", "clone3", "fork", "vfork") and ok:
-            # the child's pid as strace names processes (--decode-pids=pidns:
-            # the sandbox's own pid namespace numbers them from 1)
-            host = _HOST_PID.search(line)
-            child = host.group(1) if host else ret
-            cwds[child] = here
-            if pid in owners:
-                owners[child] = owners[pid]
-            continue
-        if call == "chdir":
+        here = cwds.setdefault(c.pid, cwd)
+        ok = c.ret not in ("-1", "?")
+        if c.call in ("clone", "clone3", "fork", "vfork"):
             if ok:
-                cwds[pid] = os.path.normpath(os.path.join(here, raw))
+                cwds.setdefault(_child(c), here)  # a child's own chdir may come first
             continue
-        if call == "fchdir":
-            fd = _FD_PATH.match(args)
+        if c.call == "chdir":
+            if ok:
+                cwds[c.pid] = os.path.normpath(os.path.join(here, raw))
+            continue
+        if c.call == "fchdir":
+            fd = _FD_PATH.match(c.args)
             if ok and fd:
-                cwds[pid] = fd.group(2)
+                cwds[c.pid] = fd.group(2)
             continue
-        harness = False
-        if call == "execve" and (marked := _MARKED.search(args)) is not None:
-            owners[pid] = int(marked.group(1))
-            harness = True
         base = here
-        if call in _DIRFD_CALLS and not args.startswith("AT_FDCWD"):
-            fd = _FD_PATH.match(args)
+        if (at := _AT_CWD.match(c.args)) is not None:
+            base = at.group(1)
+        elif c.call in _DIRFD_CALLS and not c.args.startswith("AT_FDCWD"):
+            fd = _FD_PATH.match(c.args)
             base = fd.group(2) if fd else "?"
         path = os.path.normpath(os.path.join(base, raw)) if raw else ""
-        out.append(Event(call, args, path, ok, owners.get(pid), harness))
+        out.append(Event(c.call, c.args, path, ok, item, harness))
     return out
 
 

@@ -159,6 +159,7 @@ def _walk(
     if parse.status is ParseStatus.PARSE_UNAVAILABLE:
         acc.legacy = True
     worst = parse.status
+    anchored: list[str] = []  # cd targets named from / or ~
     state: list[tuple[tuple[int, ...], tuple[str | None, ...]]] = [((), cwds)]
     argvs: list[tuple[str, ...]] = []
     commands = parse.commands
@@ -225,7 +226,9 @@ def _walk(
             nxt = later[0].op if later else None
             if nxt not in ("&", "|", "|&"):
                 new = _cd_target(sub.cd, here, home)
-                _enter(state, cmd.scope, tuple(dict.fromkeys((*here, *new))))
+                if sub.cd.startswith(("/", "~")):
+                    anchored.extend(c for c in new if c is not None)
+                _enter(state, cmd.scope, tuple(dict.fromkeys((*here, *new))), anchored)
     text = parse.text or command
     acc.findings.extend(
         run_checks(
@@ -361,12 +364,18 @@ MAX_CWDS = 32
 
 
 def _enter(state: list[tuple[tuple[int, ...], tuple[str | None, ...]]],
-           scope: tuple[int, ...], cwds: tuple[str | None, ...]) -> None:
-    """Record that commands in ``scope`` from here on run in ``cwds``; too
-    many candidates become one unknown directory (relative paths are then
-    never inside the project: fail closed)."""
+           scope: tuple[int, ...], cwds: tuple[str | None, ...], anchored: list[str]) -> None:
+    """Record that commands in ``scope`` from here on run in ``cwds``. Too
+    many candidates become an unknown directory beside the ones every `cd`
+    may have failed back to — where the command started, and the targets
+    named from `/` or `~` — so that `cd ~; cd a; …; rm -rf .` still meets
+    the hard limit for ~ (from a review: collapsing to "unknown" alone lost
+    the sensitive paths and hard limits of the known directories). A
+    relative path in the unknown one is never inside the project, and is
+    matched against the sensitive list in any directory."""
     if len(cwds) > MAX_CWDS:
-        cwds = (None,)
+        anchors = [c for c in state[0][1] if c is not None] + anchored
+        cwds = (None, *list(dict.fromkeys(anchors))[:MAX_CWDS])
     if state and state[-1][0] == scope and len(state) > 1:
         state[-1] = (scope, cwds)  # the older entry is shadowed for good
     else:

@@ -20,7 +20,7 @@ import posixpath
 from dataclasses import dataclass
 from enum import StrEnum
 
-from .sensitive import SensitivePath, match_sensitive
+from .sensitive import SensitivePath, match_sensitive, sensitive_anywhere
 
 
 class Access(StrEnum):
@@ -126,7 +126,8 @@ def judge_path(
     for cwd in cwds:
         path = resolve(raw, cwd, home)
         if path is None:
-            out.append(PathAccess(raw, f"?/{raw}", access, False, None, glob))
+            out.append(PathAccess(raw, f"?/{raw}", access, False,
+                                  sensitive_anywhere(raw, home), glob))
             continue
         allowed = roots if access is Access.READ else roots[:1]
         inside = not climbs and any(is_inside(path, r) for r in allowed)

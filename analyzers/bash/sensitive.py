@@ -98,6 +98,39 @@ def match_sensitive(path: str, home: str, *, glob: bool = False) -> SensitivePat
     return None
 
 
+@functools.lru_cache(maxsize=4096)
+def sensitive_anywhere(raw: str, home: str) -> SensitivePath | None:
+    """The sensitive entry a relative path may be in *some* directory: where
+    the working directory is unknown (`cd "$X"`, or too many candidates),
+    `cat .env` may read any dotenv file and `cat .ssh/id_rsa` a key (from a
+    review: six `cd`s made `.env` an ordinary path outside the project, and
+    the sandbox's auto-allow read it). The path's components are laid over
+    each stretch of an entry's pattern; each must match a component with
+    something literal in it (a bare `*` in ``/etc/wireguard/*`` would make
+    every name sensitive); running past the pattern's end is "below" it."""
+    parts = [p for p in raw.split("/") if p not in ("", ".")]
+    if not parts or raw.startswith(("/", "~")):
+        return None
+    for _, entry, pattern in _compiled(home):
+        if entry.exceptions and parts[-1] in entry.exceptions:
+            continue
+        if any(_laid_over(parts, pattern, at) for at in range(1, len(pattern))):
+            return entry
+    return None
+
+
+def _laid_over(parts: list[str], pattern: tuple[str, ...], at: int) -> bool:
+    for j, part in enumerate(parts):
+        if at + j >= len(pattern):
+            return True  # below a sensitive path
+        pat = pattern[at + j]
+        if pat == "**" or not pat.strip("*?"):
+            return False  # a wildcard alone says nothing of this name
+        if not fnmatch.fnmatchcase(part, pat):
+            return False
+    return True
+
+
 @functools.lru_cache(maxsize=16)
 def _combined(home: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{rx.pattern})" for rx, _, _ in _compiled(home)), re.DOTALL)

@@ -23,10 +23,11 @@ from ..errors import UsageError
 def main(args: argparse.Namespace) -> int:
     if args.seconds is None and args.examples is None:
         args.seconds = 60.0
-    for name, value in (("--seconds", args.seconds), ("--examples", args.examples),
-                        ("--workers", args.workers)):
-        if value is not None and value < 0:
-            raise UsageError(f"{name} must not be negative")
+    for name, value, most in (("--seconds", args.seconds, 10 * 365 * 86400),
+                              ("--examples", args.examples, 10**12),
+                              ("--workers", args.workers, 1024)):
+        if value is not None and not 0 <= value <= most:  # a NaN fails both
+            raise UsageError(f"{name} must be between 0 and {most}")
     config = FuzzConfig(seconds=args.seconds, examples=args.examples, seed=args.seed,
                         oracle=args.oracle, workers=args.workers or 0, mode=args.mode,
                         database=args.database,
@@ -38,6 +39,12 @@ def main(args: argparse.Namespace) -> int:
             report = run_fuzz(config, live.update)
     except FuzzError as exc:
         raise UsageError(str(exc)) from None
+    except KeyboardInterrupt:
+        # stopped before any worker started: nothing ran, and it says so
+        if args.json:
+            print(json.dumps({"examples": 0, "failures": 0, "oracle_runs": 0, "seconds": 0,
+                              "seed": args.seed, "workers": 0, "interrupted": True}))
+        return 130
     if args.json:
         print(json.dumps(report.summary()))
     else:

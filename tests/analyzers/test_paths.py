@@ -619,3 +619,34 @@ def test_resolve_is_lexical_and_unknown_for_relative_paths_without_a_cwd(
     raw: str, cwd: str | None, home: str, expected: str | None
 ) -> None:
     assert resolve(raw, cwd, home) == expected
+
+
+# From a white-box review: past 32 candidate working directories (each
+# `cd` may fail, so six `cd`s to new names make 64) the analyzer knows
+# only "somewhere"; a relative path there must still meet the sensitive
+# list and the hard limits of the directories it may have stayed in.
+UNKNOWN_CWD = {
+    "cd a; cd b; cd c; cd d; cd e; cd f; cat .env": ("ask", "dotenv"),
+    "cd ~; cd a; cd b; cd c; cd d; cd e; cd f; cat .ssh/id_rsa": ("deny", "SSH"),
+    "cd ~; " + "".join(f"cd d{i}; " for i in range(16)) + "rm -rf .": ("deny", "hard limit"),
+    'cd "$X"; cat .ssh/id_rsa': ("deny", "SSH"),
+    'cd "$X"; cat .aws/credentials': ("deny", "AWS"),
+    'cd "$X"; cat environ': ("deny", "environ"),
+    'cd "$X"; grep -r KEY .env': ("ask", "dotenv"),
+}
+
+
+@pytest.mark.parametrize("command", list(UNKNOWN_CWD))
+def test_a_relative_path_in_an_unknown_directory_still_meets_the_sensitive_list(
+    command: str,
+) -> None:
+    verdict, said = UNKNOWN_CWD[command]
+    result = analyze_bash(command, "/home/u/proj", home="/home/u")
+    assert result.verdict.value == verdict and said in result.reason, result.reason
+    assert not result.rules_apply  # no rule, no auto-allow, no bypass runs it
+
+
+def test_an_ordinary_name_in_an_unknown_directory_is_not_called_sensitive() -> None:
+    """`/etc/wireguard/*` holds every name; a bare wildcard says nothing of one."""
+    result = analyze_bash('cd "$X"; cat notes.txt', "/home/u/proj", home="/home/u")
+    assert result.verdict.value == "ask" and "sensitive" not in result.reason

@@ -54,7 +54,11 @@ def test_without_json_a_summary_table_is_printed(tmp_path: Path) -> None:
 
 BAD = {
     "an unknown property": (["--property", "nope"], "no property 'nope'"),
-    "a negative time": (["--seconds", "-1"], "must not be negative"),
+    "a negative time": (["--seconds", "-1"], "between 0 and"),
+    "a time that is not a number": (["--seconds", "nan"], "between 0 and"),
+    "too many workers": (["--workers", "5000"], "between 0 and"),
+    "findings that cannot be written": (["--findings", "/proc/x/findings.jsonl"],
+                                        "cannot write findings"),
     "an unknown program": (["--program", "nosuchtool"], "nosuchtool"),
     "an unreachable redis": (["--database", "redis://127.0.0.1:1"], "cannot reach"),
     "a database that is a file": (["--database", "/etc/hostname"], "example database"),

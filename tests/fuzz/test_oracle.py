@@ -79,6 +79,38 @@ def test_a_batch_tells_each_commands_doings_apart_in_one_sandbox(oracle: Oracle)
             assert obs.findings == (), (command, obs.findings)
 
 
+#: from a white-box review of the batches: what each case hid, and what
+#: the oracle must see of it (alone and in a batch alike)
+SLIPPERY = {
+    # a command exec'ing with a batch's mark as its last argument
+    "find . -maxdepth 0 -exec id shellgate-oracle-item-0 \\;": "executed /usr/bin/id",
+    # a vfork child acts before its parent's clone result is printed
+    "python3 -c 'import os; os.posix_spawn(\"/usr/bin/id\", [\"id\"], os.environ, "
+    "file_actions=[(os.POSIX_SPAWN_OPEN, 3, os.environ[\"HOME\"] + \"/.ssh/id_rsa\", "
+    "os.O_RDONLY, 0)])'": "in the fake HOME",
+    # a child's own chdir, made before the fork's result is printed
+    "python3 -c 'import subprocess, os; subprocess.run([\"cat\", \".ssh/id_rsa\"], "
+    "cwd=os.environ[\"HOME\"], stdout=subprocess.DEVNULL)'": "in the fake HOME",
+}
+
+
+@pytest.mark.parametrize("command", list(SLIPPERY))
+def test_what_a_process_tree_does_is_seen_alone_and_in_a_batch(oracle: Oracle,
+                                                               command: str) -> None:
+    alone = oracle.observe(command, ("python3", "find"))
+    batch = oracle.observe_batch([("ls", ("ls",)), (command, ("python3", "find")),
+                                  ("wc -l notes.txt", ("wc",))])
+    for obs in (alone, batch[1]):
+        assert any(SLIPPERY[command] in f for f in obs.findings), obs.findings
+    assert batch[0].findings == () and batch[2].findings == ()
+
+
+def test_an_item_that_kills_the_batch_leaves_the_others_judged(oracle: Oracle) -> None:
+    seen = oracle.observe_batch([("true", ("true",)), ("kill -9 -1", ("kill",)),
+                                 ("cat ~/.ssh/id_rsa > /dev/null", ("cat",))])
+    assert any("in the fake HOME" in f for f in seen[2].findings), seen[2].findings
+
+
 def test_a_batch_whose_files_changed_is_judged_command_by_command(oracle: Oracle) -> None:
     before = oracle.sandboxes
     seen = oracle.observe_batch([("ls", ("ls",)), ("echo x > new.txt", ()), ("cat notes.txt",

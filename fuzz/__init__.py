@@ -9,12 +9,14 @@ in a throwaway sandbox (fuzz/oracle.py). Nothing here is imported by
 
 from __future__ import annotations
 
+from .config import FuzzConfig
 from .errors import FuzzError
 from .findings import default_path as default_findings_path
 from .findings import load as load_findings
 from .oracle import Observation, Oracle
 from .properties import PROPERTIES, Context, Failure, Property
-from .runner import FuzzConfig, FuzzReport, Snapshot, make_context, run_fuzz
+from .runner import FuzzReport, Snapshot, run_fuzz
+from .worker import make_context
 
 __all__ = [
     "PROPERTIES",

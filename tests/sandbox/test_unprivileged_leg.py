@@ -16,6 +16,10 @@ the other. When the tests run as root, this test runs every
 If the leg cannot run (no setpriv, no usable python3, pip failing), this
 test fails with the reason: it never skips silently. Run as a user, it
 skips with a reason — the whole suite already ran unprivileged.
+
+The legs take minutes and use one core: they start in a thread as soon as
+the session has collected them (tests/sandbox/conftest.py calls
+:func:`start`), beside the rest of the suite, and their tests wait for them.
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -144,9 +150,9 @@ def _as_nobody(prepare: Callable[[Path], Path], what: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.sandbox
-@pytest.mark.timeout(1200)
+@pytest.mark.timeout(1500)
 def test_the_escape_suite_passes_as_an_unprivileged_user() -> None:
-    _as_nobody(_tests_copy, "the escape suite")
+    start()["escapes"].result(timeout=1400)
 
 
 #: the tools that act in the gateway's own process, with the user's own
@@ -170,6 +176,22 @@ def _tool_tests_copy(into: Path) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.sandbox
-@pytest.mark.timeout(1200)
+@pytest.mark.timeout(1500)
 def test_the_tool_tests_pass_as_an_unprivileged_user() -> None:
-    _as_nobody(_tool_tests_copy, "the tool tests")
+    start()["tools"].result(timeout=1400)
+
+
+_started: dict[str, Future[None]] = {}
+_lock = threading.Lock()
+
+
+def start() -> dict[str, Future[None]]:
+    """Both legs, one after the other in one background thread (they share
+    the readable venv), started once per session."""
+    with _lock:
+        if not _started:
+            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="unprivileged-leg")
+            _started["escapes"] = pool.submit(_as_nobody, _tests_copy, "the escape suite")
+            _started["tools"] = pool.submit(_as_nobody, _tool_tests_copy, "the tool tests")
+            pool.shutdown(wait=False)
+    return _started

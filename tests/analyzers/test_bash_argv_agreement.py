@@ -41,6 +41,10 @@ command_not_found_handle() {
   builtin printf '%s\0' "$@" $'\1' >> "$SG_LOG"  # one write: pipeline stages run at once
 }
 """
+#: then wait for the last process substitution (`wait` re-enabled: bash
+#: 5.1+ waits for it): a recorder still writing when bash exits dies with
+#: the sandbox (seen on a loaded machine)
+WAIT = "enable wait; wait"
 _FD = re.compile(r"^/dev/fd/\d+$")
 _OPAQUE = re.compile(r"^\$[A-Z_]+$")
 
@@ -71,7 +75,7 @@ def _bash_ran(command: str, tmp: Path) -> list[tuple[str, ...]]:
         "--bind", str(tmp), str(tmp), "--chdir", str(work),
         "--setenv", "HOME", HOME, "--setenv", "PATH", "/nonexistent",
         "--setenv", "SG_LOG", str(log),
-        "--", "/bin/bash", "-c", RECORDER + "\n" + command,
+        "--", "/bin/bash", "-c", RECORDER + "\n" + command + "\n" + WAIT,
     ]
     subprocess.run(argv, capture_output=True, timeout=20, check=False, stdin=subprocess.DEVNULL)
     if not log.exists():

@@ -62,7 +62,8 @@ def to_record(failure: Failure, *, seed: int, round_seed: int, mode: str) -> dic
     return {"property": failure.property, "command": failure.command,
             "example": failure.example, "verdict": failure.verdict, "trace": failure.trace,
             "seed": seed, "round_seed": round_seed, "mode": mode,
-            "found": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "fixed": ""}
+            "found": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "signature": failure.signature, "fixed": ""}
 
 
 def save(path: Path, record: dict[str, Any]) -> bool:

@@ -21,8 +21,10 @@ never in code.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
+import pwd
 import secrets
 import shutil
 import subprocess
@@ -46,6 +48,7 @@ _WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
 _SYSTEM = ("/usr/", "/lib", "/lib64/", "/bin/", "/sbin/", "/etc/", "/proc/self/", "/dev/",
            "/sys/", "/opt/", "/var/lib/", "/root/.pyenv/")
 _CANARY = "shellgate-canary-7f3a9c"
+_REAL_HOME = os.path.realpath(pwd.getpwuid(os.getuid()).pw_dir)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,10 +145,21 @@ class Oracle:
             # (kernel.core_pattern and friends; see sandbox/linux/launch.py)
             *(["--remount-ro", "/proc"] if os.geteuid() == 0 else []),
             "--tmpfs", "/tmp",  # noqa: S108
+            # the fake HOME at the real home's path too: a command the
+            # analyzer wrongly allowed reads no real secret into a finding,
+            # and a tool that finds the home through the password database
+            # (rg under `env -i` opened /root/.gitconfig: from a deep run)
+            # meets the canaries, judged as the fake HOME's
+            *(["--bind", str(home), _REAL_HOME] if self._home_bindable(project) else []),
             "--bind", str(project), str(project), "--bind", str(home), str(home),
             *(arg for path in readable for arg in ("--ro-bind", str(path), str(path))),
             "--chdir", str(project), "--", "/bin/bash", "-c", command,
         ]
+
+    @staticmethod
+    def _home_bindable(project: Path) -> bool:
+        real = _REAL_HOME
+        return real not in ("/", "") and not str(project).startswith(real + "/")
 
     # -- running ----------------------------------------------------------------------------
 
@@ -253,7 +267,7 @@ class Oracle:
         ex = self.exemptions
         allowed_exec = {"/bin/bash", "/usr/bin/bash", os.path.realpath("/bin/bash"),
                         *(_resolve(p) for p in own)}
-        for e in events:
+        for e in (_as_fake_home(e, home) for e in events):
             if e.call.startswith("exec") and e.ok:
                 real = os.path.realpath(e.path)
                 if (e.path not in allowed_exec and real not in allowed_exec
@@ -282,6 +296,15 @@ class Oracle:
         if _CANARY in output:
             findings.append("a canary secret appeared in the output")
         return list(dict.fromkeys(findings))
+
+
+def _as_fake_home(event: Event, home: str) -> Event:
+    """An event at the real home's path is one at the fake HOME's (bound
+    there: see Oracle._argv)."""
+    real = _REAL_HOME
+    if event.path == real or event.path.startswith(real + "/"):
+        return dataclasses.replace(event, path=home + event.path[len(real):])
+    return event
 
 
 def _passable(command: str) -> bool:

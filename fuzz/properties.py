@@ -23,6 +23,7 @@ finding can be saved and replayed) and a check that returns a
 
 from __future__ import annotations
 
+import re
 import shlex
 import string
 import subprocess
@@ -58,6 +59,13 @@ class Failure:
     command: str
     verdict: str
     trace: str
+    #: what makes two failures one bug (the worker stops looking for a
+    #: signature it has found: a deep run found `env -i rg X` 42 times, one
+    #: file X at a time); the command itself when nothing better is known
+    signature: str = ""
+
+    def key(self) -> tuple[str, str]:
+        return self.property, self.signature or self.command
 
 
 @dataclass
@@ -90,9 +98,10 @@ class Property:
     oracle: bool = False
 
 
-def _fail(prop: str, example: Example, cmd: str, verdict: Verdict | str, trace: str) -> Failure:
+def _fail(prop: str, example: Example, cmd: str, verdict: Verdict | str, trace: str,
+          signature: str = "") -> Failure:
     value = verdict.value if isinstance(verdict, Verdict) else verdict
-    return Failure(prop, example, cmd, value, trace[:2000])
+    return Failure(prop, example, cmd, value, trace[:2000], signature)
 
 
 def _commands(ctx: Context) -> S[Example]:
@@ -129,8 +138,11 @@ def check_total(ctx: Context, ex: Example) -> Failure | None:
                                  f" analysis took {took:.1f} s of {len(cmd)} characters")
         except Exception as exc:  # the property: nothing escapes
             tb = "".join(traceback.format_exception(exc, limit=-6))
+            where = traceback.extract_tb(exc.__traceback__)[-1:]
             return _fail("total", ex, cmd, "raised",
-                         f"{'tree-sitter' if ts else 'legacy'}: {type(exc).__name__}: {tb}")
+                         f"{'tree-sitter' if ts else 'legacy'}: {type(exc).__name__}: {tb}",
+                         f"{type(exc).__name__} at "
+                         + "".join(f"{f.filename}:{f.lineno}" for f in where))
     return None
 
 
@@ -232,7 +244,7 @@ def check_legacy(ctx: Context, ex: Example) -> Failure | None:
     if _RANK[legacy.verdict] < _RANK[ts.verdict] and legacy.verdict is Verdict.ALLOW:
         return _fail("legacy", ex, cmd, legacy.verdict,
                      f"the legacy splitter allows what tree-sitter answers {ts.verdict.value} "
-                     f"({ts.reason})")
+                     f"({ts.reason})", ts.reason)
     return None
 
 
@@ -309,11 +321,20 @@ def observe_many(ctx: Context, cmds: list[str]) -> list[tuple[str, tuple[str, ..
     return [(obs.command, obs.findings) for obs in seen]
 
 
+_TEMP_ROOT = re.compile(r"/[^ ]*?/shellgate-oracle-[^/ ]+")
+
+
+def oracle_signature(findings: tuple[str, ...]) -> str:
+    """What the oracle saw, with its throwaway directories left out."""
+    return "; ".join(sorted({_TEMP_ROOT.sub("<tmp>", f) for f in findings}))
+
+
 def check_oracle(ctx: Context, ex: Example) -> Failure | None:
     cmd = ex["command"]
     verdict, findings = observe(ctx, cmd)
     if findings:
-        return _fail("oracle", ex, cmd, verdict, "allowed, but: " + "; ".join(findings))
+        return _fail("oracle", ex, cmd, verdict, "allowed, but: " + "; ".join(findings),
+                     oracle_signature(findings))
     return None
 
 

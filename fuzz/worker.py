@@ -37,7 +37,7 @@ from .config import FuzzConfig, chosen_properties
 from .coverage import COVERAGE
 from .database import open_database
 from .oracle import Oracle
-from .properties import Context, Failure, Property, observe_many
+from .properties import Context, Failure, Property, observe_many, oracle_signature
 from .sweep import option_sweep
 
 _FIXTURE = Path(__file__).with_name("fixture")
@@ -121,7 +121,7 @@ class _Worker:
                        dict(self.per_property), dict(COVERAGE)))
 
     def found(self, failure: Failure, round_seed: int) -> None:
-        self.known.add((failure.property, failure.command))
+        self.known.add(failure.key())
         record = store.to_record(failure, seed=self.run_seed, round_seed=round_seed,
                                  mode=self.config.mode)
         record["after_seconds"] = round(time.monotonic() - self.start, 1)
@@ -131,9 +131,10 @@ class _Worker:
         self.examples += len(commands)
         self.per_property[prop.name] += len(commands)
         for cmd, seen in observe_many(self.ctx, commands):
-            if seen:
-                self.found(Failure(prop.name, {"command": cmd}, cmd, "allow",
-                                   "allowed, but: " + "; ".join(seen)), 0)
+            failure = Failure(prop.name, {"command": cmd}, cmd, "allow",
+                              "allowed, but: " + "; ".join(seen), oracle_signature(seen))
+            if seen and failure.key() not in self.known:
+                self.found(failure, 0)
         self.report()
 
     def round(self, prop: Property, number: int) -> None:
@@ -157,7 +158,7 @@ class _Worker:
             self.per_property[prop.name] += 1
             self.report()
             failure = _check(prop, self.ctx, example)
-            if failure is None or (prop.name, failure.command) in self.known:
+            if failure is None or failure.key() in self.known:
                 return
             if not failures:
                 shrink_until[0] = min(now + _SHRINK[self.config.mode], self.hard_end)

@@ -147,6 +147,10 @@ def parse_legacy(
             flush(m.start(), ";")
         elif kind == "op":
             if tok == "(":
+                if words or assignments or redirects:
+                    # `ls (echo)` is a syntax error to bash (`f ()` a function):
+                    # read as `ls; (echo)` it was allowed (found by the fuzzer)
+                    reasons.append("'(' after a word (legacy parser)")
                 next_scope += 1
                 scope.append(next_scope)
                 flush(m.end(), op)

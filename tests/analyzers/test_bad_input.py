@@ -94,3 +94,15 @@ def test_a_hard_limit_after_sixty_harmless_subcommands_is_still_denied() -> None
 def test_a_relative_working_directory_is_a_caller_error(cwd: str) -> None:
     with pytest.raises(AnalyzerError):
         analyze_bash("ls", cwd)
+
+
+@pytest.mark.parametrize("command", [
+    "!", "! ", "ls; !", "ls && !", "ls | !",          # a `!` with nothing to negate
+    "ls(echo)", "ls (echo)", "x=1 (ls)", "cat notes.txt (ls)",  # `(` right after a word
+])
+def test_the_legacy_splitter_never_allows_what_it_reads_as_nothing(command: str) -> None:
+    """From `shellgate fuzz` and the atheris harness: the legacy splitter read
+    these as nothing, or as `ls; (echo)`, and allowed them; tree-sitter sees
+    syntax errors."""
+    assert analyze_bash(command, CWD, use_tree_sitter=False).verdict is not Verdict.ALLOW
+    assert analyze_bash(command, CWD).verdict is not Verdict.ALLOW

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analyzers import WorkspaceFacts
+from analyzers import WorkspaceFacts, match_sensitive
 from sandbox import dotenv_below
 
 from .trace import Event, events, tree
@@ -42,7 +42,7 @@ from .trace import Event, events, tree
 _EXEMPTIONS = Path(__file__).with_name("oracle_exemptions.toml")
 _TRACED = ("execve,execveat,open,openat,openat2,creat,connect,sendto,sendmsg,unlink,unlinkat,"
            "rename,renameat,renameat2,mkdir,mkdirat,rmdir,truncate,link,linkat,symlink,"
-           "symlinkat,chmod,fchmodat,chdir,fchdir,clone,clone3,fork,vfork")
+           "symlinkat,chmod,fchmodat,chdir,fchdir,clone,clone3,fork,vfork,io_uring_setup")
 _WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
 #: where a read is expected and harmless: the system's own trees
 _SYSTEM = ("/usr/", "/lib", "/lib64/", "/bin/", "/sbin/", "/etc/", "/proc/self/", "/dev/",
@@ -213,10 +213,12 @@ class Oracle:
                                            timeout * len(items) + 10, mark)
             after = tree(project) | tree(home)
         # back to one sandbox each: what cannot be told apart per command, a
-        # driver that did not reach its end (an item killed it: the items
-        # after it never ran), or a mark no item carries
+        # driver that did not reach its end, or an item that never started
+        # (one killed the driver, after printing the end mark it read from
+        # the driver's command line: from a review)
+        started = {e.owner for e in seen if e.harness}
         if (code is None or before != after or _CANARY in output or done not in output
-                or any(e.owner is not None and e.owner >= len(items) for e in seen)):
+                or started != set(range(len(items)))):
             return [self.observe(c, own, timeout=timeout) for c, own in items]
         roots = (str(project), str(home))
         return [Observation(c, tuple(self._judge(
@@ -273,6 +275,9 @@ class Oracle:
                 if (e.path not in allowed_exec and real not in allowed_exec
                         and not _matches(real, ex.execs)):
                     findings.append(f"executed {e.path}")
+            elif e.call == "io_uring_setup" and e.ok:
+                # its reads, opens and connects never pass a traced call
+                findings.append("set up io_uring (I/O the oracle cannot see)")
             elif e.call in ("connect", "sendto", "sendmsg"):
                 if not _matches(e.args, ex.connects):
                     findings.append(f"{e.call}: {e.args[:120]}")
@@ -282,7 +287,10 @@ class Oracle:
                     continue
                 if path.startswith(home + "/"):
                     findings.append(f"opened {path} in the fake HOME")
-                elif "O_PATH" in e.args:
+                elif e.ok and (hit := match_sensitive(path, home)) is not None:
+                    # /etc/shadow is a system file, and a secret (root reads it)
+                    findings.append(f"opened {path} ({hit.why})")
+                elif "O_PATH" in e.args.rsplit('"', 1)[-1]:  # the flags, not the name
                     # a descriptor that reads nothing (glibc's NSS modules walk
                     # /run this way, one component at a time, for `id USER`);
                     # whatever is then opened below it is judged by its path

@@ -18,6 +18,8 @@ from pathlib import Path
 
 _LINE = re.compile(r"^(?P<pid>\d+)\s+(?P<call>\w+)\((?P<args>.*)\)\s+=\s+(?P<ret>-?\d+|\?)")
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+#: strace -y names the file a call opened: `= 3</path>`
+_OPENED = re.compile(r"\)\s+=\s+\d+<([^>]*)>\s*$")
 #: strace -y names the working directory of an *at call: AT_FDCWD</path>
 _AT_CWD = re.compile(r"^AT_FDCWD<([^>]*)>")
 
@@ -59,6 +61,10 @@ def _joined(lines: list[str]) -> Iterator[str]:
             head = pending.pop(m.group("pid"), None)
             if head is not None:
                 yield f"{m.group('pid')} {head}{m.group('rest')}"
+            elif m.group("call") == "execve":
+                # a thread's exec: strace prints it resumed under the
+                # leader's pid, its start under the thread's (from a review)
+                yield f'{m.group("pid")} execve("?", ["?"]{m.group("rest")}'
         else:
             yield line
 
@@ -158,6 +164,12 @@ def events(text: str, cwd: str, mark: str | None = None) -> list[Event]:
             fd = _FD_PATH.match(c.args)
             base = fd.group(2) if fd else "?"
         path = os.path.normpath(os.path.join(base, raw)) if raw else ""
+        if ok and (opened := _OPENED.search(c.line)) is not None and opened.group(1)[:1] == "/":
+            # the file the kernel opened, as strace -y names the new
+            # descriptor: /proc/self/cwd/.., links and odd directory names
+            # resolved (from a review: `base64 /proc/self/cwd/../home/…`);
+            # not a pipe's or a socket's name (`pipe:[123]`)
+            path = opened.group(1)
         out.append(Event(c.call, c.args, path, ok, item, harness))
     return out
 

@@ -159,7 +159,6 @@ def _walk(
     if parse.status is ParseStatus.PARSE_UNAVAILABLE:
         acc.legacy = True
     worst = parse.status
-    anchored: list[str] = []  # cd targets named from / or ~
     state: list[tuple[tuple[int, ...], tuple[str | None, ...]]] = [((), cwds)]
     argvs: list[tuple[str, ...]] = []
     commands = parse.commands
@@ -193,6 +192,12 @@ def _walk(
                     and len(acc.reasons) == before[2]
                     and all(s.read_only for s in acc.subcommands[before[0] :])
                 )
+                # `eval 'cd ..'` moves this shell (a `bash -c` child does
+                # not): what follows runs somewhere unknown (from a review)
+                moves = [s.cd for s in acc.subcommands[before[0]:] if s.cd is not None]
+                if "eval" in unwrapped.wrappers and moves:
+                    targets = [c for m in moves for c in _cd_target(m, here, home)]
+                    _enter(state, cmd.scope, tuple(dict.fromkeys((*here, *targets, None))))
         stdin_find = (
             argvs[index - 1]
             if unwrapped.null_separated
@@ -226,9 +231,9 @@ def _walk(
             nxt = later[0].op if later else None
             if nxt not in ("&", "|", "|&"):
                 new = _cd_target(sub.cd, here, home)
-                if sub.cd.startswith(("/", "~")):
-                    anchored.extend(c for c in new if c is not None)
-                _enter(state, cmd.scope, tuple(dict.fromkeys((*here, *new))), anchored)
+                if _enter(state, cmd.scope, tuple(dict.fromkeys((*here, *new)))):
+                    acc.reasons.append(f"more than {MAX_CWDS} directories it may run in")
+                    worst = ParseStatus.TOO_COMPLEX
     text = parse.text or command
     acc.findings.extend(
         run_checks(
@@ -364,22 +369,22 @@ MAX_CWDS = 32
 
 
 def _enter(state: list[tuple[tuple[int, ...], tuple[str | None, ...]]],
-           scope: tuple[int, ...], cwds: tuple[str | None, ...], anchored: list[str]) -> None:
-    """Record that commands in ``scope`` from here on run in ``cwds``. Too
-    many candidates become an unknown directory beside the ones every `cd`
-    may have failed back to — where the command started, and the targets
-    named from `/` or `~` — so that `cd ~; cd a; …; rm -rf .` still meets
-    the hard limit for ~ (from a review: collapsing to "unknown" alone lost
-    the sensitive paths and hard limits of the known directories). A
-    relative path in the unknown one is never inside the project, and is
-    matched against the sensitive list in any directory."""
-    if len(cwds) > MAX_CWDS:
-        anchors = [c for c in state[0][1] if c is not None] + anchored
-        cwds = (None, *list(dict.fromkeys(anchors))[:MAX_CWDS])
+           scope: tuple[int, ...], cwds: tuple[str | None, ...]) -> bool:
+    """Record that commands in ``scope`` from here on run in ``cwds``; True
+    when there were too many to follow. Then the command cannot be analyzed
+    (a person decides), and the first candidates — the oldest: where it
+    started, the first `cd`s' targets — are kept beside an unknown one, so
+    that their hard limits and sensitive paths still deny (from two
+    reviews: collapsing to the unknown directory alone, or to a chosen few,
+    let `cd ..; cd x; … rm -rf *` past the hard limit for the home)."""
+    overflow = len(cwds) > MAX_CWDS
+    if overflow:
+        cwds = (*[c for c in cwds if c is not None][:MAX_CWDS], None)
     if state and state[-1][0] == scope and len(state) > 1:
         state[-1] = (scope, cwds)  # the older entry is shadowed for good
     else:
         state.append((scope, cwds))
+    return overflow
 
 
 def _cd_target(target: str, cwds: tuple[str | None, ...], home: str) -> tuple[str | None, ...]:

@@ -84,6 +84,10 @@ def parse_legacy(
     text = command.replace("\0", "")
     if text != command:
         reasons.append("NUL byte in command")
+    if re.search(r"#[^\n]*\\\n", text):
+        # bash ends a comment at the newline; joining the lines first made
+        # `ls # \<newline>cat /etc/shadow` one comment (from a review)
+        reasons.append("a line continuation after a '#' (legacy parser)")
     text = re.sub(r"(?<!\\)((?:\\\\)*)\\\n", r"\1", text)
     # The regex tokens below cannot follow `$(...)` nesting; any substitution
     # outside single quotes makes the whole line unanalyzable here.

@@ -106,3 +106,11 @@ def test_the_legacy_splitter_never_allows_what_it_reads_as_nothing(command: str)
     syntax errors."""
     assert analyze_bash(command, CWD, use_tree_sitter=False).verdict is not Verdict.ALLOW
     assert analyze_bash(command, CWD).verdict is not Verdict.ALLOW
+
+
+def test_a_line_continuation_in_a_comment_does_not_hide_the_next_line_from_the_legacy_splitter(
+) -> None:
+    """bash ends a comment at the newline: `ls # \\` then `cat /etc/shadow`
+    runs cat (from a review: the legacy splitter joined the lines first)."""
+    command = "ls # \\\ncat /etc/shadow"
+    assert analyze_bash(command, CWD, use_tree_sitter=False).verdict is not Verdict.ALLOW

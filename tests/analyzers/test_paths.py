@@ -621,18 +621,28 @@ def test_resolve_is_lexical_and_unknown_for_relative_paths_without_a_cwd(
     assert resolve(raw, cwd, home) == expected
 
 
-# From a white-box review: past 32 candidate working directories (each
-# `cd` may fail, so six `cd`s to new names make 64) the analyzer knows
-# only "somewhere"; a relative path there must still meet the sensitive
-# list and the hard limits of the directories it may have stayed in.
+# From two white-box reviews: past 32 candidate working directories (each
+# `cd` may fail, so six `cd`s to new names make 64) the command cannot be
+# analyzed, and the first candidates still meet the sensitive list and the
+# hard limits; a relative path in a directory only known at run time meets
+# the sensitive list in any directory; pushd, popd, source and eval move
+# the shell too.
+_X = "cd x; " * 16
 UNKNOWN_CWD = {
     "cd a; cd b; cd c; cd d; cd e; cd f; cat .env": ("ask", "dotenv"),
     "cd ~; cd a; cd b; cd c; cd d; cd e; cd f; cat .ssh/id_rsa": ("deny", "SSH"),
     "cd ~; " + "".join(f"cd d{i}; " for i in range(16)) + "rm -rf .": ("deny", "hard limit"),
+    f"cd ..; {_X}rm -rf *": ("deny", "hard limit"),
+    f"cd sub; {_X}cat ../../.ssh/id_rsa": ("deny", "SSH"),
+    "".join(f"cd /tmp/n{i}; " for i in range(33)) + "cd ~; rm -rf *": ("ask", "more than 32"),
     'cd "$X"; cat .ssh/id_rsa': ("deny", "SSH"),
     'cd "$X"; cat .aws/credentials': ("deny", "AWS"),
     'cd "$X"; cat environ': ("deny", "environ"),
     'cd "$X"; grep -r KEY .env': ("ask", "dotenv"),
+    "pushd ~ >/dev/null; rm -rf *": ("deny", "hard limit"),
+    "pushd ..; rm -rf *": ("deny", "hard limit"),
+    "eval cd ..; rm -rf *": ("deny", "hard limit"),
+    'eval "cd ~"; cat .ssh/id_rsa': ("deny", "SSH"),
 }
 
 

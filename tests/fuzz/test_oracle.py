@@ -88,6 +88,13 @@ SLIPPERY = {
     "python3 -c 'import os; os.posix_spawn(\"/usr/bin/id\", [\"id\"], os.environ, "
     "file_actions=[(os.POSIX_SPAWN_OPEN, 3, os.environ[\"HOME\"] + \"/.ssh/id_rsa\", "
     "os.O_RDONLY, 0)])'": "in the fake HOME",
+    # a path the kernel resolves elsewhere than its text says
+    "base64 /proc/self/cwd/../home/.ssh/id_rsa": "in the fake HOME",
+    "ln -s ../home h; base64 h/.ssh/id_rsa; rm h": "in the fake HOME",
+    # a file name holding O_PATH (the flag, not the name, reads nothing)
+    "mkdir -p /tmp/O_PATH; head -c 9 /tmp/O_PATH/../../var/log/dpkg.log": "outside the project",
+    # a system file that is a secret
+    "base64 /etc/shadow": "password hashes",
     # a child's own chdir, made before the fork's result is printed
     "python3 -c 'import subprocess, os; subprocess.run([\"cat\", \".ssh/id_rsa\"], "
     "cwd=os.environ[\"HOME\"], stdout=subprocess.DEVNULL)'": "in the fake HOME",
@@ -103,6 +110,20 @@ def test_what_a_process_tree_does_is_seen_alone_and_in_a_batch(oracle: Oracle,
     for obs in (alone, batch[1]):
         assert any(SLIPPERY[command] in f for f in obs.findings), obs.findings
     assert batch[0].findings == () and batch[2].findings == ()
+
+
+#: reads the batch's end mark from the driver's command line, prints it,
+#: and kills the driver: the items after it never run (from a review)
+KILLER = ("m=$(cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' '\\n' "
+          "| grep -o 'shellgate-[0-9a-f]*-done' | head -1); echo \"$m\"; kill -9 -1")
+
+
+def test_an_item_that_kills_the_batch_after_forging_its_end_leaves_the_others_judged(
+    oracle: Oracle,
+) -> None:
+    seen = oracle.observe_batch([("true", ("true",)), (KILLER, ()),
+                                 ("cat ~/.ssh/id_rsa > /dev/null", ("cat",))])
+    assert any("in the fake HOME" in f for f in seen[2].findings), seen[2].findings
 
 
 def test_an_item_that_kills_the_batch_leaves_the_others_judged(oracle: Oracle) -> None:

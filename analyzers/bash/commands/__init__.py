@@ -309,6 +309,21 @@ def _cd(argv: tuple[str, ...]) -> CommandFacts:
     return CommandFacts(True, reads=(target,) if target != "-" else (), cd=target)
 
 
+def _pushd(argv: tuple[str, ...]) -> CommandFacts:
+    """`pushd DIR` is `cd DIR` (from a review: `pushd a; grep -r K c` was
+    judged in the old directory and read a/c/.env); `pushd` alone, `+N`,
+    `-N` and `popd` go to a directory of the stack: unknown here."""
+    ops = [a for a in argv[1:] if a != "-n"]
+    if argv[0] == "pushd" and len(ops) == 1 and not ops[0].startswith(("+", "-")):
+        return CommandFacts(True, reads=(ops[0],), cd=ops[0])
+    return CommandFacts(True, cd="")
+
+
+def _source(argv: tuple[str, ...]) -> CommandFacts:
+    return CommandFacts(False, f"{argv[0]} runs a file's commands in this shell",
+                        unknown=argv[1:], cd="")
+
+
 def _sed(argv: tuple[str, ...]) -> CommandFacts:
     facts = analyze_sed(argv)
     files = tuple(f for f in facts.files if f != "-")
@@ -494,6 +509,10 @@ _SPECIAL_READERS = {
     "ps": _ps,
     "command": _command,
     "cd": _cd,
+    "pushd": _pushd,
+    "popd": _pushd,
+    "source": _source,
+    ".": _source,
     "sed": _sed,
     "grep": _search,
     "egrep": _search,

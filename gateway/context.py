@@ -10,7 +10,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -50,6 +50,16 @@ class ApprovalRequest:
     input: Mapping[str, Any]
     summary: str
     permission: PermissionResult
+
+
+class Questioner(Protocol):
+    """Answers AskUserQuestion: the questions as validated (each a mapping
+    with ``question``, ``header``, ``options`` — ``label``/``description`` —
+    and ``multiSelect``) in, one answer per question text out (an option's
+    label, labels joined by ", ", or the person's own words for "other")."""
+
+    def __call__(self, questions: Sequence[Mapping[str, Any]]
+                 ) -> Awaitable[Mapping[str, str]]: ...
 
 
 class Approver(Protocol):
@@ -109,6 +119,27 @@ class SessionContext:
     #: Read deny rules that are bare names (``*.pem``, ``.env*``): globs a
     #: search leaves out, wherever they are below its root
     search_excludes: tuple[str, ...] = ()
+    #: the permission mode the session itself switched to (EnterPlanMode
+    #: sets ``plan``, ExitPlanMode puts ``mode_before`` back); ``None``:
+    #: the settings' mode holds
+    mode: str | None = None
+    mode_before: str | None = None
+    #: who answers AskUserQuestion; ``None``: nobody (headless, one-shot)
+    questioner: Questioner | None = None
+    #: the session's task list, as TodoWrite last set it
+    todos: list[Any] = field(default_factory=list)
+    #: deferred tools ToolSearch selected: callable from then on
+    selected_tools: set[str] = field(default_factory=set)
+    #: the session's background tasks (``gateway.tools.tasks``), made on use
+    tasks: Any = None
+    #: a foreground command still running after this many milliseconds
+    #: moves to the background (``None``: never; a session option)
+    auto_background_ms: int | None = None
+    #: globs (``sandbox.filesystem.allowSecretWrites``) of the files Edit
+    #: and Write may write a secret into
+    allow_secret_writes: tuple[str, ...] = ()
+    #: run when the session closes, last added first (tasks die with it)
+    closers: list[Callable[[], Awaitable[None] | None]] = field(default_factory=list)
     _plan: tuple[float, FsPlan] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 

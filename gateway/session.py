@@ -164,6 +164,19 @@ class Session:
             return await self.pipeline.run(use)
         return await self.pipeline.run(use, on_progress)
 
+    async def close(self) -> None:
+        """End the session: what it started ends with it (background tasks
+        and their process trees), last started first. Never raises; safe
+        to call twice."""
+        closers, self.context.closers[:] = list(self.context.closers), []
+        for closer in reversed(closers):
+            try:
+                done = closer()
+                if done is not None:
+                    await done
+            except Exception:  # noqa: S112 -- one closer's failure must not keep the rest
+                continue
+
     def executor(self) -> StreamingExecutor:
         """A batch of calls (one assistant message); needs a running loop."""
         return StreamingExecutor(self.pipeline)

@@ -1,50 +1,47 @@
-"""Hooks: the seam the pipeline calls before and after a tool runs. The
-hooks issue fills it with configured scripts (matchers, parallel runs,
-timeouts); here the interface, and no hooks."""
+"""Hooks: the user's programs the pipeline runs before and after a tool
+(Claude Code's ``hooks`` settings key and protocol), and the seam through
+which their answers reach the decider.
+
+    config    the settings key: events, matchers, commands, timeouts
+    runner    one hook on the host: JSON in, bounded output, tree killed
+              at its timeout
+    outcome   exit codes and JSON fields; several hooks combined
+    engine    ConfiguredHooks: a session's hooks, run in parallel, audited
+    trust     which workspaces may run their own repository's hooks
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from .config import EVENTS, SESSION_EVENTS, TOOL_EVENTS, HookCommand, matcher_matches, parse_hooks
+from .engine import ConfiguredHooks
+from .outcome import Combined, HookVerdict, combine, interpret
+from .runner import HookRun, hook_env, run_hook
+from .trust import TrustError, is_trusted, trust, trust_file, trusted_dirs
+from .types import NO_OPINION, HookOutcome, Hooks, NoHooks, PostHookOutcome
 
-from ..context import ToolContext
-from ..decisions import Decision
-from ..messages import ToolResultMessage
-
-
-@dataclass(frozen=True, slots=True)
-class HookOutcome:
-    """What the pre-tool hooks said: a decision (None: no opinion) and why."""
-
-    decision: Decision | None = None
-    reason: str = ""
-    source: str = "hook"
-
-
-NO_OPINION = HookOutcome()
-
-
-class Hooks(Protocol):
-    async def pre_tool_use(self, tool_name: str, tool_input: Mapping[str, Any],
-                           ctx: ToolContext) -> HookOutcome: ...
-
-    async def post_tool_use(self, tool_name: str, tool_input: Mapping[str, Any],
-                            result: ToolResultMessage, ctx: ToolContext) -> None:
-        """After a call that succeeded (PostToolUse) — or failed
-        (PostToolUseFailure), told by ``result.is_error``."""
-
-
-class NoHooks:
-    """The pipeline without hooks configured."""
-
-    async def pre_tool_use(self, tool_name: str, tool_input: Mapping[str, Any],
-                           ctx: ToolContext) -> HookOutcome:
-        return NO_OPINION
-
-    async def post_tool_use(self, tool_name: str, tool_input: Mapping[str, Any],
-                            result: ToolResultMessage, ctx: ToolContext) -> None:
-        return None
-
-
-__all__ = ["NO_OPINION", "HookOutcome", "Hooks", "NoHooks"]
+__all__ = [
+    "EVENTS",
+    "NO_OPINION",
+    "SESSION_EVENTS",
+    "TOOL_EVENTS",
+    "Combined",
+    "ConfiguredHooks",
+    "HookCommand",
+    "HookOutcome",
+    "HookRun",
+    "HookVerdict",
+    "Hooks",
+    "NoHooks",
+    "PostHookOutcome",
+    "TrustError",
+    "combine",
+    "hook_env",
+    "interpret",
+    "is_trusted",
+    "matcher_matches",
+    "parse_hooks",
+    "run_hook",
+    "trust",
+    "trust_file",
+    "trusted_dirs",
+]

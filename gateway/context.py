@@ -130,6 +130,10 @@ class SessionContext:
     todos: list[Any] = field(default_factory=list)
     #: deferred tools ToolSearch selected: callable from then on
     selected_tools: set[str] = field(default_factory=set)
+    #: the session's tool pool (set by its pipeline; what ToolSearch searches)
+    tools: tuple[Any, ...] = ()
+    #: a hook asked the session to stop (``continue: false``): its reason
+    stop_reason: str | None = None
     #: the session's background tasks (``gateway.tools.tasks``), made on use
     tasks: Any = None
     #: a foreground command still running after this many milliseconds

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .context import Approver, AuditSink, MemoryAudit, SessionContext
+from .context import Approver, AuditSink, MemoryAudit, Questioner, SessionContext
 from .errors import UsageError
 from .executor import StreamingExecutor
 from .hooks import Hooks, NoHooks
@@ -22,9 +22,11 @@ from .permissions import (
     RulesDecider,
     literal_prefix,
     path_rule_check,
+    start_session_mode,
 )
 from .pipeline import Pipeline
 from .tools import AnyTool
+from .tools.paths import inside
 from .tools.registry import PoolOptions, assemble_tool_pool
 
 
@@ -40,6 +42,7 @@ def make_context(
     results_dir: str | None = None,
     env: dict[str, str] | None = None,
     hidden: tuple[str, ...] = (),
+    questioner: Questioner | None = None,
 ) -> SessionContext:
     """A session working in ``workspace`` (``cwd`` unless given), under the
     sandbox profile ``profile`` (workspace-write by default), which the
@@ -74,7 +77,7 @@ def make_context(
     context = SessionContext(
         workspace=ws, cwd=real_cwd, policy=policy,
         home=home or os.path.expanduser("~"), results_dir="", extra_dirs=extra,
-        audit=audit or MemoryAudit(), approver=approver, env=env)
+        audit=audit or MemoryAudit(), approver=approver, env=env, questioner=questioner)
     if results_dir is None:
         results = Path(runtime_dir()) / "results" / context.session_id
         results.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -87,7 +90,8 @@ def apply_permissions(context: SessionContext, permissions: PermissionSettings) 
     """The settings' sandbox key and deny rules, made part of the sandbox's
     policy: a Read deny of a directory hides it from commands (``cat``,
     ``grep -r``) and the file tools alike, an Edit deny makes it read-only —
-    the rule holds where no analysis looks."""
+    the rule holds where no analysis looks. ``allowSecretWrites`` names the
+    files Edit and Write may write a secret into."""
     from sandbox import PolicyError, apply_settings  # noqa: PLC0415
 
     policy = context.policy
@@ -99,6 +103,7 @@ def apply_permissions(context: SessionContext, permissions: PermissionSettings) 
         except PolicyError as exc:
             raise UsageError(str(exc)) from None
         context.sandbox_settings = permissions.sandbox
+        context.allow_secret_writes = tuple(permissions.sandbox.filesystem.allow_secret_writes)
     hide: list[str] = []
     block: list[str] = []
     for rule in permissions.of("deny"):
@@ -119,37 +124,87 @@ def apply_permissions(context: SessionContext, permissions: PermissionSettings) 
         if r.tool == "Read" and r.content is not None and "/" not in r.content.rstrip("/"))
 
 
+def session_hooks(context: SessionContext, permissions: PermissionSettings, *,
+                  trusted: bool | None = None) -> tuple[Hooks, tuple[str, ...]]:
+    """The settings' hooks for this session, and what to tell the user.
+
+    A repository's own hooks run only in a workspace the user trusted
+    (``trusted``; by default the trust file says): they are programs on the
+    host, and a freshly cloned repository must run none of them. Every file
+    a hook runs that lies where sandboxed commands may write joins the
+    sandbox's write-denied paths — the next tool call would run it on the
+    host."""
+    from .hooks import ConfiguredHooks, hook_files, is_trusted  # noqa: PLC0415
+
+    notes: list[str] = []
+    hooks = list(permissions.hooks)
+    if permissions.repository_hooks:
+        if is_trusted(context.workspace) if trusted is None else trusted:
+            hooks.extend(permissions.repository_hooks)
+        else:
+            notes.append(f"{len(permissions.repository_hooks)} hook(s) from this repository's "
+                         "settings were not run: the workspace is not trusted (shellgate trust "
+                         f"{context.workspace})")
+    if not hooks:
+        return NoHooks(), tuple(notes)
+    files = hook_files(hooks, context.workspace, context.home)
+    roots = [os.path.realpath(r) for r in (*context.allowed_dirs, *(
+        os.path.join(context.workspace, context.home + w[1:] if w.startswith("~") else w)
+        for w in context.policy.filesystem.allow_write))]
+    exposed = [f for f in files if any(inside(f, r) for r in roots)]
+    if exposed:
+        fs = context.policy.filesystem
+        context.policy = context.policy.model_copy(update={"filesystem": fs.model_copy(
+            update={"deny_write": (*fs.deny_write, *exposed)})})
+        context.forget_plan()
+    return ConfiguredHooks(hooks, project_dir=context.workspace, env=context.env,
+                           mode=str(permissions.mode)), tuple(notes)
+
+
 @dataclass
 class Session:
     """A session assembled: its context and the pipeline every call takes."""
 
     context: SessionContext
     pipeline: Pipeline
+    #: what the user should hear about this session once (hooks not run)
+    notes: tuple[str, ...] = ()
 
     @classmethod
     def open(cls, cwd: str, *, extra_tools: Sequence[AnyTool] = (),
              decider: PermissionDecider | None = None, hooks: Hooks | None = None,
              options: PoolOptions | None = None,
              permissions: PermissionSettings | None = None,
+             trusted: bool | None = None,
+             base_tools: Sequence[AnyTool] | None = None,
              **context_args: Any) -> Session:
         """A session; with ``permissions`` (from :func:`load_permissions`)
-        its rules, mode, added directories and sandbox settings apply."""
+        its rules, mode, added directories, sandbox settings and hooks
+        apply (``trusted``: whether the workspace may run its repository's
+        own hooks; by default the trust file says). ``base_tools`` replaces
+        the built-in set (an embedder's own, a test's WebFetch that may
+        reach a local server); ``extra_tools`` come after it and lose a
+        clash of names to it."""
         if permissions is not None:
             dirs = (*context_args.pop("extra_dirs", ()), *(
                 d for d in permissions.additional_dirs if os.path.isdir(d)))
             context_args["extra_dirs"] = tuple(dict.fromkeys(dirs))
         context = make_context(cwd, **context_args)
+        notes: tuple[str, ...] = ()
         if permissions is not None:
             apply_permissions(context, permissions)
+            start_session_mode(context, permissions.mode)
             decider = decider or RulesDecider(permissions)
+            if hooks is None:
+                hooks, notes = session_hooks(context, permissions, trusted=trusted)
         blanket = tuple(r.text for r in permissions.of("deny")
                         if r.content is None) if permissions is not None else ()
         pool_options = options or PoolOptions.from_env()
         if blanket:
             pool_options = PoolOptions(pool_options.simple, (*pool_options.denied, *blanket))
-        pool = assemble_tool_pool(pool_options, extra_tools)
+        pool = assemble_tool_pool(pool_options, extra_tools, base_tools)
         pipeline = Pipeline(context, pool, decider or DefaultDecider(), hooks or NoHooks())
-        return cls(context, pipeline)
+        return cls(context, pipeline, notes)
 
     @property
     def tools(self) -> Sequence[AnyTool]:

@@ -32,6 +32,10 @@ class FilesystemSettings(_Settings):
     allow_write: tuple[str, ...] = Field(default=(), alias="allowWrite")
     deny_write: tuple[str, ...] = Field(default=(), alias="denyWrite")
     deny_read: tuple[str, ...] = Field(default=(), alias="denyRead")
+    #: shellgate's own: globs of the files the gateway's file tools may
+    #: write a secret into (a credentials file kept out of version
+    #: control); commands are not scanned, so the sandbox only carries it
+    allow_secret_writes: tuple[str, ...] = Field(default=(), alias="allowSecretWrites")
 
 
 class NetworkSettings(_Settings):

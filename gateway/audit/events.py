@@ -20,6 +20,12 @@ event                  fields
                        ``duration_ms``, ``bytes``, ``truncated``
 ``internal_error``     ``stage``, ``error``
 ``settings.loaded``    ``sources``, ``problems``
+``hook.ran``           ``hook_event``, ``tool``, ``command``, ``source``,
+                       ``exit_code``, ``timed_out``, ``duration_ms``,
+                       ``decision``, ``block``, ``updated_input``, ``error``
+``hook.input_updated`` ``tool``, ``input`` (what a hook had run instead)
+``task.ended``         ``task_id``, ``status``, ``exit_code``, ``duration_ms``,
+                       ``reason``
 =====================  ==========================================================
 
 The table is the contract between the pipeline (which decides what to send)
@@ -36,11 +42,14 @@ from typing import Final
 __all__ = [
     "DECISIONS",
     "EVENTS",
+    "HOOK_INPUT_UPDATED",
+    "HOOK_RAN",
     "IDS",
     "INTERNAL_ERROR",
     "PERMISSION_DECIDED",
     "SANDBOX_STARTED",
     "SETTINGS_LOADED",
+    "TASK_ENDED",
     "TOOL_COMPLETED",
     "TOOL_REQUESTED",
     "TOOL_VALIDATED",
@@ -53,6 +62,9 @@ SANDBOX_STARTED: Final = "sandbox.started"
 TOOL_COMPLETED: Final = "tool.completed"
 INTERNAL_ERROR: Final = "internal_error"
 SETTINGS_LOADED: Final = "settings.loaded"
+HOOK_RAN: Final = "hook.ran"
+HOOK_INPUT_UPDATED: Final = "hook.input_updated"
+TASK_ENDED: Final = "task.ended"
 
 #: every known event and its fields, in the order they are written
 EVENTS: Final[dict[str, tuple[str, ...]]] = {
@@ -65,6 +77,10 @@ EVENTS: Final[dict[str, tuple[str, ...]]] = {
                      "truncated"),
     INTERNAL_ERROR: ("stage", "error"),
     SETTINGS_LOADED: ("sources", "problems"),
+    HOOK_RAN: ("hook_event", "tool", "command", "source", "exit_code", "timed_out",
+               "duration_ms", "decision", "block", "updated_input", "error"),
+    HOOK_INPUT_UPDATED: ("tool", "input"),
+    TASK_ENDED: ("task_id", "status", "exit_code", "duration_ms", "reason"),
 }
 
 #: the ids that follow ``ts`` and ``event`` on every line that has them

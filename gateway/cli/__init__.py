@@ -121,11 +121,14 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(verb_module="run")
 
-    tool = sub.add_parser("tool", help="run one tool call through the whole pipeline")
-    tool.add_argument("name", metavar="NAME", help="the tool (Bash, Read, Edit, Write, Glob, "
-                      "Grep)")
-    tool.add_argument("--input", required=True, metavar="JSON",
+    tool = sub.add_parser("tool", help="run tool calls through the whole pipeline")
+    tool.add_argument("name", metavar="NAME", nargs="?", default=None,
+                      help="the tool (Bash, Read, Edit, Write, Glob, Grep, WebFetch, …)")
+    tool.add_argument("--input", default=None, metavar="JSON",
                       help="the tool's input as a JSON object ('-' reads it from stdin)")
+    tool.add_argument("--batch", default=None, metavar="FILE",
+                      help="calls one after another through one session, a JSON object a "
+                      "line: {\"name\": …, \"input\": {…}} ('-' reads stdin)")
     tool.add_argument("--cwd", default=None,
                       help="the session's working directory and workspace (default: the "
                       "current directory)")
@@ -159,6 +162,14 @@ def _build_parser() -> argparse.ArgumentParser:
     audit.set_defaults(verb_module="audit")
 
     _add_fuzz(sub)
+
+    trust = sub.add_parser(
+        "trust", help="let a workspace run the hooks its own repository's settings name")
+    trust.add_argument("dir", nargs="?", default=None, metavar="DIR",
+                       help="the workspace (default: the current directory)")
+    trust.add_argument("--remove", action="store_true", help="trust it no longer")
+    trust.add_argument("--list", action="store_true", help="print the trusted directories")
+    trust.set_defaults(verb_module="trust")
 
     doctor = sub.add_parser("doctor", help="check that the sandbox can work on this machine")
     doctor.add_argument("--json", action="store_true", help="print the probes as JSON")

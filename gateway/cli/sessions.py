@@ -49,8 +49,13 @@ def open_session(args: argparse.Namespace, **context_args: Any) -> Session:
         audit = FileAudit(location, key=audit_key(os.environ))
     except AuditError as exc:
         raise UsageError(str(exc)) from None
+    trusted = None
+    if permissions.repository_hooks and context_args.get("approver") is not None:
+        trusted = _ask_trust(os.path.realpath(cwd), permissions.repository_hooks)
     session = Session.open(cwd, permissions=permissions, audit=audit,
-                           hidden=(str(audit.root),), **context_args)
+                           hidden=(str(audit.root),), trusted=trusted, **context_args)
+    for note in session.notes:
+        print(f"shellgate: {note}", file=sys.stderr)
     _out_of_reach(session, str(audit.root), "the audit log", "--audit-log elsewhere")
     if args.settings is not None:
         _out_of_reach(session, os.path.realpath(args.settings), "the --settings file",
@@ -82,3 +87,33 @@ def _out_of_reach(session: Session, path: str, what: str, instead: str, *,
         if inside(path, real):
             raise UsageError(f"{what} {path} is inside {real}, where sandboxed commands may "
                              f"write; it must be out of the agent's reach ({instead})")
+
+
+def _ask_trust(workspace: str, hooks: tuple[Any, ...]) -> bool | None:
+    """First use of a workspace whose repository names hooks: a person at
+    the terminal sees every command and decides (recorded for next time);
+    ``None`` leaves it to the trust file."""
+    from ..hooks import TrustError, is_trusted, trust  # noqa: PLC0415
+
+    if is_trusted(workspace):
+        return True
+    from rich.console import Console  # noqa: PLC0415
+    from rich.markup import escape  # noqa: PLC0415
+    from rich.prompt import Confirm  # noqa: PLC0415
+
+    from .tool import shown  # noqa: PLC0415
+
+    console = Console(stderr=True, highlight=False)
+    console.print(f"[bold]{escape(shown(workspace))}[/bold]: this repository's settings name "
+                  f"{len(hooks)} hook(s), programs that would run on this machine, outside "
+                  "the sandbox, at tool calls:")
+    for hook in hooks:
+        console.print(f"  {escape(shown(hook.event))}: {escape(shown(hook.command))}  "
+                      f"[dim]({escape(shown(hook.origin))})[/dim]")
+    if not Confirm.ask("Trust this workspace to run them?", console=console, default=False):
+        return False
+    try:
+        trust(workspace)
+    except TrustError as exc:
+        print(f"shellgate: {one_line(exc)} (trusted for this run only)", file=sys.stderr)
+    return True

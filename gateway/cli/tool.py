@@ -1,4 +1,5 @@
-"""``shellgate tool``: one call of any tool through the whole pipeline.
+"""``shellgate tool``: one call of any tool through the whole pipeline, or
+a batch of calls through one session (``--batch``).
 
 Exit status: 0 whenever a result was produced (an ``is_error`` result
 included: the pipeline worked), 2 for usage errors and a malformed
@@ -13,7 +14,7 @@ import re
 import sys
 import unicodedata
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..context import ApprovalRequest
 from ..errors import UsageError
@@ -21,37 +22,133 @@ from ..messages import ImageBlock, Progress, TextBlock, ToolResultMessage, ToolU
 from .common import one_line
 from .sessions import open_session
 
+if TYPE_CHECKING:
+    from ..session import Session
+
 
 def main(args: argparse.Namespace) -> int:
+    if args.batch is not None:
+        if args.name is not None or args.input is not None:
+            raise UsageError("--batch takes its calls from the file: give no NAME or --input")
+        return _batch(args)
+    if args.name is None or args.input is None:
+        raise UsageError("give NAME and --input JSON (or --batch FILE)")
     tool_input = _parse_input(args.input)
-    approver = _ask_on_terminal if sys.stdin.isatty() and sys.stderr.isatty() else None
-    session = open_session(args, approver=approver, profile=args.profile)
+    session = _open(args, interactive=True)
     use = ToolUse(f"toolu_{uuid.uuid4().hex[:20]}", args.name, tool_input)
     live = not args.json and sys.stderr.isatty()
-    result = asyncio.run(session.run(use, _show_progress if live else None))
-    if args.json:
-        print(json.dumps(result.to_wire(), ensure_ascii=False))
-    else:
-        _print_result(result)
+
+    async def one() -> ToolResultMessage:
+        try:
+            return await session.run(use, _show_progress if live else None)
+        finally:
+            await session.close()
+
+    result = asyncio.run(one())
+    _report(result, args.json)
     return 0
 
 
-def _parse_input(raw: str) -> dict[str, Any]:
+def _open(args: argparse.Namespace, *, interactive: bool) -> Session:
+    """The session of this run: a person at the terminal answers asks and
+    questions; with nobody there an ask is a denial and a question an
+    error."""
+    at_terminal = interactive and sys.stdin.isatty() and sys.stderr.isatty()
+    extra: dict[str, Any] = {}
+    if at_terminal:
+        from .questions import ask_on_terminal  # noqa: PLC0415
+
+        extra["questioner"] = ask_on_terminal
+    return open_session(args, approver=_ask_on_terminal if at_terminal else None,
+                        profile=args.profile, **extra)
+
+
+def _batch(args: argparse.Namespace) -> int:
+    """Calls one after another through one session, one JSON object a line
+    (``{"name": "Bash", "input": {...}}``): what one call leaves — a
+    directory, a background task, plan mode, a selected tool — the next
+    sees. Every line is checked before anything runs; the session, and
+    every task it started, ends with the batch."""
+    uses = _read_batch(args.batch)
+    session = _open(args, interactive=args.batch != "-")
+    live = not args.json and sys.stderr.isatty()
+
+    async def run_all() -> None:
+        try:
+            for use in uses:
+                if not args.json:
+                    print(f"── {shown(use.name)} ({use.id})")
+                _report(await session.run(use, _show_progress if live else None), args.json)
+        finally:
+            await session.close()
+
+    asyncio.run(run_all())
+    return 0
+
+
+#: a batch is a script of calls, not a data set
+MAX_BATCH_LINES = 10_000
+
+
+def _read_batch(source: str) -> list[ToolUse]:
+    try:
+        if source == "-":
+            raw = sys.stdin.buffer.read()
+        else:
+            with open(source, "rb") as fh:
+                raw = fh.read(64 << 20)
+    except OSError as exc:
+        raise UsageError(f"--batch {source!r}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--batch is not valid UTF-8: {one_line(exc)}") from None
+    uses: list[ToolUse] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if len(uses) == MAX_BATCH_LINES:
+            raise UsageError(f"--batch: more than {MAX_BATCH_LINES} calls")
+        call = _parse_input(line, where=f"--batch line {n}")
+        name, tool_input = call.get("name"), call.get("input", {})
+        if not isinstance(name, str) or not name:
+            raise UsageError(f"--batch line {n}: \"name\" must be a tool's name")
+        if not isinstance(tool_input, dict):
+            raise UsageError(f"--batch line {n}: \"input\" must be a JSON object")
+        unknown = set(call) - {"name", "input", "id"}
+        if unknown:
+            raise UsageError(f"--batch line {n}: unknown keys {sorted(unknown)} (name, input, id)")
+        ident = call.get("id")
+        uses.append(ToolUse(ident if isinstance(ident, str) and ident
+                            else f"toolu_{uuid.uuid4().hex[:20]}", name, tool_input))
+    if not uses:
+        raise UsageError("--batch holds no calls")
+    return uses
+
+
+def _report(result: ToolResultMessage, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result.to_wire(), ensure_ascii=False), flush=True)
+    else:
+        _print_result(result)
+
+
+def _parse_input(raw: str, where: str = "--input") -> dict[str, Any]:
     if raw == "-":
         try:
             text = sys.stdin.buffer.read().decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise UsageError(f"--input is not valid UTF-8: {one_line(exc)}") from None
+            raise UsageError(f"{where} is not valid UTF-8: {one_line(exc)}") from None
     else:
         text = raw
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise UsageError(f"--input is not valid JSON: {one_line(exc)}") from None
+        raise UsageError(f"{where} is not valid JSON: {one_line(exc)}") from None
     except RecursionError:
-        raise UsageError("--input is not valid JSON: nested too deeply") from None
+        raise UsageError(f"{where} is not valid JSON: nested too deeply") from None
     if not isinstance(value, dict):
-        raise UsageError(f"--input must be a JSON object, not {type(value).__name__}")
+        raise UsageError(f"{where} must be a JSON object, not {type(value).__name__}")
     return value
 
 

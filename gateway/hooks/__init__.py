@@ -7,6 +7,7 @@ which their answers reach the decider.
               at its timeout
     outcome   exit codes and JSON fields; several hooks combined
     engine    ConfiguredHooks: a session's hooks, run in parallel, audited
+    protect   the files hooks run, kept from sandboxed commands
     trust     which workspaces may run their own repository's hooks
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 from .config import EVENTS, SESSION_EVENTS, TOOL_EVENTS, HookCommand, matcher_matches, parse_hooks
 from .engine import ConfiguredHooks
 from .outcome import Combined, HookVerdict, combine, interpret
+from .protect import hook_files
 from .runner import HookRun, hook_env, run_hook
 from .trust import TrustError, is_trusted, trust, trust_file, trusted_dirs
 from .types import NO_OPINION, HookOutcome, Hooks, NoHooks, PostHookOutcome
@@ -36,6 +38,7 @@ __all__ = [
     "TrustError",
     "combine",
     "hook_env",
+    "hook_files",
     "interpret",
     "is_trusted",
     "matcher_matches",

@@ -16,7 +16,7 @@ from .decider import DefaultDecider, PermissionDecider, RulesDecider
 from .denials import DENIALS_BEFORE_ADVICE, DenialTracker
 from .match import path_rule_check
 from .merge import PermissionSettings, merge
-from .modes import MODE_NAMES, Mode
+from .modes import MODE_NAMES, Mode, start_session_mode
 from .path_rules import literal_prefix, path_matches
 from .persist import save_allow_rule
 from .rules import Rule, parse_rule
@@ -57,4 +57,5 @@ __all__ = [
     "read_settings",
     "save_allow_rule",
     "split_tool_list",
+    "start_session_mode",
 ]

@@ -1,7 +1,8 @@
 """The decision chain of stage 4.
 
     hook deny · the tool's deny (hard limits, sensitive and protected paths,
-    the sandbox's policy) · deny rules · plan mode
+    the sandbox's policy) · deny rules · plan mode (the session's own mode
+    over the settings'; it runs read-only tools, and ExitPlanMode)
         → deny, and nothing lifts it
     ask rules · an ask only a person may answer (a dotenv file, running
     without the sandbox)
@@ -30,7 +31,7 @@ from ..tools import AnyTool
 from .denials import DenialTracker, denial_key
 from .match import Matcher
 from .merge import PermissionSettings
-from .modes import Mode
+from .modes import Mode, plan_exempt, session_mode
 from .persist import save_allow_rule
 from .rules import Rule, parse_rule
 from .settings import Source
@@ -57,7 +58,14 @@ class RulesDecider:
 
     @property
     def mode(self) -> Mode:
+        """The settings' mode (a session may hold its own: :meth:`mode_of`)."""
         return self.settings.mode
+
+    def mode_of(self, ctx: ToolContext) -> Mode:
+        """The mode a call is decided in: the session's own (EnterPlanMode
+        switched it) over the settings' one."""
+        own = session_mode(ctx.session.mode)
+        return own if own is not None else self.settings.mode
 
     async def resolve(self, result: PermissionResult, request: ApprovalRequest,
                       ctx: ToolContext) -> PermissionResult:
@@ -118,11 +126,11 @@ class RulesDecider:
                      own: PermissionResult, hook: HookOutcome,
                      validation: Validation) -> PermissionResult:
         result = self.evaluate(tool, data, ctx, own, hook, validation)
-        return replace(result, mode=str(self.mode))
+        return replace(result, mode=str(self.mode_of(ctx)))
 
     def evaluate(self, tool: AnyTool, data: Any, ctx: ToolContext, own: PermissionResult,
                  hook: HookOutcome, validation: Validation) -> PermissionResult:
-        mode = self.mode
+        mode = self.mode_of(ctx)
         if own.decision is Decision.DENY:
             return own
         if hook.decision is Decision.DENY:
@@ -137,11 +145,12 @@ class RulesDecider:
         denied = match.strict("deny")
         if denied is not None:
             return _by_rule(Decision.DENY, *denied, own)
-        if mode is Mode.PLAN and not tool.is_read_only(data, ctx):
+        if mode is Mode.PLAN and not tool.is_read_only(data, ctx) and \
+                not plan_exempt(tool, match.subject):
             return PermissionResult(
                 Decision.DENY, "mode", "plan mode runs read-only tools only", rule="plan",
                 check_ids=own.check_ids, warnings=own.warnings,
-                hint="leave plan mode (--permission-mode default) to make changes")
+                hint=_PLAN_HINT_SESSION if ctx.session.mode is not None else _PLAN_HINT)
         asked = match.strict("ask")
         if asked is not None:
             return _by_rule(Decision.ASK, *asked, own)
@@ -230,6 +239,11 @@ def _person(own: PermissionResult, validation: Validation) -> PermissionResult:
     return PermissionResult(Decision.ASK, "tool" if validation.ask else own.source, reason,
                             rule=own.rule, check_ids=own.check_ids, warnings=own.warnings,
                             hint=own.hint, needs_person=True)
+
+
+_PLAN_HINT = "leave plan mode (--permission-mode default) to make changes"
+_PLAN_HINT_SESSION = ("present the plan with ExitPlanMode; once the user approves it, "
+                      "changes can be made")
 
 
 def _allow_hint(result: PermissionResult) -> str:

@@ -23,8 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..hooks import HookCommand
 from ..tools.paths import inside
 from .guards import CODE_RUNNERS, rule_words
+from .hook_settings import collect_hooks
 from .modes import MODE_NAMES, Mode
 from .path_rules import anchor
 from .rules import PATH_TOOLS, Behavior, Rule, parse_rule, unknown_tool
@@ -32,7 +34,8 @@ from .settings import Problem, SettingsFile, Source
 
 #: sandbox keys that widen what a command may reach, or switch asking off:
 #: not from a repository
-_WIDENING = {("filesystem", "allowWrite"), ("network", "allowedDomains"),
+_WIDENING = {("filesystem", "allowWrite"), ("filesystem", "allowSecretWrites"),
+             ("network", "allowedDomains"),
              ("network", "allowUnixSockets"), ("", "excludedCommands"), ("", "enabled"),
              ("", "autoAllowBashIfSandboxed")}
 
@@ -59,6 +62,10 @@ class PermissionSettings:
     #: lowest wins whoever set it (a repository's file cannot lift the
     #: user's own lower limit by taking precedence)
     sandbox_limits: tuple[Any, ...] = ()
+    #: the hooks of every source (``gateway.hooks.HookCommand``), and apart
+    #: those a repository's files bring (run only in a trusted workspace)
+    hooks: tuple[HookCommand, ...] = ()
+    repository_hooks: tuple[HookCommand, ...] = ()
 
     def of(self, behavior: Behavior) -> tuple[Rule, ...]:
         return tuple(r for r in self.rules if r.behavior == behavior)
@@ -115,9 +122,12 @@ def merge(files: Sequence[SettingsFile]) -> PermissionSettings:
     mode, mode_source = _mode(ordered, bypass_disabled, problems)
     dirs = tuple(dict.fromkeys(_directories(ordered, problems)))
     sandbox, limits = _sandbox(ordered, problems)
+    hooks = collect_hooks(ordered)
+    problems.extend(hooks.problems)
     return PermissionSettings(tuple(rules), mode, mode_source, dirs, bypass_disabled,
                               managed_only, sandbox, tuple(problems),
-                              tuple(f.path for f in ordered), limits)
+                              tuple(f.path for f in ordered), limits, hooks.hooks,
+                              hooks.repository_hooks)
 
 
 def _mode(ordered: Sequence[SettingsFile], bypass_disabled: bool,

@@ -31,7 +31,7 @@ CONTENT_TOOLS = PATH_TOOLS | {"Bash", "WebFetch"}
 KNOWN_TOOLS = CONTENT_TOOLS | {"Glob", "Grep", "WebSearch", "TodoWrite", "Agent", "Task",
                                "NotebookRead", "LS", "KillShell", "BashOutput",
                                "ExitPlanMode", "AskUserQuestion", "ToolSearch", "Skill",
-                               "SlashCommand"}
+                               "SlashCommand", "EnterPlanMode", "TaskOutput", "TaskStop"}
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 _MCP = re.compile(r"mcp__[A-Za-z0-9_-]+(?:__(?:[A-Za-z0-9_.-]+|\*))?")

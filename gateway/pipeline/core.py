@@ -35,6 +35,11 @@ class Pipeline:
     decider: PermissionDecider = field(default_factory=DefaultDecider)
     hooks: Hooks = field(default_factory=NoHooks)
 
+    def __post_init__(self) -> None:
+        # what ToolSearch searches: the pool this session's calls are looked
+        # up in (a tool sees its session, never the pipeline)
+        self.session.tools = tuple(self.pool)
+
     def context(self, use: ToolUse) -> ToolContext:
         return ToolContext(self.session, use.id)
 
@@ -46,7 +51,7 @@ class Pipeline:
         stage = ctx.stage = "lookup"
         try:
             stages.audit(ctx, "tool.requested", tool=use.name, input=stages.logged_input(use))
-            found = stages.lookup(self.pool, use)
+            found = stages.lookup(self.pool, use, self.session.selected_tools)
             if isinstance(found, ToolResultMessage):
                 ctx.outcome = "unknown-tool"
                 return stages.emit(use, found, ctx, started, ctx.outcome)
@@ -63,6 +68,18 @@ class Pipeline:
                          ask=validation.ask or None)
             stage = ctx.stage = "prepare"
             hook = await stages.prepare(tool, data, use, ctx, self.hooks)
+            if hook.stop is not None:
+                # `continue: false`: the session stops, and this call with it
+                self.session.stop_reason = hook.stop
+                ctx.outcome = "denied"
+                return stages.emit(use, stages.error_result(
+                    use, f"A hook stopped the session: {hook.stop}"), ctx, started, ctx.outcome)
+            if hook.updated_input is not None:
+                rewritten = await stages.rewrite(tool, use, hook, ctx)
+                if isinstance(rewritten, ToolResultMessage):
+                    ctx.outcome = "invalid"
+                    return stages.emit(use, rewritten, ctx, started, ctx.outcome)
+                data, validation = rewritten
             stage = ctx.stage = "permission"
             permission = await stages.permit(tool, data, ctx, self.decider, hook, validation)
             # written before anything runs: a log that cannot take it fails
@@ -82,7 +99,10 @@ class Pipeline:
             ctx.exit_code = getattr(result.data, "exit_code", None)
             ctx.outcome = "error" if message.is_error else "ok"
             stage = ctx.stage = "post-hooks"
-            await stages.post_hooks(tool, use, message, ctx, self.hooks)
+            message = await stages.post_hooks(tool, data, message, ctx, self.hooks)
+            if hook.context:
+                message = stages.with_hook_text(
+                    message, f"<system-reminder>{hook.context}</system-reminder>")
             stage = ctx.stage = "emit"
             return stages.emit(use, message, ctx, started, ctx.outcome)
         except asyncio.CancelledError:

@@ -19,13 +19,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..context import SessionContext
-from ..messages import BlobBlock, Block, ImageBlock, TextBlock, ToolResultMessage, blocks_chars
+from ..messages import BlobBlock, Block, ImageBlock, TextBlock, ToolResultMessage
 
 HARD_CAP_CHARS = 400_000
 MESSAGE_BUDGET_CHARS = 200_000
 BINARY_INLINE_BYTES = 25 * 1024
 #: images the model may see inline (the API's own limit is 5 MB of base64)
 IMAGE_INLINE_BYTES = 3_750_000
+#: the images of one message together (four of the largest inline size)
+MESSAGE_IMAGE_BYTES = 4 * IMAGE_INLINE_BYTES
 PREVIEW_CHARS = 2_000
 PERSISTED_TAG = "persisted-output"
 
@@ -67,23 +69,36 @@ def limit_result(message: ToolResultMessage, limit: int, session: SessionContext
 
 
 def fit_message(results: Sequence[ToolResultMessage], session: SessionContext,
-                budget: int = MESSAGE_BUDGET_CHARS) -> list[ToolResultMessage]:
-    """Results of one message within ``budget`` characters together: the
-    largest are persisted whole (text and images) first, until the rest
-    fits. Each result is persisted at most once, so this ends (from a
-    review: a result whose inline image kept it over the budget was
-    persisted again and again, forever)."""
+                budget: int = MESSAGE_BUDGET_CHARS,
+                image_budget: int = MESSAGE_IMAGE_BYTES) -> list[ToolResultMessage]:
+    """Results of one message within ``budget`` characters of text and
+    ``image_budget`` bytes of images together (an image is not text: a
+    150 KB plot counted as its base64 length against the text budget was
+    persisted out of sight beside any other result): the largest in what
+    is over are persisted whole first, until the rest fits. Each result is
+    persisted at most once, so this ends (from a review: a result whose
+    inline image kept it over the budget was persisted again and again,
+    forever)."""
     out = list(results)
     done: set[int] = set()
-    while sum(blocks_chars(r.content) for r in out) > budget:
-        candidates = [(blocks_chars(r.content), i) for i, r in enumerate(out) if i not in done]
+    while True:
+        if sum(_text_chars(r.content) for r in out) > budget:
+            size = _text_chars
+        elif sum(_image_bytes(r.content) for r in out) > image_budget:
+            size = _image_bytes
+        else:
+            break
+        candidates = [(size(r.content), i) for i, r in enumerate(out) if i not in done]
         if not candidates:
             break
         _, i = max(candidates)
         done.add(i)
-        r = out[i]
-        out[i] = persist_whole(r, session)
+        out[i] = persist_whole(out[i], session)
     return out
+
+
+def _image_bytes(content: tuple[Block, ...]) -> int:
+    return sum(len(b.data) for b in content if isinstance(b, ImageBlock))
 
 
 def persist_whole(message: ToolResultMessage, session: SessionContext) -> ToolResultMessage:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
 from pydantic import ValidationError
@@ -24,7 +24,7 @@ from ..messages import (
 )
 from ..permissions import PermissionDecider
 from ..tools import AnyTool
-from ..tools.registry import Found, find_tool
+from ..tools.registry import Found, find_tool, held_back, offered_tools
 from .results import limit_result, tool_error
 
 
@@ -33,10 +33,18 @@ def error_result(use: ToolUse, message: str) -> ToolResultMessage:
 
 
 # 1 ----------------------------------------------------------------------
-def lookup(pool: Sequence[AnyTool], use: ToolUse) -> Found | ToolResultMessage:
+def lookup(pool: Sequence[AnyTool], use: ToolUse,
+           selected: Set[str] = frozenset()) -> Found | ToolResultMessage:
+    """The tool by name or alias, among what the session offers now: a
+    deferred tool ToolSearch has not selected (``selected``: the session's
+    selection) is refused with the way to select it."""
     found = find_tool(pool, use.name)
+    if found is not None and held_back(pool, found.tool, selected):
+        name = found.tool.name
+        return error_result(use, f"{name} is a deferred tool and is not loaded yet: call "
+                            f'ToolSearch with query "select:{name}" first, then call {name}')
     if found is None:
-        names = ", ".join(t.name for t in pool)
+        names = ", ".join(t.name for t in offered_tools(pool, selected))
         return error_result(use, f"No such tool available: {use.name}. Tools: {names}")
     return found
 
@@ -77,10 +85,38 @@ def format_validation_error(exc: ValidationError) -> str:
 async def prepare(tool: AnyTool, data: Any, use: ToolUse, ctx: ToolContext,
                   hooks: Hooks) -> HookOutcome:
     """The pre-tool hooks and the tool's own preparation (Bash's analysis)
-    at the same time."""
-    outcome, _ = await asyncio.gather(hooks.pre_tool_use(tool.name, use.input, ctx),
-                                      tool.prepare(data, ctx))
+    at the same time. Hooks see the input with its paths made absolute, as
+    Claude Code gives it to them."""
+    outcome, _ = await asyncio.gather(
+        hooks.pre_tool_use(tool.name, tool.display_input(data, ctx), ctx),
+        tool.prepare(data, ctx))
     return outcome
+
+
+async def rewrite(tool: AnyTool, use: ToolUse, hook: HookOutcome, ctx: ToolContext
+                  ) -> tuple[Any, Validation] | ToolResultMessage:
+    """A hook's ``updatedInput``: the call goes on with it — validated,
+    prepared (Bash analyzes the new command) and decided as if the model
+    had sent it, so a hook's rewrite can never carry a command past the
+    analyzer or the rules. Audited, since the log's ``tool.requested``
+    shows what the model asked, not what ran."""
+    assert hook.updated_input is not None
+    audit(ctx, "hook.input_updated", tool=tool.name, input=dict(hook.updated_input))
+    changed = ToolUse(use.id, use.name, hook.updated_input)
+    checked = await validate(tool, changed, ctx)
+    if isinstance(checked, ToolResultMessage):
+        return error_result(use, f"A hook rewrote the input into one {tool.name} cannot take: "
+                            f"{checked.text}")
+    await tool.prepare(checked[0], ctx)
+    return checked
+
+
+def with_hook_text(message: ToolResultMessage, *texts: str) -> ToolResultMessage:
+    """Context and feedback the hooks give the model, after the result."""
+    blocks = tuple(TextBlock(t) for t in texts if t)
+    if not blocks:
+        return message
+    return ToolResultMessage(message.tool_use_id, (*message.content, *blocks), message.is_error)
 
 
 # 4 ----------------------------------------------------------------------
@@ -122,9 +158,20 @@ def map_result(tool: AnyTool, result: ToolResult, use: ToolUse, ctx: ToolContext
 
 
 # 7 ----------------------------------------------------------------------
-async def post_hooks(tool: AnyTool, use: ToolUse, message: ToolResultMessage,
-                     ctx: ToolContext, hooks: Hooks) -> None:
-    await hooks.post_tool_use(tool.name, use.input, message, ctx)
+async def post_hooks(tool: AnyTool, data: Any, message: ToolResultMessage,
+                     ctx: ToolContext, hooks: Hooks) -> ToolResultMessage:
+    """PostToolUse (or PostToolUseFailure): a hook's block reason and
+    context reach the model after the result; ``continue: false`` asks the
+    session to stop."""
+    outcome = await hooks.post_tool_use(tool.name, tool.display_input(data, ctx), message, ctx)
+    if outcome is None:
+        return message
+    if outcome.stop is not None:
+        ctx.session.stop_reason = outcome.stop
+    return with_hook_text(
+        message, f"PostToolUse hook feedback: {outcome.feedback}" if outcome.feedback else "",
+        f"<system-reminder>{outcome.context}</system-reminder>" if outcome.context else "",
+        f"A hook stopped the session: {outcome.stop}" if outcome.stop else "")
 
 
 # 8 ----------------------------------------------------------------------

@@ -16,18 +16,17 @@ import secrets
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from analyzers import BashAnalysis, Classification, ParseStatus, Verdict
 
 from ..context import SessionContext, ToolContext
-from ..decisions import VALID, Decision, PermissionResult, Validation, needs_person
+from ..decisions import VALID, Decision, PermissionResult, Validation, invalid, needs_person
 from ..messages import (
     BlobBlock,
     Block,
-    ImageBlock,
     Progress,
     ProgressCallback,
     TextBlock,
@@ -42,10 +41,15 @@ from .bash_output import (
     cwd_trap,
     is_binary,
     split_marker,
+    stdout_image,
     whole_image,
 )
 from .command_patterns import command_matches
+from .images import Fitted
 from .paths import inside
+
+if TYPE_CHECKING:
+    from sandbox import ExecResult
 
 DEFAULT_TIMEOUT_MS = 120_000
 #: commands up to this long are analyzed inline (their cost is a fraction
@@ -60,10 +64,15 @@ class BashInput(BaseModel):
     command: str = Field(description="The command to execute")
     timeout: int | None = Field(
         default=None, ge=1, le=MAX_TIMEOUT_MS,
-        description=f"Optional timeout in milliseconds (max {MAX_TIMEOUT_MS})")
+        description=f"Optional timeout in milliseconds (max {MAX_TIMEOUT_MS}); a command run "
+        "in the background has none")
     description: str | None = Field(
         default=None, description="Clear, concise description of what this command does "
         "in 5-10 words")
+    run_in_background: bool | None = Field(
+        default=None, description="Run the command in the background and return at once with "
+        "its task id: TaskOutput reads its output, TaskStop stops it. timeout does not apply: "
+        "it runs until it ends, is stopped, or the session closes")
     dangerouslyDisableSandbox: bool | None = Field(
         default=None, description="Run without the sandbox. Always needs a person's approval; "
         "do not set it unless asked to")
@@ -83,11 +92,29 @@ class BashOutput:
     meaning: str | None = None
     is_error: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: stdout as the image the model is shown (resized when large), when
+    #: it is one whole image that can be decoded
+    image: Fitted | None = None
 
 
 #: security check 10 (an output redirection) is not a reason to keep rules
 #: away: the redirection's target is checked as an Edit of that file instead
 _REDIRECTION_CHECK = 10
+
+
+async def _with_image(result: ToolResult) -> ToolResult:
+    """A command that printed one whole image shows it as an image, made
+    fit for the model (a large plot resized): decoded off the event loop —
+    a big image takes a few hundred milliseconds."""
+    out = result.data
+    if (not isinstance(out, BashOutput) or out.truncated
+            or whole_image(out.stdout) is None):
+        return result
+    fitted = await asyncio.to_thread(stdout_image, out.stdout)
+    if fitted is None:
+        return result
+    return ToolResult(BashOutput(**{**_fields(out), "image": fitted}), result.new_messages,
+                      result.context_modifier, result.is_error)
 
 
 def rules_apply(analysis: BashAnalysis) -> bool:
@@ -124,7 +151,8 @@ class BashTool(BaseTool[BashInput]):
             "and grep. Commands the analyzer proves read-only run without asking; others "
             f"need approval. timeout is in milliseconds (default {DEFAULT_TIMEOUT_MS}, max "
             f"{MAX_TIMEOUT_MS}). Output above 30000 characters is saved to a file and "
-            "previewed.")
+            "previewed. run_in_background starts a long command (a server, a watcher) and "
+            "returns its task id at once; read it with TaskOutput, stop it with TaskStop.")
 
     # -- the analysis ------------------------------------------------------
     def analysis(self, data: BashInput, ctx: ToolContext) -> BashAnalysis:
@@ -191,7 +219,10 @@ class BashTool(BaseTool[BashInput]):
     def is_concurrency_safe(self, data: BashInput, ctx: ToolContext) -> bool:
         """A reader, and one that leaves the session's directory alone: a
         `cd` changes state the next call depends on, so it runs alone and
-        its change holds before anything after it starts."""
+        its change holds before anything after it starts. A background
+        command's `cd` moves nothing but itself."""
+        if data.run_in_background:
+            return self.is_read_only(data, ctx)
         return self.is_read_only(data, ctx) and not any(
             s.cd is not None for s in self.analysis(data, ctx).subcommands)
 
@@ -219,6 +250,12 @@ class BashTool(BaseTool[BashInput]):
         rule or mode may allow it (from a review: a hook that allowed
         `cat *` let `cat ~/.ssh/id_rsa` with the sandbox off run unasked)."""
         outside = self.unsandboxed(data, ctx)
+        if data.run_in_background:
+            from .tasks import background_refusal  # noqa: PLC0415
+
+            refused = background_refusal(ctx.session, outside)
+            if refused is not None:
+                return invalid(f"run_in_background: {refused}")
         if outside is not None:
             return needs_person(outside)
         return VALID
@@ -280,17 +317,39 @@ class BashTool(BaseTool[BashInput]):
         script = f"{cwd_trap(nonce)}\n{data.command}"
         streams = _Streams(ctx, on_progress, marker)
         timeout = (data.timeout or DEFAULT_TIMEOUT_MS) / 1000
-        backend = "none" if self.unsandboxed(data, ctx) is not None else session.backend
+        unsandboxed = self.unsandboxed(data, ctx)
+        backend = "none" if unsandboxed is not None else session.backend
+        task, limit = None, timeout
+        if data.run_in_background or session.auto_background_ms is not None:
+            from .bash_background import new_task  # noqa: PLC0415
+            from .tasks import MAX_TASK_LIFETIME_S  # noqa: PLC0415
+
+            task = new_task(ctx, data.command, marker, self.analysis(data, ctx).exit_meaning,
+                            unsandboxed, None if data.run_in_background else streams.feed)
+            if task is not None:
+                # a task's only limit is its lifetime; a foreground budget is
+                # kept by follow(), so that a command past it can move, not die
+                limit = MAX_TASK_LIFETIME_S
         # the audit log says where it ran before it runs
         session.audit.emit("sandbox.started", session_id=session.session_id,
                            call_id=ctx.call_id, tool_use_id=ctx.tool_use_id,
                            backend=backend or "auto", profile=session.policy.profile)
         process = start_background(
             ["/bin/bash", "-c", script], session.policy, cwd=session.cwd,
-            workspace=session.workspace, env=session.command_env(), timeout=timeout,
-            backend=backend, on_output=streams.feed)
+            workspace=session.workspace, env=session.command_env(), timeout=limit,
+            backend=backend, on_output=streams.feed if task is None else task.feed)
         try:
-            result = await asyncio.to_thread(process.wait)
+            if task is None:
+                result = await asyncio.to_thread(process.wait)
+            else:
+                from .bash_background import follow  # noqa: PLC0415
+
+                budget = max((session.auto_background_ms or 0) / 1000, timeout)
+                got = await follow(task, process, ctx,
+                                   None if data.run_in_background else budget)
+                if isinstance(got, ToolResult):
+                    return got
+                result = got
         except asyncio.CancelledError:
             await asyncio.shield(asyncio.to_thread(process.stop))
             raise
@@ -299,6 +358,13 @@ class BashTool(BaseTool[BashInput]):
                               is_error=True)
         if result is None:  # pragma: no cover - wait() without a timeout returns a result
             return ToolResult("The command ended without a result", is_error=True)
+        return await _with_image(self._finish(data, ctx, result, marker))
+
+    def _finish(self, data: BashInput, ctx: ToolContext, result: ExecResult,
+                marker: bytes) -> ToolResult:
+        """The ended command's result: its output, its exit code's meaning
+        and the session's new directory."""
+        session = ctx.session
         stderr, new_cwd = split_marker(result.stderr, marker)
         analysis = self.analysis(data, ctx)
         code = result.exit_code
@@ -324,10 +390,9 @@ class BashTool(BaseTool[BashInput]):
         if not isinstance(out, BashOutput):
             return super().map_result(result, tool_use_id)
         blocks: list[Block] = []
-        media = None if out.truncated else whole_image(out.stdout)
-        if media is not None and not out.stderr.strip():
-            blocks.append(ImageBlock(media, out.stdout))
-            text = ""
+        if out.image is not None and not out.stderr.strip():
+            blocks.append(out.image.block)
+            text = out.image.note
         elif is_binary(out.stdout):
             # never decoded into the conversation: kept, and persisted when large
             blocks.append(BlobBlock("application/octet-stream", out.stdout))

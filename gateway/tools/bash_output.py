@@ -6,37 +6,12 @@ from __future__ import annotations
 
 import os
 
-#: magic bytes -> media type: images the model is shown as images (a plot
-#: a command prints, a screenshot Read opens)
-IMAGE_MAGIC = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)
+from .images import Fitted, image_type, stdout_image, whole_image
 
-
-def image_type(head: bytes) -> str | None:
-    """The media type of an image that starts with ``head``, if it is one."""
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    return next((media for magic, media in IMAGE_MAGIC if head.startswith(magic)), None)
-
-
-def whole_image(data: bytes) -> str | None:
-    """The media type of ``data`` when it is one whole image: the magic at
-    the start and the format's end marker at the end. Reproducer (from a
-    review): `printf '\\377\\330\\377'; echo text` was sent as a JPEG,
-    the text lost and an image the API refuses put on the wire."""
-    media = image_type(data)
-    body = data.rstrip(b"\n")  # `cat plot.png; echo`
-    ends = {
-        "image/png": body.endswith(b"IEND\xaeB`\x82") and data[12:16] == b"IHDR",
-        "image/jpeg": body.endswith(b"\xff\xd9"),
-        "image/gif": body.endswith(b"\x3b"),
-        "image/webp": int.from_bytes(data[4:8], "little") + 8 in (len(body), len(body) - 1),
-    }
-    return media if media is not None and ends.get(media, False) else None
+# The image part lives in .images (Read and notebooks show images too):
+# whether stdout is one whole image, and that image made fit to show.
+__all__ = ["Fitted", "MarkerFilter", "cwd_marker", "cwd_trap", "image_type", "is_binary",
+           "split_marker", "stdout_image", "whole_image"]
 
 
 def is_binary(data: bytes) -> bool:

@@ -23,7 +23,14 @@ from .filetext import (
     to_lf,
 )
 from .paths import Resolved, write_right
-from .write import Change, apply_change, change_message, load_existing, write_permission
+from .write import (
+    Change,
+    apply_change,
+    change_message,
+    load_existing,
+    without_secrets,
+    write_permission,
+)
 
 
 class EditInput(FileInput):
@@ -104,7 +111,7 @@ def _validate(data: EditInput, ctx: ToolContext) -> Validation:
     target = check_path(data, ctx, write_right)
     if isinstance(target, Validation):
         return target
-    plan = plan_edit(data, target, ctx)
+    plan = without_secrets(plan_edit(data, target, ctx), "Edit", ctx)
     return plan if isinstance(plan, Validation) else VALID
 
 
@@ -117,7 +124,7 @@ def _call(data: EditInput, ctx: ToolContext) -> ToolResult:
     target = recheck(data, ctx, write_right)
     if isinstance(target, str):
         return ToolResult(target, is_error=True)
-    plan = plan_edit(data, target, ctx)
+    plan = without_secrets(plan_edit(data, target, ctx), "Edit", ctx)
     if isinstance(plan, Validation):
         return ToolResult(plan.message, is_error=True)
     return apply_change(plan, data, ctx)

@@ -40,6 +40,8 @@ class Code(IntEnum):
     NOT_FOUND = 13
     AMBIGUOUS = 14
     EXISTS = 15
+    #: the content would bring a secret into the file (:mod:`.secret_writes`)
+    SECRET = 16
 
 
 class Refusal(Exception):

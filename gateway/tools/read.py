@@ -1,19 +1,21 @@
-"""Read: a text file's lines numbered like ``cat -n``, or an image, from
-where the sandbox's policy lets a sandboxed ``cat`` read — and nothing
+"""Read: a text file's lines numbered like ``cat -n`` (:mod:`.read_text`),
+an image made fit to show (:mod:`.images`), a PDF's pages as text
+(:mod:`.read_pdf`), a notebook's cells and outputs (:mod:`.notebook`) —
+from where the sandbox's policy lets a sandboxed ``cat`` read, and nothing
 that is not a regular file (a FIFO would hang the gateway, a device or
-``/proc`` shows this process's view, not the sandbox's)."""
+``/proc`` shows this process's view, not the sandbox's). The kind is told
+by the bytes (a notebook: by its name too), and each kind is read from the
+one descriptor opened through the checked path."""
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import hashlib
-import io
 import itertools
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Literal
+from typing import BinaryIO, Literal
 
 from pydantic import Field
 
@@ -21,11 +23,9 @@ from ..context import ReadRecord, ToolContext
 from ..decisions import VALID, Decision, PermissionResult, Validation, invalid
 from ..messages import ImageBlock, ProgressCallback, TextBlock, ToolResult, ToolResultMessage
 from .base import ReadOnlyTool, SearchOrRead, Subject, build_tool
-from .bash_output import image_type, whole_image
 from .filetext import (
     SNIFF_BYTES,
     Code,
-    Encoding,
     FileInput,
     Refusal,
     check_path,
@@ -36,16 +36,16 @@ from .filetext import (
     pin,
     recheck,
 )
+from .images import MAX_EDGE, Fitted, fit_image, image_type, whole_image
+from .notebook import read_notebook
 from .paths import Resolved, in_working_dirs, read_right, resolve
+from .read_pdf import INLINE_PAGES, MAX_PAGES_PER_READ, parse_pages, read_pdf
+from .read_text import MAX_LINE_CHARS, MAX_LINES, MAX_TEXT_BYTES, Shown, read_text
 
-MAX_LINES = 2000
-MAX_LINE_CHARS = 2000
-MAX_TEXT_BYTES = 256 * 1024
-MAX_IMAGE_BYTES = 5 * 1024 * 1024
+#: the largest image file Read loads (to resize: what it sends is smaller)
+MAX_IMAGE_BYTES = 32 << 20
 #: how many directory entries a "did you mean" looks through
 SUGGEST_SCAN = 10_000
-
-EMPTY_NOTE = "<system-reminder>The file exists but is empty.</system-reminder>"
 UNCHANGED_NOTE = ("File unchanged since your last read (same offset and limit, same size and "
                   "modification time): the content in that earlier result is still current; "
                   "refer to it instead of reading again.")
@@ -58,126 +58,21 @@ class ReadInput(FileInput):
                                "to read at once")
     limit: int | None = Field(default=None, ge=1, description="The number of lines to read. "
                               "Only provide if the file is too large to read at once")
+    pages: str | None = Field(default=None, description='Page range for PDF files (e.g. "1-5", '
+                              '"3", "2,4-6"; 1-based). Only for PDF files. At most '
+                              f"{MAX_PAGES_PER_READ} pages per request")
 
 
 @dataclass(frozen=True, slots=True)
 class ReadOutput:
-    """What a Read returns: text (numbered lines or a note) or an image."""
+    """What a Read returns: text (numbered lines, a PDF's pages, a note),
+    an image, or a notebook's text and images in order."""
 
-    text: str = ""
-    image: ImageBlock | None = None
+    blocks: tuple[TextBlock | ImageBlock, ...]
 
-
-@dataclass(frozen=True, slots=True)
-class Window:
-    """The lines shown and why the showing stopped."""
-
-    first: int
-    lines: list[str]
-    stop: Literal["end", "limit", "bytes"]
-    cut: int
-
-
-#: how much of a line is held at once: a 1 GiB minified file is one line
-PIECE_CHARS = 64 * 1024
-
-
-def _lines(text: io.TextIOBase, codec: str) -> Iterator[tuple[str, int, int]]:
-    """Each line as (its first PIECE_CHARS characters without the line
-    ending, its length in characters, its size in the file's bytes), in
-    memory bounded by PIECE_CHARS however long the line."""
-    while piece := text.readline(PIECE_CHARS):
-        head, chars, size = piece, 0, 0
-        while True:
-            chars += len(piece)
-            size += len(piece.encode(codec, "replace"))
-            if piece.endswith("\n"):
-                break
-            piece = text.readline(PIECE_CHARS)
-            if not piece:
-                break
-        ending = len(piece) - len(piece.removesuffix("\n").removesuffix("\r"))
-        yield head.removesuffix("\n").removesuffix("\r"), chars - ending, size
-
-
-def _window(stream: BinaryIO, encoding: Encoding, first: int, limit: int) -> Window:
-    """Lines ``first``.. (1-based) from ``stream`` (at the text's start),
-    at most ``limit`` of them and MAX_TEXT_BYTES of the file's bytes."""
-    text = io.TextIOWrapper(stream, encoding=encoding.codec, errors="replace", newline="\n")
-    shown: list[str] = []
-    used = cut = 0
-    stop: Literal["end", "limit", "bytes"] = "end"
-    try:
-        for line, length, size in itertools.islice(_lines(text, encoding.codec), first - 1, None):
-            if len(shown) == limit or (shown and used + size > MAX_TEXT_BYTES):
-                stop = "limit" if len(shown) == limit else "bytes"
-                break
-            used += size
-            long = length > MAX_LINE_CHARS
-            cut += long
-            shown.append(f"{line[:MAX_LINE_CHARS]}… [line cut: {length} characters, "
-                         f"{MAX_LINE_CHARS} shown]" if long else line)
-    finally:
-        text.detach()
-    return Window(first, shown, stop, cut)
-
-
-#: how much of a file a Read looks at (the hash, the line count, skipping to
-#: an offset). Reproducer of the bound (from a review): `truncate -s 8T
-#: log.txt` in the sandbox, then Read log.txt limit 5: the whole-file hash
-#: would have read for hours, past any cancellation.
-SCAN_BYTES = 64 << 20
-
-
-class Capped(io.RawIOBase):
-    """A file seen through its first ``limit`` bytes (and never past the
-    size it had when opened: a file that keeps growing still ends)."""
-
-    def __init__(self, raw: BinaryIO, limit: int) -> None:
-        self.raw, self.limit = raw, limit
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        return self.raw.seek(offset, whence)
-
-    def tell(self) -> int:
-        return self.raw.tell()
-
-    def readinto(self, buffer: Any) -> int:
-        left = self.limit - self.raw.tell()
-        if left <= 0:
-            return 0
-        view = memoryview(buffer).cast("B")[:left]
-        data = self.raw.read(len(view))
-        view[: len(data)] = data
-        return len(data)
-
-
-def _scan(stream: BinaryIO, encoding: Encoding) -> tuple[str, int]:
-    """The file's sha256 (byte-order mark included) and its number of
-    lines, in one pass over what ``stream`` shows (see :class:`Capped`).
-    In UTF-8 a 0x0A byte is a newline and nothing else; other codecs are
-    decoded to count."""
-    digest = hashlib.sha256()
-    decoder = codecs.getincrementaldecoder(encoding.codec)("replace")
-    newlines, tail = 0, ""
-    skip = len(encoding.bom)
-    while chunk := stream.read(1 << 20):
-        digest.update(chunk)
-        body, skip = chunk[skip:], 0
-        if encoding.codec == "utf-8":
-            newlines += body.count(b"\n")
-            tail = body[-1:].decode("latin-1") or tail
-        else:
-            text = decoder.decode(body)
-            newlines += text.count("\n")
-            tail = text[-1:] or tail
-    return digest.hexdigest(), newlines + (1 if tail not in ("", "\n") else 0)
+    @property
+    def text(self) -> str:
+        return "\n".join(b.text for b in self.blocks if isinstance(b, TextBlock))
 
 
 def _not_a_file(display: str, kind: str) -> str:
@@ -214,26 +109,6 @@ def _missing(target: Resolved, ctx: ToolContext) -> str:
     return f"{message} The working directory is {ctx.session.cwd}."
 
 
-def _format(window: Window, total: int, limit: int | None) -> str:
-    """Numbered lines like ``cat -n``, and what was left out."""
-    if total == 0:
-        return EMPTY_NOTE
-    if not window.lines:
-        return (f"<system-reminder>The file exists but is shorter than the offset given "
-                f"({window.first}): it has {total} lines.</system-reminder>")
-    last = window.first + len(window.lines) - 1
-    parts = ["\n".join(f"{n:>6}\t{line}" for n, line in enumerate(window.lines, window.first))]
-    if window.stop != "end":
-        why = (f"the {limit or MAX_LINES}-line limit" if window.stop == "limit"
-               else f"the {MAX_TEXT_BYTES // 1024} KiB a Read returns")
-        parts.append(f"[Showing lines {window.first}-{last} of {total}, stopped at {why}. To "
-                     f"read on, call Read with offset={last + 1} (and a limit).]")
-    if window.cut:
-        parts.append(f"[{window.cut} line(s) longer than {MAX_LINE_CHARS} characters were cut; "
-                     "see such a line whole with Bash (e.g. sed -n 'Np' file | cut -c2001-4000).]")
-    return "\n\n".join(parts)
-
-
 def _in_results(target: Resolved, ctx: ToolContext) -> bool:
     """In this session's persisted results (never when there is no such
     directory: an empty path would resolve to the process's cwd)."""
@@ -243,8 +118,8 @@ def _in_results(target: Resolved, ctx: ToolContext) -> bool:
     return os.path.commonpath((target.real, results)) == results
 
 
-def _outcome(text: str = "", image: ImageBlock | None = None) -> ToolResult:
-    return ToolResult(ReadOutput(text, image))
+def _outcome(*blocks: TextBlock | ImageBlock) -> ToolResult:
+    return ToolResult(ReadOutput(blocks))
 
 
 def _error(message: str) -> ToolResult:
@@ -267,56 +142,81 @@ def _unchanged(ctx: ToolContext, target: Resolved, st: os.stat_result, data: Rea
             and (record.mtime_ns, record.size) == (st.st_mtime_ns, st.st_size))
 
 
-def _read_image(stream: BinaryIO, st: os.stat_result, media: str, data: ReadInput,
-                target: Resolved, ctx: ToolContext) -> ToolResult:
+def _read_image(stream: BinaryIO, st: os.stat_result, media: str, display: str) -> Shown | str:
     stream.seek(0)
     blob = stream.read(MAX_IMAGE_BYTES + 1)
     if len(blob) > MAX_IMAGE_BYTES:
-        return _error(f"{target.display} is a {media} image of {st.st_size} bytes, over the "
-                      f"{MAX_IMAGE_BYTES // (1 << 20)} MiB Read shows: make a smaller copy "
-                      "(with Bash) and read that.")
+        return (f"{display} is a {media} image of {st.st_size} bytes, over the "
+                f"{MAX_IMAGE_BYTES >> 20} MiB Read loads: make a smaller copy (with Bash) and "
+                "read that.")
     if whole_image(blob) != media:
         # the magic alone is no image: a broken one on the wire makes the
         # API refuse the whole conversation
-        return _error(f"{target.display} starts like a {media} image but is not a whole "
-                      f"one ({st.st_size} bytes); look into it with Bash (file, xxd | head).")
-    _remember(ctx, target, hashlib.sha256(blob).hexdigest(), st, data, True)
-    return _outcome(image=ImageBlock(media, blob))
+        return (f"{display} starts like a {media} image but is not a whole one "
+                f"({st.st_size} bytes); look into it with Bash (file, xxd | head).")
+    fitted = fit_image(blob, media)
+    if not isinstance(fitted, Fitted):
+        return f"{display}: {fitted}."
+    blocks = (fitted.block,) if not fitted.note else (TextBlock(fitted.note), fitted.block)
+    return Shown(blocks, hashlib.sha256(blob).hexdigest(), True)
+
+
+Kind = Literal["image", "pdf", "notebook", "text"]
+
+
+def _kind(head: bytes, target: Resolved) -> Kind:
+    """What a file is, by its first bytes — and a notebook by its name,
+    since its bytes are JSON like any other."""
+    if image_type(head) is not None:
+        return "image"
+    if head.startswith(b"%PDF-"):
+        return "pdf"
+    if any(p.lower().endswith(".ipynb") for p in (target.display, target.real)):
+        return "notebook"
+    return "text"
+
+
+def _show(kind: Kind, stream: BinaryIO, head: bytes, st: os.stat_result, data: ReadInput,
+          display: str) -> Shown | str:
+    if kind == "image":
+        return _read_image(stream, st, image_type(head) or "", display)
+    if kind == "pdf":
+        return read_pdf(stream, st, data.pages, display)
+    if kind == "notebook":
+        return read_notebook(stream, st, display, data.offset, data.limit)
+    encoding = detect_encoding(head, whole=st.st_size <= SNIFF_BYTES)
+    if encoding is None:
+        return (f"{display} is a binary file ({st.st_size} bytes), not text: Read shows text, "
+                "PDFs, notebooks and PNG, JPEG, GIF or WEBP images. Look into it with Bash if "
+                "you must (file, xxd | head).")
+    return read_text(stream, st, encoding, data.offset, data.limit)
 
 
 def read_open(stream: BinaryIO, data: ReadInput, target: Resolved,
               ctx: ToolContext) -> ToolResult:
     """Read the open regular file ``stream`` as ``data`` asks."""
     st = os.fstat(stream.fileno())
-    if _unchanged(ctx, target, st, data):
-        return _outcome(UNCHANGED_NOTE)
     head = stream.read(SNIFF_BYTES)
-    media = image_type(head)
-    if media is not None:
-        return _read_image(stream, st, media, data, target, ctx)
-    encoding = detect_encoding(head, whole=st.st_size <= SNIFF_BYTES)
-    if encoding is None:
-        return _error(f"{target.display} is a binary file ({st.st_size} bytes), not text: Read "
-                      "shows text and PNG, JPEG, GIF or WEBP images. Look into it with Bash if "
-                      "you must (file, xxd | head).")
-    capped = io.BufferedReader(Capped(stream, min(st.st_size, SCAN_BYTES)))
-    capped.seek(0)
-    digest, total = _scan(capped, encoding)
-    capped.seek(len(encoding.bom))
-    window = _window(capped, encoding, data.offset or 1, data.limit or MAX_LINES)
-    whole = st.st_size <= SCAN_BYTES
-    complete = whole and window.first == 1 and window.stop == "end" and not window.cut
-    # beyond the scan, the hash is unknown (""): Edit and Write judge such a
-    # file by its size and modification time alone
-    _remember(ctx, target, digest if whole else "", st, data, complete)
-    text = _format(window, total, data.limit)
-    if not whole:
-        text += (f"\n\n[Only the first {SCAN_BYTES >> 20} MiB of this {st.st_size}-byte file "
-                 "are read: line counts are of that part; look further with Bash (tail, sed -n).]")
-    return _outcome(text)
+    kind = _kind(head, target)
+    if data.pages is not None and kind != "pdf":
+        return _error(f"pages is for PDF files; {target.display} is not one (give offset and "
+                      "limit for lines).")
+    # a PDF is extracted afresh: the record keeps no pages, and the same
+    # offset and limit with other pages must not get "unchanged"
+    if kind != "pdf" and _unchanged(ctx, target, st, data):
+        return _outcome(TextBlock(UNCHANGED_NOTE))
+    shown = _show(kind, stream, head, st, data, target.display)
+    if isinstance(shown, str):
+        return _error(shown)
+    _remember(ctx, target, shown.digest, st, data, shown.complete)
+    return _outcome(*shown.blocks)
 
 
 def _validate(data: ReadInput, ctx: ToolContext) -> Validation:
+    if data.pages is not None:
+        pages = parse_pages(data.pages)
+        if isinstance(pages, str):
+            return invalid(pages)
     target = check_path(data, ctx, read_right)
     if isinstance(target, Validation):
         return target
@@ -357,8 +257,13 @@ Reads a file from the local filesystem.
 prefix is not part of the file: never copy it into an Edit.
 - Lines over {MAX_LINE_CHARS} characters are cut, and one call returns at most \
 {MAX_TEXT_BYTES // 1024} KiB; the result says where to go on with offset.
-- PNG, JPEG, GIF and WEBP images (up to {MAX_IMAGE_BYTES // (1 << 20)} MiB) are shown as \
-images; other binary files are refused.
+- PNG, JPEG, GIF and WEBP images are shown as images (told by their bytes, not their name); \
+one larger than {MAX_EDGE} pixels on its long edge is resized, and an animated one shows its \
+first frame. Other binary files are refused.
+- A PDF's text is shown page by page. Give pages ("3", "1-5", "2,4-6") for a PDF of more \
+than {INLINE_PAGES} pages; at most {MAX_PAGES_PER_READ} pages a call.
+- A Jupyter notebook (.ipynb) is shown as its cells, each named by its id (or cell-N, N from \
+0): source, and outputs with their plots as images. Change it with NotebookEdit, not Edit.
 - A directory is refused: list it with Bash (ls) or Glob. Devices, FIFOs, sockets and \
 /proc, /sys, /dev are refused: read those with Bash.
 - Reading again a file unchanged since your last read of the same lines returns a short \
@@ -375,7 +280,7 @@ class ReadTool(ReadOnlyTool[ReadInput]):
     max_result_size_chars = 10**9
 
     def description(self, data: ReadInput | None = None) -> str:
-        return "Read a text file (numbered lines) or an image"
+        return "Read a text file (numbered lines), an image, a PDF's pages or a notebook's cells"
 
     def prompt(self) -> str:
         return _PROMPT
@@ -417,8 +322,7 @@ class ReadTool(ReadOnlyTool[ReadInput]):
         data = result.data
         if not isinstance(data, ReadOutput):
             return ToolResultMessage(tool_use_id, (TextBlock(str(data)),), result.is_error)
-        block = data.image if data.image is not None else TextBlock(data.text)
-        return ToolResultMessage(tool_use_id, (block,), result.is_error)
+        return ToolResultMessage(tool_use_id, data.blocks or (TextBlock(""),), result.is_error)
 
     def render_group(self, calls: Sequence[tuple[ReadInput, ToolResultMessage | None]],
                      cwd: str = "") -> str:

@@ -2,13 +2,14 @@
 (the one list), :func:`get_tools` (what a session may see: simple mode,
 blanket denials, ``is_enabled``), :func:`assemble_tool_pool` (built-ins as
 a sorted prefix, MCP tools as a sorted suffix, a built-in winning a clash —
-a stable prefix keeps a client's prompt cache)."""
+a stable prefix keeps a client's prompt cache); then what a session offers
+now (:func:`offered_tools`: a deferred tool waits for ToolSearch)."""
 
 from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 
 from .base import AnyTool
@@ -22,6 +23,15 @@ _BUILTINS: tuple[tuple[str, str], ...] = (
     ("write", "WRITE"),
     ("glob", "GLOB"),
     ("grep", "GREP"),
+    ("notebook_edit", "NOTEBOOK_EDIT"),
+    ("task_output", "TASK_OUTPUT"),
+    ("task_stop", "TASK_STOP"),
+    ("todo_write", "TODO_WRITE"),
+    ("tool_search", "TOOL_SEARCH"),
+    ("ask_user", "ASK_USER_QUESTION"),
+    ("plan_mode", "ENTER_PLAN_MODE"),
+    ("plan_mode", "EXIT_PLAN_MODE"),
+    ("web_fetch", "WEB_FETCH"),
 )
 
 #: SHELLGATE_SIMPLE=1: the reference's simple mode, three tools
@@ -106,3 +116,33 @@ def find_tool(pool: Sequence[AnyTool], name: str) -> Found | None:
         if name in tool.deprecated_aliases:
             return Found(tool, name)
     return None
+
+
+# -- deferred tools -----------------------------------------------------------
+#: the tool that selects deferred tools; without it in the pool nothing is
+#: deferred (a tool no call could ever select would be lost)
+TOOL_SEARCH = "ToolSearch"
+
+
+def is_deferred(tool: AnyTool) -> bool:
+    """Left out of what a session offers until ToolSearch selects it (the
+    tool's ``should_defer``; upstream MCP tools will set it too)."""
+    return bool(tool.should_defer)
+
+
+def defers(pool: Sequence[AnyTool]) -> bool:
+    return any(t.name == TOOL_SEARCH for t in pool)
+
+
+def offered_tools(pool: Sequence[AnyTool], selected: Set[str]) -> list[AnyTool]:
+    """What the session offers now: every tool but the deferred ones
+    ToolSearch has not selected (the list a client is shown, and the names
+    an unknown tool's error gives)."""
+    if not defers(pool):
+        return list(pool)
+    return [t for t in pool if not is_deferred(t) or t.name in selected]
+
+
+def held_back(pool: Sequence[AnyTool], tool: AnyTool, selected: Set[str]) -> bool:
+    """Is ``tool`` (found in ``pool``) deferred and not yet selected?"""
+    return defers(pool) and is_deferred(tool) and tool.name not in selected

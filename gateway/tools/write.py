@@ -42,6 +42,7 @@ from .filetext import (
     unified_diff,
 )
 from .paths import Resolved, write_right
+from .secret_writes import secret_refusal
 
 #: the largest file Edit or Write will load to change
 MAX_FILE_BYTES = 1 << 30
@@ -244,6 +245,16 @@ def apply_change(change: Change, data: FileInput, ctx: ToolContext) -> ToolResul
                                  line_count(change.after)))
 
 
+def without_secrets(plan: Change | Validation, tool: str,
+                    ctx: ToolContext) -> Change | Validation:
+    """The change, unless it would introduce a secret into the file (see
+    :mod:`.secret_writes`): refused before anything is written, and again
+    at the act."""
+    if isinstance(plan, Validation):
+        return plan
+    return secret_refusal(tool, plan.target, plan.before, plan.after, ctx) or plan
+
+
 def write_permission(data: FileInput, ctx: ToolContext) -> PermissionResult:
     """Edit's and Write's own opinion: the policy's, else allowed."""
     target = pin(data, ctx)
@@ -272,7 +283,7 @@ def _validate(data: WriteInput, ctx: ToolContext) -> Validation:
     target = check_path(data, ctx, write_right)
     if isinstance(target, Validation):
         return target
-    plan = _plan(data, target, ctx)
+    plan = without_secrets(_plan(data, target, ctx), "Write", ctx)
     return plan if isinstance(plan, Validation) else VALID
 
 
@@ -280,7 +291,7 @@ def _call(data: WriteInput, ctx: ToolContext) -> ToolResult:
     target = recheck(data, ctx, write_right)
     if isinstance(target, str):
         return ToolResult(target, is_error=True)
-    plan = _plan(data, target, ctx)
+    plan = without_secrets(_plan(data, target, ctx), "Write", ctx)
     if isinstance(plan, Validation):
         return ToolResult(plan.message, is_error=True)
     return apply_change(plan, data, ctx)

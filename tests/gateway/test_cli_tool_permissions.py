@@ -93,7 +93,7 @@ def test_a_deny_flag_refuses_and_names_the_command_line(workspace: Path) -> None
 def test_plan_mode_refuses_a_write(workspace: Path) -> None:
     done = _tool(workspace, "Write", {"file_path": str(workspace / "new.txt"), "content": "x"},
                  "--permission-mode", "plan")
-    assert "plan mode" in done.stdout and not (workspace / "new.txt").exists()
+    assert "plan mode" in done.stdout.lower() and not (workspace / "new.txt").exists()
 
 
 def test_a_settings_file_written_with_mistakes_is_reported_once_and_never_allows(

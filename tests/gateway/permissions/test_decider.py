@@ -505,3 +505,87 @@ def test_a_relative_link_target_is_judged_from_the_links_directory(
     rules = settings(perms(deny=["Read(./conf/*.txt)"], allow=["Bash"]))
     result = bash(session, "ln -sf ../conf/token.txt out/l; cat out/l", rules)
     assert result.decision is Decision.DENY and result.rule == "Read(./conf/*.txt)"
+
+
+# -- the session's own mode, and what plan mode exempts ------------------------------
+def decide_with(session: SessionContext, tool: AnyTool, data: dict[str, Any],
+                decider: RulesDecider) -> PermissionResult:
+    """:func:`decide` for a tool outside :data:`TOOLS`."""
+    TOOLS[tool.name], saved = tool, TOOLS.get(tool.name)
+    try:
+        return decide(session, tool.name, data, decider)
+    finally:
+        if saved is None:
+            del TOOLS[tool.name]
+        else:
+            TOOLS[tool.name] = saved
+
+
+@pytest.mark.parametrize("settings_mode", ["default", "acceptEdits", "bypassPermissions",
+                                           "dontAsk"])
+def test_the_sessions_own_plan_mode_holds_over_the_settings_mode(
+        session: SessionContext, workspace: Path, settings_mode: str) -> None:
+    decider = RulesDecider(settings(perms(allow=["Bash", "Write"], defaultMode=settings_mode)))
+    write = {"file_path": str(workspace / "x"), "content": ""}
+    assert decide(session, "Write", write, decider).decision is Decision.ALLOW
+    session.mode = "plan"
+    result = decide(session, "Write", write, decider)
+    assert result.decision is Decision.DENY and result.rule == "plan" and result.mode == "plan"
+    assert bash(session, "touch x", decider).decision is Decision.DENY
+    assert bash(session, "ls", decider).decision is Decision.ALLOW
+    session.mode = None  # back: the settings' mode holds again
+    assert decide(session, "Write", write, decider).mode == settings_mode
+
+
+def test_a_session_mode_that_names_no_mode_is_taken_as_plan(
+        session: SessionContext, workspace: Path) -> None:
+    decider = RulesDecider(settings(perms(allow=["Write"], defaultMode="bypassPermissions")))
+    session.mode = "bypass"  # a typo must not fall back on the settings' bypass mode
+    result = decide(session, "Write", {"file_path": str(workspace / "x"), "content": ""},
+                    decider)
+    assert result.decision is Decision.DENY and result.rule == "plan"
+
+
+def test_plan_mode_exempts_exit_plan_mode_and_only_as_a_question_for_a_person(
+        session: SessionContext) -> None:
+    from gateway.tools.plan_mode import EXIT_PLAN_MODE
+
+    session.mode = "plan"
+    decider = RulesDecider(settings(perms(allow=["ExitPlanMode"],
+                                          defaultMode="bypassPermissions")))
+    result = decide_with(session, EXIT_PLAN_MODE, {"plan": "do it"}, decider)
+    assert result.decision is Decision.DENY and result.needs_person  # asked; nobody answers
+    assert "nobody can answer" in result.reason
+    session.approver = approver = Answer(True)
+    assert decide_with(session, EXIT_PLAN_MODE, {"plan": "do it"},
+                       decider).decision is Decision.ALLOW
+    assert [r.tool_name for r in approver.asked] == ["ExitPlanMode"]
+
+
+def test_a_tool_that_declares_the_plan_exemption_is_still_denied_if_it_writes_or_runs(
+        session: SessionContext, workspace: Path) -> None:
+    """The exemption is a class's declaration, and the decider adds its own
+    conditions: a tool whose calls name a path (or a command), or that is
+    one of the tools that change files, never runs in plan mode."""
+    from gateway.tools import Subject, build_tool
+    from gateway.tools.plan_mode import ExitPlanModeTool
+    from gateway.tools.session_tools import PlanModeExempt
+    from gateway.tools.write import WriteTool
+
+    class ExemptWrite(PlanModeExempt, WriteTool):
+        name = "Scribble"  # a writer by another name: its path gives it away
+
+    class NamedBash(ExitPlanModeTool):
+        name = "Bash"
+
+        def permission_matcher(self, data: Any, ctx: ToolContext) -> Subject:
+            return Subject("none")
+
+    session.mode = "plan"
+    session.approver = Answer(True)
+    decider = RulesDecider(settings(perms(allow=["Scribble", "Bash"])))
+    write = decide_with(session, build_tool(ExemptWrite()),
+                        {"file_path": str(workspace / "x"), "content": ""}, decider)
+    assert write.decision is Decision.DENY and write.rule == "plan"
+    named = decide_with(session, build_tool(NamedBash()), {"plan": "p"}, decider)
+    assert named.decision is Decision.DENY and named.rule == "plan"

@@ -642,6 +642,13 @@ def test_a_repository_may_narrow_the_sandbox() -> None:
     assert merged.problems == ()
 
 
+def test_allow_secret_writes_globs_add_up_across_sources() -> None:
+    merged = sandbox((Source.USER, {"filesystem": {"allowSecretWrites": ["*.local.env"]}}),
+                     (Source.FLAG, {"filesystem": {"allowSecretWrites": ["~/creds/**"]}}))
+    assert merged.sandbox.filesystem.allow_secret_writes == ("*.local.env", "~/creds/**")
+    assert merged.problems == ()
+
+
 @pytest.mark.parametrize("source", [Source.USER, Source.CLI_ARG, Source.FLAG, Source.POLICY])
 def test_a_source_outside_the_repository_may_widen_the_sandbox(source: Source) -> None:
     merged = sandbox((source, {"filesystem": {"allowWrite": ["/data"]},

@@ -79,10 +79,13 @@ def test_binary_content_over_the_inline_size_is_persisted_and_referenced(
 
 def test_a_result_with_an_image_is_persisted_whole_once_and_the_budget_ends(
         session: SessionContext) -> None:
-    image = ImageBlock("image/png", b"\x89PNG" + b"\0" * 200_000)  # ~270k on the wire
+    image = ImageBlock("image/png", b"\x89PNG" + b"\0" * 200_000)
     results = [ToolResultMessage("img", (TextBlock("x" * 50_000), image)),
                ToolResultMessage("small", (TextBlock("fits"),))]
-    fitted = fit_message(results, session, budget=200_000)
+    # within both budgets (text and images are counted apart), all stays
+    kept = fit_message(results, session, budget=200_000)
+    assert kept[0].content == results[0].content
+    fitted = fit_message(results, session, budget=200_000, image_budget=100_000)
     assert fitted[1].text == "fits"
     assert not any(isinstance(b, ImageBlock) for b in fitted[0].content)
     saved = [_saved_path(ToolResultMessage("t", (b,))) for b in fitted[0].content]

@@ -53,16 +53,18 @@ def test_build_tool_refuses_a_definition_missing_what_no_default_can_give(
         build_tool(tool)
 
 
-def test_the_base_tools_are_the_six_of_this_part() -> None:
+def test_the_base_tools_are_the_reference_set() -> None:
     names = sorted(t.name for t in all_base_tools())
-    assert names == ["Bash", "Edit", "Glob", "Grep", "Read", "Write"]
+    assert names == ["AskUserQuestion", "Bash", "Edit", "EnterPlanMode", "ExitPlanMode", "Glob",
+                     "Grep", "NotebookEdit", "Read", "TaskOutput", "TaskStop", "TodoWrite",
+                     "ToolSearch", "WebFetch", "Write"]
 
 
 def test_simple_mode_offers_bash_read_and_edit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SHELLGATE_SIMPLE", "1")
     assert [t.name for t in get_tools(PoolOptions.from_env())] == ["Bash", "Read", "Edit"]
     monkeypatch.setenv("SHELLGATE_SIMPLE", "0")
-    assert len(get_tools(PoolOptions.from_env())) == 6
+    assert len(get_tools(PoolOptions.from_env())) == len(all_base_tools())
 
 
 @pytest.mark.parametrize(("name", "rules", "removed"), [
@@ -95,7 +97,8 @@ def test_the_pool_puts_sorted_built_ins_first_and_a_built_in_wins_a_clash() -> N
     extra = [build_tool(Clash()), build_tool(Mcp()), build_tool(Disabled()), wait_tool()]
     pool = assemble_tool_pool(PoolOptions(denied=("Grep",)), extra)
     names = [t.name for t in pool]
-    assert names == ["Bash", "Edit", "Glob", "Read", "Write", "Wait", "mcp__srv__a"]
+    builtins = sorted(t.name for t in all_base_tools() if t.name != "Grep")
+    assert names == [*builtins, "Wait", "mcp__srv__a"]
     read = find_tool(pool, "Read")
     assert read is not None and not isinstance(read.tool, WaitTool)
 

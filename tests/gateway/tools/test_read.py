@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import io
 import os
 import shlex
 import shutil
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kit import GIF, JPEG, WEBP, png
+from kit import GIF, png
 from pydantic import ValidationError
 
 from gateway.context import SessionContext, ToolContext
@@ -131,11 +132,20 @@ def test_read_decodes_line_endings_and_byte_order_marks(workspace: Path, tool_co
     assert read(tool_context, workspace / "t.txt").text.splitlines() == lines
 
 
+def encoded(fmt: str, size: tuple[int, int] = (4, 3)) -> bytes:
+    """A real image, made by Pillow: Read decodes every image it shows."""
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", size, (200, 30, 30)).save(out, fmt)
+    return out.getvalue()
+
+
 @pytest.mark.parametrize(("name", "media", "blob"), [
     ("a.png", "image/png", png(3, 2)),
-    ("b.jpg", "image/jpeg", JPEG),
+    ("b.jpg", "image/jpeg", encoded("JPEG")),
     ("c.gif", "image/gif", GIF),
-    ("d.webp", "image/webp", WEBP),
+    ("d.webp", "image/webp", encoded("WEBP")),
     ("no-extension", "image/png", png()),  # the bytes decide, not the name
 ])
 def test_read_of_an_image_returns_its_exact_bytes(workspace: Path, tool_context: Ctx, name: str,
@@ -155,10 +165,21 @@ def test_read_refuses_what_starts_like_an_image_but_is_not_a_whole_one(
     assert not any(isinstance(b, ImageBlock) for b in result.content)
 
 
-def test_read_refuses_an_image_over_5_mib(workspace: Path, tool_context: Ctx) -> None:
-    (workspace / "big.png").write_bytes(PNG + b"\0" * (5 * 1024 * 1024))
+def test_read_refuses_an_image_file_over_32_mib(workspace: Path, tool_context: Ctx) -> None:
+    (workspace / "big.png").write_bytes(PNG + b"\0" * (32 * 1024 * 1024))
     result = read(tool_context, workspace / "big.png")
-    assert result.is_error and "5 MiB" in result.text
+    assert result.is_error and "32 MiB" in result.text
+    assert not any(isinstance(b, ImageBlock) for b in result.content)
+
+
+@pytest.mark.parametrize("blob", [b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00"
+                                  b"\x01\x00\x00\xff\xd9",  # start and end markers, no frame
+                                  b"RIFF" + (12).to_bytes(4, "little") + b"WEBPVP8 \0\0\0\0"])
+def test_read_refuses_an_image_whose_markers_are_right_but_which_cannot_be_decoded(
+        workspace: Path, tool_context: Ctx, blob: bytes) -> None:
+    (workspace / "hollow.img").write_bytes(blob)
+    result = read(tool_context, workspace / "hollow.img")
+    assert result.is_error and "cannot be decoded" in result.text
     assert not any(isinstance(b, ImageBlock) for b in result.content)
 
 

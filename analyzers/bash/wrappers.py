@@ -115,6 +115,22 @@ BARE_WRAPPERS = frozenset(
 )
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "busybox-sh"})
+#: shells that read a payload as POSIX sh: what bash alone gives a meaning
+#: is read otherwise there (Debian's /bin/sh is dash)
+POSIX_SHELLS = frozenset({"sh", "dash", "busybox-sh"})
+#: Syntax only bash gives its meaning, seen anywhere in a POSIX shell's
+#: payload (inside quotes too: a false alarm costs a question, a miss a
+#: write). The payload is parsed as bash; dash parses these otherwise:
+#:   sh -c '[[ a > b ]]'    `[[` is a command there, `> b` creates b
+#:                          (found by `shellgate fuzz --mode deep --oracle`)
+#:   sh -c '(( 1 > 2 ))'    two subshells, `> 2` creates 2
+#:   sh -c 'ls &> out'      `ls &` then `> out`
+#:   sh -c "cat <<< x"      a heredoc and a redirection
+#:   sh -c "echo \$'a'"     `$` then a quoted 'a': bash's decoding is not sh's
+_BASH_ONLY = re.compile(
+    r"\[\[|\]\]|\(\(|\)\)|\$'|\$\"|<<<|&>|>&\s*[^\s\d-]|\|&|[<>]\(|;;&|;&"
+    r"|\{[^}\s]*(?:,|\.\.)[^}\s]*\}|\bfunction\b|\bselect\b|\bcoproc\b|\[@\]|\[\*\]"
+    r"|\$\{[!#]?\w+(?::[-=?+]?\d|/|\^|,|@|:\s|:\d)|\w=\(")
 _DURATION_RE = re.compile(r"^\d+(?:\.\d+)?[smhd]?$")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INT_RE = re.compile(r"^[+-]?\d+$")
@@ -225,6 +241,7 @@ def strip_wrappers(argv: tuple[str, ...], assignments: tuple[Assignment, ...] = 
             problem = problem or "eval re-parses its arguments as shell code"
         problem = problem or peel.problem
         if peel.payload is not None:
+            problem = problem or _dialect_problem(name, peel.payload)
             builder = next((w for w in wrappers[:-1] if w in _RUNTIME_BUILDERS), None)
             if builder is not None:
                 # From a review: `xargs -I{} sh -c {}` runs whatever arrives
@@ -427,6 +444,24 @@ def _null_separated(options: tuple[str, ...]) -> bool:
         if tok.startswith("-") and not tok.startswith("--") and set(tok[1:]) & set("IiadEe"):
             return False
     return True
+
+
+def _dialect_problem(shell: str, payload: str) -> str | None:
+    """Why ``shell``'s reading of ``payload`` may not be the bash parse the
+    analysis judged: zsh, ksh and mksh are other languages (zsh's glob
+    qualifiers run code: `zsh -c 'ls *(e:"touch x":)'`); a POSIX shell
+    reads bash-only syntax otherwise (see ``_BASH_ONLY``)."""
+    if shell in ("bash", "eval", "su"):
+        return None
+    if shell in POSIX_SHELLS:
+        hit = _BASH_ONLY.search(payload)
+        if hit is None:
+            return None
+        return (f"{shell} -c: the payload uses {hit.group()!r}, which only bash reads the way "
+                f"it was analyzed ({shell} is a POSIX shell)")
+    if shell in SHELLS:
+        return f"{shell} -c: {shell}'s language is not bash's; its payload cannot be judged"
+    return None
 
 
 def _shell(argv: tuple[str, ...]) -> _Peel | None:

@@ -163,6 +163,18 @@ def _build_parser() -> argparse.ArgumentParser:
 
     _add_fuzz(sub)
 
+    hook = sub.add_parser(
+        "hook", help="be a Claude Code PreToolUse hook (reads its JSON on stdin)",
+        description="shellgate hook: answer one Claude Code PreToolUse call on stdin; "
+        "shellgate hook install|uninstall [--project|--user]: add it to (or remove it from) "
+        ".claude/settings.json")
+    hook.add_argument("action", nargs="?", default=None, metavar="install|uninstall")
+    where = hook.add_mutually_exclusive_group()
+    where.add_argument("--project", action="store_true",
+                       help="the project's .claude/settings.json (the default)")
+    where.add_argument("--user", action="store_true", help="~/.claude/settings.json")
+    hook.set_defaults(verb_module="hook")
+
     trust = sub.add_parser(
         "trust", help="let a workspace run the hooks its own repository's settings name")
     trust.add_argument("dir", nargs="?", default=None, metavar="DIR",
@@ -232,6 +244,13 @@ def add_permission_args(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else list(argv)
+    if words == ["hook"]:
+        # a Claude Code hook call: the guard answers before anything heavy
+        # is imported, even the parser (see cli/hook_guard.py)
+        from .hook_guard import run  # noqa: PLC0415
+
+        return run()
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)

@@ -6,6 +6,7 @@ safe did not run."""
 from __future__ import annotations
 
 from .core import Pipeline
+from .judge import Judgement, judge
 from .results import (
     HARD_CAP_CHARS,
     MESSAGE_BUDGET_CHARS,
@@ -18,9 +19,11 @@ from .results import (
 __all__ = [
     "HARD_CAP_CHARS",
     "MESSAGE_BUDGET_CHARS",
+    "Judgement",
     "Pipeline",
     "classify_tool_error",
     "fit_message",
+    "judge",
     "limit_result",
     "persist_whole",
 ]

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..context import ApprovalRequest, ToolContext
-from ..decisions import Decision, PermissionResult, Validation
+from ..decisions import VALID, Decision, PermissionResult, Validation
 from ..hooks import HookOutcome, Hooks
 from ..messages import (
     ProgressCallback,
@@ -65,6 +65,19 @@ async def validate(tool: AnyTool, use: ToolUse, ctx: ToolContext
     if not validation.ok and not validation.ask:
         return error_result(use, validation.message)
     return data, validation
+
+
+async def validate_schema(tool: AnyTool, use: ToolUse
+                          ) -> tuple[Any, Validation] | ToolResultMessage:
+    """The schema alone (``shellgate hook``: the caller's session, not this
+    one, knows what was read)."""
+    if not isinstance(use.input, Mapping):
+        return error_result(use, f"{tool.name}: the input must be a JSON object")
+    try:
+        return tool.input_model.model_validate(dict(use.input)), VALID
+    except ValidationError as exc:
+        return error_result(use, f"InputValidationError: {tool.name} failed due to the "
+                            f"following issue(s):\n{format_validation_error(exc)}")
 
 
 def format_validation_error(exc: ValidationError) -> str:

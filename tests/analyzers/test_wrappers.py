@@ -10,7 +10,7 @@ import shlex
 
 import pytest
 
-from analyzers import SAFE_ENV_VARS, BashAnalysis, analyze_bash
+from analyzers import SAFE_ENV_VARS, BashAnalysis, Verdict, analyze_bash
 from analyzers.bash.ir import Assignment, Word
 from analyzers.bash.wrappers import strip_wrappers
 
@@ -334,3 +334,26 @@ def test_xargs_arg_file_is_a_read_that_is_checked(cmd: str) -> None:
 
 def test_a_sensitive_path_passed_as_a_shell_payload_argument_is_denied() -> None:
     assert analyze("bash -c 'cat \"$1\"' _ ~/.ssh/id_rsa").verdict == "deny"
+
+
+# From the deep fuzz run: `sh -c '[[ a > b ]]'` was allowed (bash reads a
+# string test; dash runs `[[` with `> b`, creating b). A POSIX shell's
+# payload holding bash-only syntax, and any payload of another language's
+# shell, is not judged by the bash parse.
+DIALECTS = [
+    ("sh -c '[[ a > b ]]'", "ask"), ("dash -c '(( x > 1 ))'", "ask"),
+    ("sh -c 'cat <<< x'", "ask"), ("sh -c 'ls &> out'", "ask"),
+    ("sh -c \"echo $'a'\"", "ask"), ("sh -c 'echo {a,b}'", "ask"),
+    ("busybox-sh -c 'diff <(ls) <(ls -a)'", "ask"), ("sh -c 'ls |& cat'", "ask"),
+    ("zsh -c 'ls'", "ask"), ("ksh -c 'ls'", "ask"), ("mksh -c 'ls'", "ask"),
+    # what both read alike stays allowed
+    ("sh -c 'ls -la'", "allow"), ("sh -c 'git log --oneline -5 | head -3'", "allow"),
+    ("sh -c 'cat \"$1\"' _ README.md", "allow"), ("sh -c 'echo 2>&1'", "allow"),
+    ("bash -c '[[ a > b ]]'", "allow"),
+]
+
+
+@pytest.mark.parametrize(("cmd", "decision"), DIALECTS)
+def test_a_shells_payload_is_judged_in_that_shells_language(cmd: str, decision: str) -> None:
+    verdict = analyze_bash(cmd, CWD).verdict
+    assert (verdict is Verdict.ALLOW) is (decision == "allow"), cmd

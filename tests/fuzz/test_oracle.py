@@ -170,3 +170,23 @@ def test_what_the_analyzer_allows_does_nothing_the_oracle_sees(
         return  # asked or denied: a person decides, nothing is claimed
     _, obs = _observe(oracle, command)
     assert obs.findings == (), f"allowed, but: {obs.findings}"
+
+
+#: bash-only syntax a POSIX sh reads otherwise (Debian's sh is dash); each
+#: writes a file under sh, while bash reads it as a test, an arithmetic or
+#: a redirection of both streams (the first found by the deep run)
+POSIX_SH = [
+    "sh -c '[[ a > b ]]'",
+    "sh -c '(( 1 > 2 ))'",
+    "dash -c '[[ x < y ]] || [[ a > c ]]'",
+    "sh -c 'true &> out'",
+]
+
+
+@pytest.mark.parametrize("command", POSIX_SH)
+def test_bash_only_syntax_in_a_posix_shells_payload_is_never_allowed(
+        oracle: Oracle, command: str) -> None:
+    verdict, seen = _observe(oracle, command)
+    # the control: under the real sh it changes the project
+    assert any("changed" in f for f in seen.findings), seen.findings
+    assert verdict is not Verdict.ALLOW

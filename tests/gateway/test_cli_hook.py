@@ -1,0 +1,193 @@
+"""`shellgate hook` as Claude Code runs it: a new process per call, Claude
+Code's PreToolUse JSON on stdin, one answer on stdout, exit 0 on every path
+— each failure caused for real; and `shellgate hook install|uninstall`."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.sandbox  # the file tools' policy is the sandbox's plan
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return {**os.environ, "HOME": str(home), "SHELLGATE_AUDIT_LOG": str(tmp_path / "audit"),
+            **extra}
+
+
+def _hook(payload: Any, env: dict[str, str], code: str | None = None,
+          raw: bytes | None = None) -> tuple[int, dict[str, Any] | None]:
+    argv = ([sys.executable, "-c", code] if code is not None
+            else [sys.executable, "-m", "gateway", "hook"])
+    data = raw if raw is not None else json.dumps(payload).encode()
+    done = subprocess.run(argv, input=data, capture_output=True, timeout=90, env=env,
+                          check=False)
+    out = done.stdout.decode().strip()
+    return done.returncode, (json.loads(out) if out else None)
+
+
+def _call(tool: str, tool_input: dict[str, Any], cwd: Path) -> dict[str, Any]:
+    return {"session_id": "s1", "transcript_path": "/dev/null", "cwd": str(cwd),
+            "permission_mode": "default", "hook_event_name": "PreToolUse",
+            "tool_name": tool, "tool_input": tool_input, "tool_use_id": "toolu_01"}
+
+
+def _decision(answer: dict[str, Any] | None) -> str | None:
+    return None if answer is None else answer["hookSpecificOutput"]["permissionDecision"]
+
+
+def _cases(ws: Path, home: Path) -> list[tuple[str, dict[str, Any], str | None]]:
+    return [
+        ("Bash", {"command": "git status; ls -la"}, "allow"),
+        ("Bash", {"command": "cat README.md | wc -l"}, "allow"),
+        ("Bash", {"command": "npm test"}, None),            # Claude Code decides
+        ("Bash", {"command": "touch new.txt"}, None),
+        ("Bash", {"command": "cat ~/.ssh/id_rsa"}, "deny"),
+        ("Bash", {"command": "rm -rf ~"}, "deny"),
+        ("Read", {"file_path": str(ws / "README.md")}, "allow"),
+        ("Read", {"file_path": str(home / ".ssh" / "id_rsa")}, "deny"),
+        ("Read", {"file_path": "/etc/hostname"}, None),     # outside the project
+        ("Edit", {"file_path": str(ws / "README.md"), "old_string": "hello",
+                  "new_string": "bye"}, None),
+        ("Write", {"file_path": str(home / ".aws" / "credentials"), "content": "x"}, "deny"),
+        ("Glob", {"pattern": "**/*.md"}, "allow"),
+        ("Grep", {"pattern": "hello"}, "allow"),
+        ("WebFetch", {"url": "https://example.com", "prompt": "p"}, None),
+        ("mcp__srv__tool", {"x": 1}, None),                 # not ours to judge
+    ]
+
+
+def test_each_tools_call_gets_the_answer_a_claude_code_user_relies_on(
+        workspace: Path, tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    home = Path(env["HOME"])
+    for tool, data, expected in _cases(workspace, home):
+        code, answer = _hook(_call(tool, data, workspace), env)
+        assert code == 0
+        assert _decision(answer) == expected, (tool, data, answer)
+        if expected == "deny":
+            assert "shellgate:" in answer["hookSpecificOutput"]["permissionDecisionReason"]
+    # it writes the audit log
+    log = "".join(p.read_text() for p in (tmp_path / "audit").rglob("*.jsonl"))
+    assert '"permission.decided"' in log and '"toolu_01"' in log
+
+
+def test_a_shellgate_deny_rule_is_passed_on_with_its_rule(workspace: Path,
+                                                          tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Bash(git push:*)"], "allow": ["Bash(ls:*)"]}}))
+    _, answer = _hook(_call("Bash", {"command": "git push origin main"}, workspace), env)
+    assert _decision(answer) == "deny"
+    assert "Bash(git push:*)" in answer["hookSpecificOutput"]["permissionDecisionReason"]
+    # an allow rule is Claude Code's to apply: the hook gives no decision for it
+    _, answer = _hook(_call("Bash", {"command": "ls -la /etc"}, workspace), env)
+    assert _decision(answer) is None
+
+
+def test_git_reads_are_not_allowed_in_a_repository_whose_config_runs_programs(
+        workspace: Path, tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    plain = _hook(_call("Bash", {"command": "git status"}, workspace), env)[1]
+    assert _decision(plain) == "allow"
+    subprocess.run(["git", "-C", str(workspace), "config", "core.fsmonitor", "touch /tmp/x"],
+                   check=True)
+    _, answer = _hook(_call("Bash", {"command": "git status"}, workspace), env)
+    assert _decision(answer) is None
+
+
+FAILURES = [
+    # (what is broken, how it is caused, the decision, for a call on a secret)
+    ("bad input", {"raw": b"{not json"}, "ask"),
+    ("not an object", {"raw": b"[1]"}, "ask"),
+    ("no tool_input", {"payload": {"tool_name": "Bash", "cwd": "/"}}, "ask"),
+    ("an import failure", {"code": "import sys; sys.modules['gateway.session'] = None\n"
+                           "from gateway.cli import main; sys.exit(main(['hook']))"}, "deny"),
+    ("an unwritable audit log", {"env": {"SHELLGATE_AUDIT_LOG": "/proc/1/nope/audit"}}, "deny"),
+]
+
+
+@pytest.mark.parametrize(("case", "how", "expected"), FAILURES, ids=[f[0] for f in FAILURES])
+def test_every_failure_still_prints_a_fail_closed_answer_and_exits_0(
+        workspace: Path, tmp_path: Path, case: str, how: dict[str, Any], expected: str) -> None:
+    env = _env(tmp_path, **how.get("env", {}))
+    payload = how.get("payload", _call("Bash", {"command": "cat ~/.ssh/id_rsa"}, workspace))
+    code, answer = _hook(payload, env, how.get("code"), how.get("raw"))
+    assert code == 0
+    assert _decision(answer) == expected
+    assert "could not judge" in answer["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def test_a_hang_is_answered_at_the_deadline(workspace: Path, tmp_path: Path) -> None:
+    # a settings file that is a FIFO: reading it blocks for ever
+    (workspace / ".claude").mkdir()
+    os.mkfifo(workspace / ".claude" / "settings.json")
+    env = _env(tmp_path, SHELLGATE_HOOK_TIMEOUT="2")
+    for command, expected in (("ls", "ask"), ("cat ~/.aws/credentials", "deny")):
+        code, answer = _hook(_call("Bash", {"command": command}, workspace), env)
+        assert code == 0 and _decision(answer) == expected
+        assert "deadline" in answer["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def _settings(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("existing", [
+    None,
+    {"permissions": {"allow": ["Bash(ls:*)"]}},
+    {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "~/bin/mine.sh"}]}],
+        "PostToolUse": [{"hooks": [{"type": "command", "command": "fmt"}]}]}},
+])
+def test_install_adds_the_hook_once_and_uninstall_leaves_the_rest_as_it_was(
+        workspace: Path, tmp_path: Path, existing: dict[str, Any] | None) -> None:
+    env = _env(tmp_path)
+    path = workspace / ".claude" / "settings.json"
+    if existing is not None:
+        path.parent.mkdir()
+        path.write_text(json.dumps(existing, indent=4) + "\n")
+    run = [sys.executable, "-m", "gateway", "hook"]
+    for _ in range(2):  # idempotent
+        done = subprocess.run([*run, "install", "--project"], cwd=workspace, env=env,
+                              capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+    data = _settings(path)
+    ours = [h for g in data["hooks"]["PreToolUse"] for h in g["hooks"]
+            if h["command"].endswith("shellgate hook")]
+    assert len(ours) == 1
+    if existing is not None:
+        assert path.read_text().startswith("{\n    \"")  # its indentation kept
+        for key in existing:
+            if key != "hooks":
+                assert data[key] == existing[key]
+    for _ in range(2):
+        done = subprocess.run([*run, "uninstall"], cwd=workspace, env=env,
+                              capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+    assert _settings(path) == (existing or {})
+
+
+def test_install_never_rewrites_a_file_that_is_not_json(workspace: Path,
+                                                        tmp_path: Path) -> None:
+    path = workspace / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text('{"permissions": {"allow": ["Bash"],}}  // a comment\n')
+    before = path.read_text()
+    done = subprocess.run([sys.executable, "-m", "gateway", "hook", "install"], cwd=workspace,
+                          env=_env(tmp_path), capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 2 and "not valid JSON" in done.stderr
+    assert path.read_text() == before
+    assert not stat.S_ISLNK(path.lstat().st_mode)

@@ -133,32 +133,55 @@ def session_hooks(context: SessionContext, permissions: PermissionSettings, *,
     host, and a freshly cloned repository must run none of them. Every file
     a hook runs that lies where sandboxed commands may write joins the
     sandbox's write-denied paths — the next tool call would run it on the
-    host."""
-    from .hooks import ConfiguredHooks, hook_files, is_trusted  # noqa: PLC0415
+    host — and is checked again before each run; so do the user's settings
+    files when they lie there."""
+    from .hooks import ConfiguredHooks, guard_hooks, is_trusted, trust_file  # noqa: PLC0415
+
+    roots = [os.path.realpath(r) for r in (*context.allowed_dirs, *(
+        os.path.join(context.workspace, context.home + w[1:] if w.startswith("~") else w)
+        for w in context.policy.filesystem.allow_write))]
+
+    def writable(path: str) -> bool:
+        real = os.path.realpath(path)
+        return path.startswith("/") and any(inside(real, r) for r in roots)
 
     notes: list[str] = []
+    # From a review: a user settings file that is a link into the workspace
+    # (a dotfiles repository: ~/.claude/settings.json -> ws/claude/settings.json)
+    # was given a hook by a sandboxed `cat >`; the next session ran it on the
+    # host as the user's own. Such a file (found or not yet made) is kept.
+    user_files = (os.path.join(context.home, ".claude", "settings.json"),
+                  os.path.join(context.home, ".config", "shellgate", "settings.json"))
+    deny = [os.path.realpath(f) for f in (*permissions.files, *user_files) if writable(f)]
     hooks = list(permissions.hooks)
     if permissions.repository_hooks:
-        if is_trusted(context.workspace) if trusted is None else trusted:
+        if trusted is None:
+            # From a review: XDG_CONFIG_HOME inside the workspace put the
+            # trust file where `printf '{"trusted": [...]}' >` wrote it.
+            where = str(trust_file())
+            trusted = not writable(where) and is_trusted(context.workspace)
+            if writable(where):
+                notes.append(f"the trust file {where} lies where sandboxed commands may write; "
+                             "it is not read")
+        if trusted:
             hooks.extend(permissions.repository_hooks)
         else:
             notes.append(f"{len(permissions.repository_hooks)} hook(s) from this repository's "
                          "settings were not run: the workspace is not trusted (shellgate trust "
                          f"{context.workspace})")
-    if not hooks:
-        return NoHooks(), tuple(notes)
-    files = hook_files(hooks, context.workspace, context.home)
-    roots = [os.path.realpath(r) for r in (*context.allowed_dirs, *(
-        os.path.join(context.workspace, context.home + w[1:] if w.startswith("~") else w)
-        for w in context.policy.filesystem.allow_write))]
-    exposed = [f for f in files if any(inside(f, r) for r in roots)]
-    if exposed:
+    env = context.env if context.env is not None else os.environ
+    guard = guard_hooks(hooks, context.workspace, context.home, roots, env.get("PATH", ""))
+    deny += guard.deny_write
+    if deny:
         fs = context.policy.filesystem
         context.policy = context.policy.model_copy(update={"filesystem": fs.model_copy(
-            update={"deny_write": (*fs.deny_write, *exposed)})})
+            update={"deny_write": (*fs.deny_write, *dict.fromkeys(deny))})})
         context.forget_plan()
+    notes.extend(guard.notes)
+    if not hooks:
+        return NoHooks(), tuple(notes)
     return ConfiguredHooks(hooks, project_dir=context.workspace, env=context.env,
-                           mode=str(permissions.mode)), tuple(notes)
+                           mode=str(permissions.mode), watches=guard.watches), tuple(notes)
 
 
 @dataclass

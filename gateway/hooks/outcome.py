@@ -55,6 +55,10 @@ class HookVerdict:
 
 def interpret(run: HookRun) -> HookVerdict:
     event = run.hook.event
+    if run.refused and event == "PreToolUse":
+        # a guard that cannot be trusted to have run never lets the call by
+        return HookVerdict(run, Decision.DENY, f"a hook was not run: {run.error}",
+                           error=run.error)
     if run.error is not None:
         return HookVerdict(run, error=run.error)
     if run.timed_out:

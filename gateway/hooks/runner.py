@@ -40,6 +40,8 @@ class HookRun:
     duration_ms: float = 0.0
     #: it could not be started at all (no shell, a bad working directory)
     error: str | None = None
+    #: not started on purpose: what it runs changed since the session began
+    refused: bool = False
 
 
 def hook_env(project_dir: str, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -58,6 +60,17 @@ async def run_hook(hook: HookCommand, payload: Mapping[str, Any], *, cwd: str,
     """Run ``hook`` with ``payload`` as JSON on its stdin. Never raises but
     for a cancellation, and then only after the hook's tree is killed."""
     started = time.perf_counter()
+    # Encoded before anything starts. From a review: a lone surrogate in the
+    # model's input (`"description": "\ud800"`) failed the UTF-8 encoding
+    # after the hook had started — it ran without its input, unaudited and
+    # unwaited, and the call's result was lost; JSON's own escapes carry it.
+    try:
+        data = json.dumps(payload, ensure_ascii=False, default=str).encode()
+    except UnicodeEncodeError:
+        data = json.dumps(payload, default=str).encode()
+    except (TypeError, ValueError, RecursionError) as exc:
+        return HookRun(hook, None, error=f"its input could not be written as JSON ({exc})",
+                       duration_ms=_ms(started))
     try:
         proc = await asyncio.create_subprocess_exec(
             SHELL, "-c", hook.command, stdin=asyncio.subprocess.PIPE,
@@ -67,7 +80,6 @@ async def run_hook(hook: HookCommand, payload: Mapping[str, Any], *, cwd: str,
         return HookRun(hook, None, error=f"could not start: {exc.strerror or exc}",
                        duration_ms=_ms(started))
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    data = json.dumps(payload, ensure_ascii=False, default=str).encode()
     try:
         outcome = await asyncio.wait_for(_converse(proc, data), hook.timeout_s)
     except TimeoutError:

@@ -29,9 +29,18 @@ class TrustError(GatewayError):
 
 
 def trust_file(env: Mapping[str, str] | None = None) -> Path:
+    """Where the list is. A relative ``XDG_CONFIG_HOME`` or ``HOME`` is
+    ignored, as the XDG spec says: taken from the gateway's working
+    directory — the workspace — it was a trust file the agent could write
+    (``XDG_CONFIG_HOME=.config``; ``mkdir -p .config/shellgate; printf …``)."""
     env = os.environ if env is None else env
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or
-                                                     os.path.expanduser("~"), ".config")
+    xdg = env.get("XDG_CONFIG_HOME") or ""
+    home = env.get("HOME") or ""
+    if not home.startswith("/"):
+        import pwd  # noqa: PLC0415
+
+        home = pwd.getpwuid(os.getuid()).pw_dir
+    base = xdg if xdg.startswith("/") else os.path.join(home, ".config")
     return Path(base) / "shellgate" / "trusted.json"
 
 

@@ -107,7 +107,20 @@ def discover(project: str, home: str, cli: CliPermissions,
     for name in (".claude/settings.json", ".shellgate/settings.json"):
         add(os.path.join(project, name), Source.PROJECT)
     for name in (".claude/settings.json", ".config/shellgate/settings.json"):
-        add(os.path.join(home, name), Source.USER)
+        path = os.path.join(home, name)
+        got = read_settings(path, Source.USER, settings_root(path))
+        if (got is not None and os.path.realpath(path) != os.path.abspath(path)
+                and _writable_by_commands(path, (project, *cli.add_dirs))):
+            # (a home that is the workspace keeps its own .claude read-only
+            # in the sandbox; a link leads where nothing keeps it)
+            # From a review: ~/.claude/settings.json a link into the project
+            # (a dotfiles checkout) took a hook a sandboxed `cat >` added, and
+            # the next session ran it as the user's own
+            got = replace(got, repository=True, problems=(*got.problems, Problem(
+                path, "the user's settings lie inside the working directories, where commands "
+                "may rewrite them: read as a repository's settings")))
+        if got is not None:
+            found.append(_home_expanded(got, home))
     return found
 
 

@@ -51,6 +51,14 @@ class Pipeline:
         stage = ctx.stage = "lookup"
         try:
             stages.audit(ctx, "tool.requested", tool=use.name, input=stages.logged_input(use))
+            if self.session.stop_reason is not None:
+                # From a review: `continue: false` set the reason and nothing
+                # read it — the next call of the batch (`touch after-stop`)
+                # ran. A stopped session runs no further call.
+                ctx.outcome = "denied"
+                return stages.emit(use, stages.error_result(
+                    use, f"The session was stopped by a hook ({self.session.stop_reason}); "
+                    "no further tool call runs in it"), ctx, started, ctx.outcome)
             found = stages.lookup(self.pool, use, self.session.selected_tools)
             if isinstance(found, ToolResultMessage):
                 ctx.outcome = "unknown-tool"

@@ -120,6 +120,12 @@ async def rewrite(tool: AnyTool, use: ToolUse, hook: HookOutcome, ctx: ToolConte
     if isinstance(checked, ToolResultMessage):
         return error_result(use, f"A hook rewrote the input into one {tool.name} cannot take: "
                             f"{checked.text}")
+    if ctx.concurrent and not tool.is_concurrency_safe(checked[0], ctx):
+        # the batch started it beside others as the model's (safe) input;
+        # a rewrite that must run alone (`ls` into `cd sub && make`) would
+        # run in parallel with them, its cd dropped: refused, not raced
+        return error_result(use, f"A hook rewrote a call that runs beside others into one "
+                            f"{tool.name} must run alone; nothing was run (send it by itself)")
     await tool.prepare(checked[0], ctx)
     return checked
 

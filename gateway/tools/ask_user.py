@@ -13,6 +13,7 @@ own words ("Other"): the model does not offer that option itself."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -67,11 +68,23 @@ def _key(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+#: what a header or a label may not hold: line breaks and other controls,
+#: and the invisible characters that make text read otherwise than it is
+_NOT_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e"
+                           "\u2066-\u2069\ufeff]")
+
+
 def check_questions(questions: list[Question]) -> str | None:
     """What makes the questions unanswerable as given (``None``: nothing):
-    answers are keyed by question text, and a label picks one option."""
+    answers are keyed by question text, a label picks one option, and a
+    header or a label is one line of plain text (a label of forty newlines
+    and `Bash needs approval:` would draw a fake prompt on the screen)."""
     seen: set[str] = set()
     for q in questions:
+        for what, text in (("header", q.header), *(("label", o.label) for o in q.options)):
+            if _NOT_ONE_LINE.search(text):
+                return (f"the {what} {text[:40]!r} holds a line break or a control character; "
+                        "a header or a label is one line of plain text")
         if _key(q.question) in seen:
             return f"the question {q.question[:80]!r} is asked twice; question texts must be unique"
         seen.add(_key(q.question))

@@ -10,6 +10,7 @@ Pillow is imported only here, inside the functions that decode: a
 from __future__ import annotations
 
 import io
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -35,11 +36,25 @@ RAW_BUDGET = 3_750_000
 #: passes; a 1 KB PNG that claims 50000x50000 (2.5 G pixels, 10 GB of
 #: RGBA) is a decompression bomb, not a picture
 MAX_PIXELS = 50_000_000
+#: a progressive JPEG's scans at most: each scan is a pass over every block
+#: of the image, and a scan can be 75 bytes. Reproducer: a 7000x7000 JPEG
+#: with its first AC scan repeated 20,000 times (1.7 MB) kept a Read (or a
+#: `cat` of it, or a notebook's plot) decoding for 84 s in the gateway; a
+#: camera writes one scan, an encoder's progressive mode about ten
+MAX_JPEG_SCANS = 100
+#: images decoded at once in this process: a 188-byte WebP of 7000x7000
+#: takes 850 MB to decode and resize, and ten parallel Reads of it (one
+#: batch) took 8 GB. Past the slots a decode waits its turn
+DECODE_SLOTS = 2
+_DECODING = threading.BoundedSemaphore(DECODE_SLOTS)
 #: the smallest long edge tried when an image will not fit RAW_BUDGET
 _MIN_EDGE = 256
 #: JPEG qualities tried, best first, when the kept format is too large
 _QUALITIES = (85, 70, 55, 40)
 
+#: the EXIF tag of an image's orientation, and its values that turn it
+_ORIENTATION = 0x0112
+_TURNED = range(2, 9)
 _PILLOW_FORMAT = {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF",
                   "image/webp": "WEBP"}
 
@@ -81,11 +96,34 @@ class ImageProblem(Exception):
     turned into the caller's one-line error)."""
 
 
+def jpeg_scans(data: bytes) -> int:
+    """How many scans a JPEG has, at least: every SOS marker is the bytes
+    FF DA, which entropy-coded data never holds (its FF bytes are followed
+    by 00), so counting them never undercounts (a thumbnail's add some)."""
+    return data.count(b"\xff\xda")
+
+
+def claimed_pixels(data: bytes, media: str) -> int | None:
+    """The pixels the image's header claims (read from the header alone,
+    nothing decoded); None when no header can be read."""
+    try:
+        with _open(data, media, max_pixels=1 << 62) as image:
+            width, height = image.size
+    except Exception:  # a header that does not parse: the decode will say so
+        return None
+    return width * height
+
+
 def fit_image(data: bytes, media: str) -> Fitted | str:
     """``data`` (a whole image of type ``media``) made fit to show, or why
-    it cannot be: too many pixels, truncated, corrupt. Never raises."""
+    it cannot be: too many pixels or scans, truncated, corrupt. Never
+    raises."""
+    if media == "image/jpeg" and jpeg_scans(data) > MAX_JPEG_SCANS:
+        return (f"the {media} image has more than {MAX_JPEG_SCANS} scans (each one a pass "
+                "over the whole image); it was not decoded (re-encode it with Bash)")
     try:
-        return _fit(data, media)
+        with _DECODING:
+            return _fit(data, media)
     except ImageProblem as problem:
         return str(problem)
     except Exception as exc:  # a decoder's failure on hostile bytes is data, not a crash
@@ -103,7 +141,7 @@ def stdout_image(data: bytes) -> Fitted | None:
     return fitted if isinstance(fitted, Fitted) else None
 
 
-def _open(data: bytes, media: str) -> Image:
+def _open(data: bytes, media: str, max_pixels: int = MAX_PIXELS) -> Image:
     from PIL import Image as pil  # noqa: PLC0415 -- heavy; only an image needs it
     from PIL import UnidentifiedImageError  # noqa: PLC0415
 
@@ -117,9 +155,9 @@ def _open(data: bytes, media: str) -> Image:
         raise ImageProblem(f"the {media} image cannot be decoded: corrupt, or only its first "
                            f"bytes look like one ({type(exc).__name__})") from None
     width, height = image.size
-    if width * height > MAX_PIXELS:
+    if width * height > max_pixels:
         raise ImageProblem(f"the {media} image is {width}x{height} pixels, over the "
-                           f"{MAX_PIXELS:,} decoded here; it was not decoded (make a smaller "
+                           f"{max_pixels:,} decoded here; it was not decoded (make a smaller "
                            "copy with Bash)")
     return image
 
@@ -145,9 +183,12 @@ def _fit(data: bytes, media: str) -> Fitted:
 
 def _oriented(image: Image) -> Image:
     """Turned as its EXIF orientation says: the re-encoded copy has no EXIF,
-    and a phone photo would otherwise lie on its side."""
+    and a phone photo would otherwise lie on its side. Upright, the image
+    itself: exif_transpose would copy it (200 MB more at the pixel limit)."""
     from PIL import ImageOps  # noqa: PLC0415
 
+    if image.getexif().get(_ORIENTATION, 1) not in _TURNED:
+        return image
     return ImageOps.exif_transpose(image)
 
 

@@ -25,7 +25,15 @@ from typing import Any, BinaryIO
 
 from ..messages import ImageBlock, TextBlock
 from .filetext import SNIFF_BYTES, detect_encoding
-from .images import RAW_BUDGET, Fitted, fit_image, image_type, whole_image
+from .images import (
+    MAX_PIXELS,
+    RAW_BUDGET,
+    Fitted,
+    claimed_pixels,
+    fit_image,
+    image_type,
+    whole_image,
+)
 from .read_text import MAX_TEXT_BYTES, Shown, read_text
 
 #: a notebook larger than this is shown as text (``jq`` in Bash sees the rest)
@@ -34,6 +42,12 @@ MAX_NOTEBOOK_BYTES = 32 << 20
 MAX_OUTPUT_CHARS = 10_000
 MAX_IMAGES = 20
 MAX_IMAGE_BYTES = RAW_BUDGET
+#: the pixels one Read decodes for a notebook's plots, all of them together
+#: (twenty 1500x1000 plots take 30 M). Reproducer: a notebook of forty
+#: 14 KB PNGs of 7071x7071 pixels each kept a Read decoding for 48 s (a
+#: 32 MiB one would have for half an hour), every plot decoded before the
+#: image budget was looked at — which is now looked at first
+MAX_NOTEBOOK_PIXELS = 2 * MAX_PIXELS
 
 _CELL_N = re.compile(r"cell-(\d+)")
 #: CSI (colours, cursor moves), OSC (titles, links) and two-byte escapes
@@ -53,6 +67,10 @@ def parse_notebook(raw: bytes) -> dict[str, Any] | str:
         return "it is not UTF-8 text"
     except json.JSONDecodeError as exc:
         return f"it is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+    except ValueError as exc:
+        # not a JSONDecodeError: a number of more than 4300 digits (Python's
+        # int limit) raised out of Read and NotebookEdit as an internal error
+        return f"it holds a value that cannot be read ({str(exc)[:80]})"
     except RecursionError:
         return "its JSON is nested too deeply to read"
     if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
@@ -69,11 +87,20 @@ def cell_name(cell: dict[str, Any], index: int) -> str:
     return cid if isinstance(cid, str) and cid else f"cell-{index}"
 
 
-def find_cell(cells: Sequence[dict[str, Any]], name: str) -> int | None:
-    """The index of the cell named ``name``: an id first, then ``cell-N``."""
-    for index, cell in enumerate(cells):
-        if cell.get("id") == name:
-            return index
+def find_cell(cells: Sequence[dict[str, Any]], name: str) -> int | str | None:
+    """The index of the cell named ``name`` — the cell Read shows under that
+    name, else (a cell with an id) the one at ``cell-N`` — or why the name
+    is ambiguous (``None``: no cell has it). Reproducer: cells with ids
+    ``x`` and ``x``, or a cell whose id is ``cell-1`` before a second cell
+    without one, are shown under one name; an edit of it silently changed
+    the first of them."""
+    named = [index for index, cell in enumerate(cells) if cell_name(cell, index) == name]
+    if len(named) > 1:
+        return (f"{len(named)} cells are shown as {name!r} (cells "
+                f"{', '.join(map(str, named[:5]))} from 0): a duplicate id, or an id of the "
+                "form cell-N; give their ids unique values first (with Write, or jq in Bash)")
+    if named:
+        return named[0]
     match = _CELL_N.fullmatch(name)
     if match is not None and int(match[1]) < len(cells):
         return int(match[1])
@@ -129,6 +156,9 @@ class _Page:
     used: int = 0
     images: int = 0
     image_bytes: int = 0
+    #: pixels decoded so far: what each plot tried claims, shown or not (a
+    #: truncated one costs its decode too)
+    pixels: int = 0
     #: the cell being shown (the marker's place to go on from)
     cell: int = 0
     cut: bool = False
@@ -252,6 +282,9 @@ def _rich(page: _Page, output: dict[str, Any], kind: str, where: str) -> None:
 
 
 def _picture(page: _Page, encoded: str, mime: str, where: str) -> None:
+    if page.full or page.images >= MAX_IMAGES or page.image_bytes >= MAX_IMAGE_BYTES:
+        _not_shown(page, mime, where)  # nothing more can be shown: it is never decoded
+        return
     try:
         blob = base64.b64decode(encoded)
     except (binascii.Error, ValueError):
@@ -260,18 +293,28 @@ def _picture(page: _Page, encoded: str, mime: str, where: str) -> None:
     media = image_type(blob)
     fitted: Fitted | str = f"the data is not a whole {mime} image"
     if media is not None and whole_image(blob) == media:
+        claimed = claimed_pixels(blob, media) or 0
+        if claimed <= MAX_PIXELS:  # past it, fit_image refuses it undecoded
+            if page.pixels + claimed > MAX_NOTEBOOK_PIXELS:
+                _not_shown(page, mime, where)
+                return
+            page.pixels += claimed
         fitted = fit_image(blob, media)
     if isinstance(fitted, str):
         page.add(f"[{mime}: not shown: {fitted}]")
         return
-    if page.images >= MAX_IMAGES or page.image_bytes + len(fitted.block.data) > MAX_IMAGE_BYTES:
-        page.cut = True
-        page.add(f"[{mime}: not shown: the images one Read shows ({MAX_IMAGES}, "
-                 f"{MAX_IMAGE_BYTES:,} bytes) are used up; save it with Bash "
-                 f"(jq -r '{where}.data[\"{mime}\"]' {page.jq_path} | base64 -d > plot.png) "
-                 "and Read that]")
+    if page.image_bytes + len(fitted.block.data) > MAX_IMAGE_BYTES:
+        _not_shown(page, mime, where)
         return
     page.image(fitted)
+
+
+def _not_shown(page: _Page, mime: str, where: str) -> None:
+    page.cut = True
+    page.add(f"[{mime}: not shown: the images one Read shows ({MAX_IMAGES}, "
+             f"{MAX_IMAGE_BYTES:,} bytes, {MAX_NOTEBOOK_PIXELS:,} pixels decoded) are used up; "
+             f"save it with Bash (jq -r '{where}.data[\"{mime}\"]' {page.jq_path} | base64 -d "
+             "> plot.png) and Read that]")
 
 
 def _cut(page: _Page, text: str, where: str) -> str:

@@ -12,6 +12,7 @@ reproduced is written in Jupyter's, and the result says so."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -66,8 +67,12 @@ class Layout:
     final_newline: bool
 
     def render(self, document: Any) -> str:
+        """The JSON text; ValueError for a number JSON has no form for.
+        Reproducer: a notebook holding `1e999` (read as infinity) was
+        written back with `Infinity` in it, which no JSON parser but
+        Python's reads — Jupyter in a browser could no longer open it."""
         text = json.dumps(document, indent=self.indent, separators=self.separators,
-                          ensure_ascii=self.ensure_ascii)
+                          ensure_ascii=self.ensure_ascii, allow_nan=False)
         return text + "\n" if self.final_newline else text
 
 
@@ -89,8 +94,9 @@ def detect_layout(text: str, document: Any) -> tuple[Layout, bool]:
     for sep in seps:
         for ascii_only in escapes:
             layout = Layout(indent, sep, ascii_only, final)
-            if layout.render(document) == text:
-                return layout, True
+            with contextlib.suppress(ValueError):  # its numbers are said by the edit
+                if layout.render(document) == text:
+                    return layout, True
     return Layout(JUPYTER.indent if indent is None else indent, JUPYTER.separators, False,
                   final), False
 
@@ -169,6 +175,8 @@ def _locate(cells: list[dict[str, Any]],
                            "cell-N).")
         return "insert", data.cell_type, -1
     found = find_cell(cells, data.cell_id)
+    if isinstance(found, str):
+        return invalid(f'Cell ID "{data.cell_id}" is ambiguous: {found}.', Code.NOT_FOUND)
     if found is not None:
         return data.edit_mode, data.cell_type, found
     if data.edit_mode == "replace" and data.cell_id == f"cell-{len(cells)}":
@@ -292,8 +300,13 @@ def plan_notebook_edit(data: NotebookEditInput, target: Resolved,
     edited = edit_cells(notebook, data)
     if isinstance(edited, Validation):
         return edited
-    change = Change(target, "update", before, layout.render(notebook), existing.encoding,
-                    newline, existing.seen)
+    try:
+        after = layout.render(notebook)
+    except ValueError:
+        return invalid(f"{target.display} holds a number JSON cannot write (NaN, Infinity, or "
+                       "one past a float's range): NotebookEdit would write a notebook other "
+                       "parsers refuse; fix it with Write (or jq in Bash) first.", Code.NOT_TEXT)
+    change = Change(target, "update", before, after, existing.encoding, newline, existing.seen)
     objection = screen_new_content(change, data, ctx)
     if objection is not None:
         return objection

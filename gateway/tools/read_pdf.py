@@ -21,6 +21,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from typing import Any, BinaryIO
 
 from ..messages import TextBlock
@@ -34,6 +35,12 @@ PDF_TIMEOUT_S = 30.0
 PDF_MEMORY_BYTES = 1 << 30
 #: one page's text at most (the child cuts it: the pipe stays small)
 PAGE_CHARS = 100_000
+#: workers running at once in this process, each up to PDF_MEMORY_BYTES:
+#: ten parallel Reads of a 59 KB PDF (a content stream of 30 M operands)
+#: ran six workers at once, 1.3 GB — up to 10 GB at the ceiling. A Read
+#: past the slots waits its turn, at most one deadline
+PDF_WORKERS = 2
+_WORKERS = threading.BoundedSemaphore(PDF_WORKERS)
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pdf_worker.py")
 _RANGE = re.compile(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?")
@@ -91,6 +98,9 @@ def _extract(blob: bytes, wanted: tuple[int, ...] | None, display: str) -> dict[
     request = {"pages": None if wanted is None else list(wanted), "inline": INLINE_PAGES,
                "page_chars": PAGE_CHARS, "memory": PDF_MEMORY_BYTES,
                "cpu": int(PDF_TIMEOUT_S) + 1}
+    if not _WORKERS.acquire(timeout=PDF_TIMEOUT_S):
+        return (f"The PDF reader is busy with {PDF_WORKERS} other PDFs; read {display} again "
+                "in a moment (or fewer PDFs at once).")
     try:
         # -I: no environment variables, no user site, not the script's
         # directory on the path (gateway/tools/glob.py would shadow glob);
@@ -104,6 +114,8 @@ def _extract(blob: bytes, wanted: tuple[int, ...] | None, display: str) -> dict[
                 "(pdftotext).")
     except OSError as exc:
         return f"The PDF reader could not start ({exc.strerror or exc})."
+    finally:
+        _WORKERS.release()
     try:
         reply: dict[str, Any] = json.loads(done.stdout)
     except ValueError:

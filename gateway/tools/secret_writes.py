@@ -26,7 +26,7 @@ from ..context import ToolContext
 from ..decisions import Validation, invalid
 from .filetext import Code
 from .paths import Resolved
-from .secrets import Finding, introduced
+from .secrets import Finding, scan
 
 #: the validation code of a refusal (one of the file tools' codes)
 SECRET_CODE = Code.SECRET
@@ -45,6 +45,91 @@ def secret_refusal(tool: str, target: Resolved, before: str, after: str,
     if not found or secret_writes_allowed(target, ctx):
         return None
     return invalid(_message(tool, target.display, found), SECRET_CODE)
+
+
+#: how far around a change a secret may reach: a secret touching the
+#: changed text lies within this many characters of it (the longest armored
+#: key the table reads is 16,000; its base64 form, 24,000)
+MARGIN = 24_576
+_CHUNK = 1 << 16
+#: how many new secrets' texts are looked up in the old file one by one
+#: (each a substring search, then a scan around each of a few places it
+#: is); past that, the old file is scanned once, whole
+_FEW_TEXTS = 8
+_FEW_PLACES = 4
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """The length ``a`` and ``b`` share at the start, compared a chunk at a
+    time (a gigabyte file is not copied whole to find one changed line)."""
+    n, i = min(len(a), len(b)), 0
+    while i < n and a[i:i + _CHUNK] == b[i:i + _CHUNK]:
+        i += _CHUNK
+    while i < n and a[i] == b[i]:
+        i += 1
+    return min(i, n)
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    """The length shared at the end, at most ``limit`` (what the prefix
+    left: the two never overlap)."""
+    n, i = min(len(a), len(b), limit), 0
+    while i + _CHUNK <= n and a[len(a) - i - _CHUNK:len(a) - i] == b[len(b) - i - _CHUNK:
+                                                                   len(b) - i]:
+        i += _CHUNK
+    while i < n and a[len(a) - i - 1] == b[len(b) - i - 1]:
+        i += 1
+    return i
+
+
+def introduced(before: str, after: str) -> list[Finding]:
+    """The secrets in ``after`` that ``before`` does not hold: only the
+    text around the change is scanned, and a secret the file already held
+    *as a secret* (moved, or untouched beside the change) is not news.
+    Lines are counted in ``after``.
+
+    Holding its characters is not enough: ``before`` may hold them where
+    they were no secret — ``'Xghp_…'`` (no edge before the token), a bare
+    forty-character value with no AWS name beside it — and an Edit then
+    deletes the ``X`` or adds the name (reproducer: Write ``T = 'Xghp_…'``,
+    then Edit ``'X`` into ``'``: the token was written, never refused)."""
+    if before == after:
+        return []
+    head = _common_prefix(before, after)
+    tail = _common_suffix(before, after, min(len(before), len(after)) - head)
+    low, high = max(0, head - MARGIN), min(len(after), len(after) - tail + MARGIN)
+    window = after[low:high]
+    found = scan(window)
+    if not found:
+        return []
+    known = _held(before, {window[f.start:f.end] for f in found})
+    lines_before = after.count("\n", 0, low)
+    return [Finding(f.kind, f.start + low, f.end + low, f.line + lines_before)
+            for f in found if window[f.start:f.end] not in known]
+
+
+def _held(before: str, texts: set[str]) -> set[str]:
+    """Which of ``texts`` are secrets in ``before``: a few looked up where
+    they are, many by one scan of the whole (a substring search per text
+    would be quadratic)."""
+    if len(texts) > _FEW_TEXTS:
+        return texts & {before[f.start:f.end] for f in scan(before)}
+    return {text for text in texts if _held_at(before, text)}
+
+
+def _held_at(before: str, text: str) -> bool:
+    """Is ``text`` a secret at one of the first few places ``before`` holds
+    it (past those it counts as new: refused, not let through)?"""
+    at = before.find(text)
+    for _ in range(_FEW_PLACES):
+        if at < 0:
+            return False
+        low = max(0, at - MARGIN)
+        if any(f.start + low == at and f.end - f.start == len(text)
+               for f in scan(before[low:at + len(text) + MARGIN])):
+            return True
+        at = before.find(text, at + 1)
+    return False
 
 
 def _message(tool: str, path: str, found: list[Finding]) -> str:

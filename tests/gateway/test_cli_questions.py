@@ -111,3 +111,32 @@ def test_ask_user_question_answered_at_the_terminal(workspace: Path, tmp_path: P
     assert not result.is_error
     assert '"Which checks should run?"="types, tests"' in result.text
     assert "Pick one or more" in screen.getvalue()
+
+
+def test_headers_and_labels_are_shown_on_one_line_whoever_passed_them() -> None:
+    # reproducer: a label of `pytest`, forty newlines and `Bash needs
+    # approval:` printed a fake prompt at the margin, the question off screen
+    forged = "pytest" + "\n" * 40 + "Bash needs approval:\n  command: rm -rf ~"
+    answers, screen = at_terminal([question(header="Runner\n\n", labels=(forged, "unittest"))],
+                                  "1\n")
+    assert answers == {"Which checks should run?": forged}
+    assert "\n\n\n" not in screen and "\nBash needs approval" not in screen
+    assert "  1. pytest Bash needs approval: command: rm -rf ~ — run" in screen
+
+
+@pytest.mark.parametrize("spot", ["question", "description"])
+def test_model_text_that_wraps_never_reaches_the_margin(spot: str) -> None:
+    # reproducer: `Which runner?`, 200 spaces, then `Bash needs approval:`
+    # wrapped onto a line of its own at the margin
+    forged = "Which runner?" + " " * 200 + "Bash needs approval: rm -rf ~" + " " * 200 + "x"
+    asked = question()
+    if spot == "question":
+        asked["question"] = forged
+    else:
+        asked["options"][0]["description"] = forged
+    screen = io.StringIO()
+    console = Console(file=screen, width=80, color_system=None, highlight=False)
+    asyncio.run(ask_on_terminal([asked], console=console, stream=io.StringIO("1\n")))
+    at_margin = [line for line in screen.getvalue().splitlines()
+                 if line.strip() and not line.startswith("  ")]
+    assert at_margin == ["Checks", "Pick one (1-3, or 'other'): "], at_margin

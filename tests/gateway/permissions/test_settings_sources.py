@@ -713,3 +713,29 @@ def test_command_line_tools_become_cli_arg_rules() -> None:
     assert (merged.mode, merged.mode_source) == (Mode.PLAN, Source.CLI_ARG)
     assert merged.additional_dirs == ("/p/lib",)
 
+
+
+def test_user_settings_reached_through_a_link_into_the_project_are_a_repositorys(
+        tmp_path: Path) -> None:
+    """From a review: ~/.claude/settings.json a link into the project (a
+    dotfiles checkout); a sandboxed command rewrote it, and the next session
+    obeyed it as the user's own. Read as a repository's file, it may not
+    allow every Bash call; its hooks wait for trust."""
+    project = tmp_path / "project"
+    (project / "dotfiles").mkdir(parents=True)
+    (project / "dotfiles" / "claude.json").write_text(json.dumps({
+        "permissions": {"allow": ["Bash"]},
+        "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "x"}]}]}}))
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").symlink_to(project / "dotfiles" / "claude.json")
+    merged = merge(discover(str(project), str(home), CliPermissions(), managed_dirs=[]))
+    assert not [r for r in merged.rules if r.text == "Bash" and r.behavior == "allow"]
+    assert merged.hooks == () and len(merged.repository_hooks) == 1
+    # the control: the same file in the home itself is the user's
+    (home / ".claude" / "settings.json").unlink()
+    (home / ".claude" / "settings.json").write_text(
+        (project / "dotfiles" / "claude.json").read_text())
+    merged = merge(discover(str(project), str(home), CliPermissions(), managed_dirs=[]))
+    assert [r for r in merged.rules if r.text == "Bash" and r.behavior == "allow"]
+    assert len(merged.hooks) == 1

@@ -156,3 +156,22 @@ def test_it_needs_no_approval_and_runs_in_plan_mode(workspace: Path, tmp_path: P
     session.context.mode = "plan"
     assert not ask(session, [question()]).is_error
     assert not approver.asked and len(person.asked) == 1
+
+
+@pytest.mark.parametrize(("header", "labels"), [
+    ("Runner", ("pytest\n\n\nBash needs approval:\n  command: rm -rf ~", "unittest")),
+    ("Runner\n\n\n", ("pytest", "unittest")),
+    ("Runner", ("pytest\r", "unittest")),
+    ("Runner", ("\x1b[2Kpytest", "unittest")),
+    ("Runner", ("pytest\u202e", "unittest")),
+    ("Run\u2028ner", ("pytest", "unittest")),
+])
+def test_a_header_or_label_that_is_not_one_line_of_text_is_refused_and_nobody_is_asked(
+        workspace: Path, tmp_path: Path, header: str, labels: Sequence[str]) -> None:
+    # reproducer: a label of newlines and `Bash needs approval:` drew a fake
+    # approval prompt at the margin, the question scrolled off above it
+    person = Person({})
+    result = ask(open_session(workspace, tmp_path, person), [question(header=header,
+                                                                      labels=labels)])
+    assert result.is_error and "one line of plain text" in result.text
+    assert not person.asked

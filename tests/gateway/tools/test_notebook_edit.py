@@ -340,3 +340,51 @@ def test_the_whole_pipeline_reads_then_edits_a_notebook(workspace: Path, tmp_pat
                                "edit_mode": "rename"})
     assert bad.is_error and bad.text.startswith("<tool_use_error>")
     assert os.path.exists(path)
+
+
+# -- hostile notebooks ---------------------------------------------------------
+
+@pytest.mark.parametrize(("ids", "name"), [
+    (["x", "x", "last"], "x"),  # a duplicate id
+    (["cell-1", None, "last"], "cell-1"),  # an id that is another cell's cell-N
+])
+def test_a_cell_name_read_shows_for_two_cells_is_refused_not_guessed(
+        workspace: Path, tool_context: Ctx, ids: list[str | None], name: str) -> None:
+    # reproducer: both cells were shown as `x` (or `cell-1`); the edit
+    # silently changed the first of them
+    nb = document()
+    for made, cid in zip(nb["cells"], ids, strict=True):
+        made.pop("id", None)
+        if cid is not None:
+            made["id"] = cid
+    path = saved(workspace / "twins.ipynb", nb)
+    read(tool_context, path)
+    before = path.read_bytes()
+    checked = refusal(tool_context, path, cell_id=name, new_source="changed")
+    assert "ambiguous" in checked.message and "cells 0, 1" in checked.message
+    assert path.read_bytes() == before
+    edit(tool_context, path, cell_id="last", new_source="y = 3")  # an unambiguous name still works
+
+
+@pytest.mark.parametrize("number", ["1e999", "NaN", "-Infinity"])
+def test_a_notebook_with_a_number_json_cannot_write_is_refused_and_left_alone(
+        workspace: Path, tool_context: Ctx, number: str) -> None:
+    # reproducer: `1e999` was written back as `Infinity`, which JSON parsers
+    # other than Python's (Jupyter in a browser) refuse
+    text = dumped(document()).replace('"version": "3.11"', f'"version": {number}')
+    path = workspace / "odd.ipynb"
+    path.write_text(text)
+    read(tool_context, path)
+    checked = refusal(tool_context, path, cell_id="last", new_source="y = 3")
+    assert "NaN, Infinity" in checked.message
+    assert path.read_text() == text
+
+
+def test_a_notebook_with_a_number_python_will_not_read_is_refused_cleanly(
+        workspace: Path, tool_context: Ctx) -> None:
+    # reproducer: a 5000-digit number raised ValueError out of NotebookEdit
+    text = dumped(document()).replace('"version": "3.11"', '"version": ' + "9" * 5000)
+    path = workspace / "digits.ipynb"
+    path.write_text(text)
+    read(tool_context, path)
+    assert "cannot be read" in refusal(tool_context, path, cell_id="last").message

@@ -13,9 +13,11 @@ import os
 import struct
 import subprocess
 import sys
+import threading
 import time
 import zlib
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,8 @@ from gateway.context import SessionContext, ToolContext
 from gateway.decisions import Decision
 from gateway.messages import ImageBlock, TextBlock, ToolResultMessage, ToolUse
 from gateway.session import Session
+from gateway.tools import images as images_mod
+from gateway.tools import notebook as notebook_mod
 from gateway.tools import read_pdf
 from gateway.tools.images import MAX_EDGE, RAW_BUDGET, stdout_image
 from gateway.tools.read import READ, ReadInput
@@ -414,3 +418,115 @@ def test_the_whole_pipeline_reads_an_image_a_pdf_and_a_notebook(workspace: Path,
     bad = run("paper.pdf", pages="0")
     assert bad.is_error and bad.text.startswith("<tool_use_error>")
     assert all(isinstance(b, TextBlock | ImageBlock) for b in nb.content)
+
+
+# -- hostile media: what a Read decodes is bounded ------------------------------
+
+def progressive_with_scans(scans: int, size: int = 64) -> bytes:
+    """A progressive JPEG whose first AC scan is repeated until it has
+    ``scans`` scans (each one a pass over every block of the image)."""
+    blob = encoded("JPEG", (size, size), progressive=True)
+    start = blob.index(b"\xff\xda")
+    # an AC scan: its spectral start (the byte after the component table) > 0
+    sos = [i for i in range(start, len(blob) - 1) if blob[i:i + 2] == b"\xff\xda"]
+    ac = next(i for i in sos if blob[i + 5 + 2 * blob[i + 4]] > 0)
+    end = min([i for i in sos if i > ac] + [len(blob) - 2])
+    return blob[:-2] + blob[ac:end] * (scans - len(sos)) + b"\xff\xd9"
+
+
+def test_a_jpeg_of_too_many_scans_is_refused_before_it_is_decoded(
+        workspace: Path, tool_context: Ctx) -> None:
+    # reproducer: 20,000 scans of 7000x7000 (1.7 MB) decoded for 84 s in the gateway
+    (workspace / "fine.jpg").write_bytes(progressive_with_scans(images_mod.MAX_JPEG_SCANS))
+    (workspace / "scans.jpg").write_bytes(progressive_with_scans(5_000))
+    assert images(read(tool_context, workspace / "fine.jpg"))
+    result = read(tool_context, workspace / "scans.jpg")
+    assert result.is_error and not images(result)
+    assert f"more than {images_mod.MAX_JPEG_SCANS} scans" in result.text
+    assert stdout_image(progressive_with_scans(5_000)) is None
+
+
+def test_no_more_images_are_decoded_at_once_than_the_slots(monkeypatch: pytest.MonkeyPatch) -> None:
+    # reproducer: ten parallel Reads of a 188-byte 7000x7000 WebP took 8 GB
+    real, lock, now, most = images_mod._fit, threading.Lock(), [0], [0]
+
+    def counted(data: bytes, media: str) -> Any:
+        with lock:
+            now[0] += 1
+            most[0] = max(most[0], now[0])
+        try:
+            time.sleep(0.05)
+            return real(data, media)
+        finally:
+            with lock:
+                now[0] -= 1
+
+    monkeypatch.setattr(images_mod, "_fit", counted)
+    blob = encoded("PNG", (2100, 50))
+    with ThreadPoolExecutor(8) as pool:
+        done = list(pool.map(lambda _: images_mod.fit_image(blob, "image/png"), range(8)))
+    assert all(isinstance(f, images_mod.Fitted) for f in done)
+    assert most[0] == images_mod.DECODE_SLOTS
+
+
+def plots(blobs: list[bytes]) -> list[dict[str, Any]]:
+    return [{"output_type": "display_data", "metadata": {},
+             "data": {"image/png": base64.b64encode(b).decode()}} for b in blobs]
+
+
+@pytest.mark.parametrize(("blobs", "budget", "decoded", "shown"), [
+    # more plots than one Read shows: those past it are never decoded
+    ([PLOT] * 25, None, 20, 20),
+    # big plots: decoding stops at the pixel budget (a truncated one counts)
+    ([encoded("PNG", (1000, 1000))[:-200] + encoded("PNG", (1, 1))[-12:]]
+     + [encoded("PNG", (1000, 1000))] * 5, 3_000_000, 3, 2),
+])
+def test_a_notebooks_plots_are_decoded_within_a_reads_budget(
+        workspace: Path, tool_context: Ctx, monkeypatch: pytest.MonkeyPatch,
+        blobs: list[bytes], budget: int | None, decoded: int, shown: int) -> None:
+    # reproducer: forty 14 KB PNGs of 7071x7071 in one notebook kept a Read
+    # decoding for 48 s, each decoded before the image budget was looked at
+    if budget is not None:
+        monkeypatch.setattr(notebook_mod, "MAX_NOTEBOOK_PIXELS", budget)
+    calls: list[int] = []
+    real = notebook_mod.fit_image
+    monkeypatch.setattr(notebook_mod, "fit_image",
+                        lambda data, media: calls.append(1) or real(data, media))
+    path = write_notebook(workspace / "plots.ipynb", notebook([code("plot()", plots(blobs))]))
+    result = read(tool_context, path)
+    assert not result.is_error
+    assert len(calls) == decoded and len(images(result)) == shown
+    assert "are used up" in result.text
+
+
+def test_a_notebook_holding_a_number_python_will_not_read_is_shown_as_text(
+        workspace: Path, tool_context: Ctx) -> None:
+    # reproducer: a 5000-digit number raised ValueError out of Read
+    path = workspace / "digits.ipynb"
+    path.write_text('{"cells": [], "metadata": {"n": ' + "7" * 5000 + "}}")
+    result = read(tool_context, path)
+    assert not result.is_error and "shown as text" in result.text
+    assert "cannot be read" in result.text
+
+
+def test_no_more_pdf_workers_run_at_once_than_the_slots(
+        workspace: Path, tool_context: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    # reproducer: ten parallel Reads of a 59 KB PDF ran six 1 GiB-capped workers
+    real, lock, now, most = subprocess.run, threading.Lock(), [0], [0]
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            now[0] += 1
+            most[0] = max(most[0], now[0])
+        try:
+            return real(*args, **kwargs)
+        finally:
+            with lock:
+                now[0] -= 1
+
+    monkeypatch.setattr(read_pdf.subprocess, "run", counted)
+    (workspace / "doc.pdf").write_bytes(pdf(["one page"]))
+    with ThreadPoolExecutor(6) as pool:
+        done = list(pool.map(lambda _: read(tool_context, workspace / "doc.pdf"), range(6)))
+    assert all("one page" in r.text for r in done)
+    assert most[0] == read_pdf.PDF_WORKERS

@@ -25,8 +25,8 @@ from gateway.context import MemoryAudit
 from gateway.messages import ToolResultMessage, ToolUse
 from gateway.permissions import CliPermissions, load_permissions
 from gateway.session import Session
-from gateway.tools.secret_writes import glob_matches
-from gateway.tools.secrets import introduced, scan
+from gateway.tools.secret_writes import glob_matches, introduced
+from gateway.tools.secrets import scan
 
 ALNUM = string.ascii_letters + string.digits
 GMP62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
@@ -373,3 +373,115 @@ def test_a_link_named_like_an_allowed_file_does_not_carry_the_allowance(
                   content=f"K={crc_token('ghp_', 'link')}\n")
     assert result.is_error and "a GitHub token" in result.text
     assert (workspace / "app.py").read_text() == ""
+
+
+# -- attacks on the refusal (each found by a review; the reproducer is in the code) ----------
+
+def _ids(n: int, seed: str = "ids") -> list[str]:
+    rng = random.Random(seed)
+    return ["AKIA" + "".join(rng.choice(string.ascii_uppercase + "234567") for _ in range(16))
+            for _ in range(n)]
+
+
+_TOKEN = crc_token("ghp_", "hidden")
+_AWS_VALUE = draw("bare", 40, ALNUM + "/+")
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    (f"T = 'X{_TOKEN}'\n", f"T = '{_TOKEN}'\n"),  # no edge before it: no token yet
+    (f"T = '{_TOKEN}Z'\n", f"T = '{_TOKEN}'\n"),  # no edge after it
+    (f"T = 'X{_TOKEN}'\n", f"T = 'X{_TOKEN}'\nU = '{_TOKEN}'\n"),  # copied out of its hiding
+    (f"V = '{_AWS_VALUE}'\n", f"aws_secret_access_key = '{_AWS_VALUE}'\n"),  # its name added
+])
+def test_a_secret_made_by_an_edit_from_characters_already_there_is_new(before: str,
+                                                                       after: str) -> None:
+    assert scan(before) == []
+    assert len(introduced(before, after)) == 1
+
+
+def test_a_secret_uncovered_by_a_second_edit_is_refused_through_the_pipeline(
+        workspace: Path, open_session: Callable[..., Session]) -> None:
+    session = open_session()
+    path = workspace / "config.py"
+    assert not call(session, "Write", file_path=str(path), content=f"T = 'X{_TOKEN}'\n").is_error
+    result = call(session, "Edit", file_path=str(path), old_string="'X", new_string="'")
+    assert result.is_error and "a GitHub token (line 1)" in result.text
+    assert path.read_text() == f"T = 'X{_TOKEN}'\n"
+
+
+def test_many_secrets_moved_within_a_file_are_not_news() -> None:
+    ids = _ids(40)
+    before = "\n".join(ids) + "\n"
+    assert introduced(before, "\n".join(reversed(ids)) + "\n") == []
+    assert [f.kind for f in introduced(before, before + f"X{_TOKEN}\n{_TOKEN}\n")] == [
+        "a GitHub token"]
+
+
+def _literal_forms(key: str) -> dict[str, str]:
+    lines = key.strip("\n").split("\n")
+    return {
+        "python adjacent literals": "KEY = (\n" + "".join(f'    "{x}\\n"\n' for x in lines) + ")\n",
+        "python bytes literals": "KEY = (\n" + "".join(f"    b'{x}\\n'\n" for x in lines) + ")\n",
+        "backslash continuations": 'KEY = "' + "\\n\\\n".join(lines) + '\\n"\n',
+        "javascript concatenation": "const KEY = " + " +\n  ".join(f"'{x}\\n'" for x in lines)
+                                    + ";\n",
+        "go concatenation on one line": "var key = " + "+".join(f'"{x}\\n"' for x in lines) + "\n",
+        "a JSON array of lines": json.dumps({"key": [x + "\n" for x in lines]}, indent=1),
+        "a notebook's JSON": json.dumps({"cells": [{"cell_type": "code", "metadata": {},
+                                                    "source": [x + "\n" for x in lines]}],
+                                         "metadata": {}, "nbformat": 4, "nbformat_minor": 5}),
+    }
+
+
+@pytest.mark.parametrize("form", list(_literal_forms("a\nb")))
+@pytest.mark.parametrize(("name", "kind"), [("ed25519", "an OpenSSH private key"),
+                                            ("rsa", "a PEM private key"),
+                                            ("encrypted", "a PEM private key")])
+def test_a_key_written_as_string_literals_in_code_is_found(keys: dict[str, str], form: str,
+                                                            name: str, kind: str) -> None:
+    assert [f.kind for f in scan(_literal_forms(keys[name])[form])] == [kind]
+
+
+@pytest.mark.parametrize("name", ["public", "certificate"])
+def test_a_public_key_or_certificate_in_string_literals_is_not_a_secret(
+        keys: dict[str, str], name: str) -> None:
+    assert all(scan(text) == [] for text in _literal_forms(keys[name]).values())
+
+
+@pytest.mark.parametrize("wrap", [0, 76])
+def test_a_base64_encoded_private_key_is_found(keys: dict[str, str], wrap: int) -> None:
+    blob = base64.b64encode(keys["rsa"].encode()).decode()
+    if wrap:
+        blob = "\n    ".join(blob[i:i + wrap] for i in range(0, len(blob), wrap))
+    manifest = f"kind: Secret\ndata:\n  tls.key: |\n    {blob}\n  tls.crt: x\n"
+    assert [(f.kind, f.line) for f in scan(manifest)] == [("a base64-encoded private key", 4)]
+
+
+@pytest.mark.parametrize("name", ["public", "certificate"])
+def test_a_base64_encoded_certificate_or_public_key_is_not_a_secret(keys: dict[str, str],
+                                                                    name: str) -> None:
+    assert scan(f"tls.crt: {base64.b64encode(keys[name].encode()).decode()}\n") == []
+
+
+@pytest.mark.parametrize(("what", "make"), [
+    ("100,000 AWS key ids, each a finding", lambda: "\n".join(_ids(100_000)) + "\n"),
+    ("BEGIN lines that never end", lambda: "-----BEGIN PRIVATE KEY-----\n" * 200_000),
+    ("a service account key that never ends",
+     lambda: ('"private_key": "-----BEGIN PRIVATE KEY-----' + "A" * 60) * 40_000),
+    ("PuTTY headers on one line", lambda: "PuTTY-User-Key-File-2: " * 50_000),
+    ("base64 keys that never decode", lambda: ("LS0tLS1CRUdJT" + "A" * 200 + " ") * 20_000),
+])
+def test_scanning_hostile_text_takes_time_in_proportion_to_it(what: str,
+                                                              make: Callable[[], str]) -> None:
+    text = make()
+    started = time.monotonic()
+    scan(text)
+    assert time.monotonic() - started < 5, what
+
+
+def test_many_secrets_moved_in_a_large_file_are_judged_in_proportion_to_it() -> None:
+    ids, filler = _ids(50_000), "x = 1\n" * 200_000
+    before = filler + "\n".join(ids) + "\n" + filler
+    started = time.monotonic()
+    assert introduced(before, filler + "\n".join(reversed(ids)) + "\n" + filler) == []
+    assert time.monotonic() - started < 15

@@ -142,6 +142,8 @@ class SessionContext:
     #: globs (``sandbox.filesystem.allowSecretWrites``) of the files Edit
     #: and Write may write a secret into
     allow_secret_writes: tuple[str, ...] = ()
+    #: the session has closed: nothing it starts from now on may outlive it
+    closed: bool = False
     #: run when the session closes, last added first (tasks die with it)
     closers: list[Callable[[], Awaitable[None] | None]] = field(default_factory=list)
     _plan: tuple[float, FsPlan] | None = None

@@ -246,6 +246,7 @@ class Session:
         """End the session: what it started ends with it (background tasks
         and their process trees), last started first. Never raises; safe
         to call twice."""
+        self.context.closed = True
         closers, self.context.closers[:] = list(self.context.closers), []
         for closer in reversed(closers):
             try:

@@ -26,6 +26,7 @@ import json
 import os
 import re
 import stat
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -86,6 +87,12 @@ class _State:
 
 
 _MEMORY: dict[tuple[str, tuple[str, ...]], _State] = {}
+#: one walk at a time in a process: a walk mutates its state in place, and
+#: two at once (parallel Reads each planning the sandbox's filesystem) broke
+#: with "dictionary changed size during iteration" — and a state mended by
+#: one walk while another iterated it could leave a `.env` out of what is
+#: hidden (from a review: six threads calling fs_plan(fresh=True))
+_LOCK = threading.RLock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +154,14 @@ def walk(
     (a run's own stubs: mount points that come and go). The budgets (of
     the spec unless given) are separate: a slow re-check does not eat the
     walk's."""
+    with _LOCK:
+        return _walk_locked(spec, roots, cache, keep=keep, budget=budget,
+                            revalidate_budget=revalidate_budget, exclude=exclude)
+
+
+def _walk_locked(spec: WalkSpec, roots: list[str], cache: Path | None, *,
+                 keep: tuple[str, ...], budget: float | None,
+                 revalidate_budget: float | None, exclude: frozenset[str]) -> WalkResult:
     key = (spec.name, tuple(roots))
     state = _MEMORY.get(key) or _load(cache, roots) or _State(roots)
     if not state.dirs and not state.pending:
@@ -167,8 +182,9 @@ def walk(
 
 def forget(spec_name: str) -> None:
     """Drop the in-memory state of every walk named ``spec_name``."""
-    for key in [k for k in _MEMORY if k[0] == spec_name]:
-        del _MEMORY[key]
+    with _LOCK:
+        for key in [k for k in _MEMORY if k[0] == spec_name]:
+            del _MEMORY[key]
 
 
 def _load(cache: Path | None, roots: list[str]) -> _State | None:
@@ -180,7 +196,7 @@ def _load(cache: Path | None, roots: list[str]) -> _State | None:
 
 
 def _save(cache: Path, state: _State) -> None:
-    tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+    tmp = cache.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
     with contextlib.suppress(OSError):
         tmp.write_text(state.to_json(), "utf-8")
         os.replace(tmp, cache)

@@ -222,12 +222,18 @@ async def _ask_on_terminal(request: ApprovalRequest) -> bool | str:
     # Every model-given string is shown as text: escaped for rich's markup
     # (`[/]` crashed the prompt), controls made visible (`\e[8m` hid it).
     console.print(f"[bold]{escape(shown(request.tool_name))}[/bold] needs approval:")
+    from rich.padding import Padding  # noqa: PLC0415
+    from rich.text import Text  # noqa: PLC0415
+
     for key, value in request.input.items():
         text = value if isinstance(value, str) else json.dumps(value)
         first, *rest = _value_lines(text)
-        console.print(f"  {escape(shown(key))}: {escape(first)}")
+        # indented as a block, wrapped lines too: from a review, a value of
+        # 200 spaces and `why: tests only` wrapped onto a line of its own at
+        # the margin, where it read as the gateway's own reason
+        console.print(Padding(Text(f"{shown(key)}: {first}"), (0, 0, 0, 2)))
         for line in rest:
-            console.print(escape(line))
+            console.print(Padding(Text(line.lstrip(" ")), (0, 0, 0, 4)))
     console.print(f"  [bold]why:[/bold] {escape(shown(p.reason))}")
     for warning in p.warnings:
         console.print(f"  [yellow]warning:[/yellow] {escape(shown(warning))}")

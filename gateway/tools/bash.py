@@ -322,7 +322,15 @@ class BashTool(BaseTool[BashInput]):
         task, limit = None, timeout
         if data.run_in_background or session.auto_background_ms is not None:
             from .bash_background import new_task  # noqa: PLC0415
-            from .tasks import MAX_TASK_LIFETIME_S  # noqa: PLC0415
+            from .tasks import MAX_TASK_LIFETIME_S, background_refusal  # noqa: PLC0415
+
+            if data.run_in_background:
+                # checked again at the act, with no await before the task is
+                # added: validation alone let 26 calls gathered at once start
+                # 26 tasks past the limit of 16 (from a review)
+                refused = background_refusal(session, unsandboxed)
+                if refused is not None:
+                    return ToolResult(f"run_in_background: {refused}", is_error=True)
 
             task = new_task(ctx, data.command, marker, self.analysis(data, ctx).exit_meaning,
                             unsandboxed, None if data.run_in_background else streams.feed)

@@ -20,6 +20,7 @@ from .tasks import (
     BackgroundTask,
     TaskRead,
     background_refusal,
+    session_closed,
     started_text,
     tasks_of,
 )
@@ -60,10 +61,17 @@ async def follow(task: BackgroundTask, process: BackgroundProcess, ctx: ToolCont
     and what it printed so far) — or, when the session has no room for
     another task, it is stopped as a timeout would have stopped it."""
     task.attach(process)
+    if budget_s is None and (task.stop_requested or session_closed(ctx.session)):
+        # the session closed while the call was on its way: its closer has
+        # run, and the command must not outlive it
+        await asyncio.to_thread(task.stop, "the session closed")
+        return ToolResult("The session closed before the command could run in the background; "
+                          "it was stopped.", is_error=True)
     if budget_s is None:
         return started(task, ctx)
     if await task.wait(budget_s):
         return process.wait()
+    # a closed session refuses too: adopted now, the task would outlive it
     full = background_refusal(ctx.session, None)
     if full is None and task.adopt():
         tasks_of(ctx.session).add(task)

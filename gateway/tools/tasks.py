@@ -161,7 +161,8 @@ class BackgroundTask:
 
     def attach(self, process: BackgroundProcess) -> None:
         """The started process: a thread waits for its end."""
-        self._process = process
+        with self._lock:
+            self._process = process
         threading.Thread(target=self._watch, name=f"shellgate-task-{self.task_id}",
                          daemon=True).start()
 
@@ -199,15 +200,24 @@ class BackgroundTask:
 
     def stop(self, reason: str) -> bool:
         """Kill the whole process tree (the sandbox's own stop) and wait for
-        the end; False when it had already ended. Blocking: run on a thread."""
+        the end; False when it had already ended. Blocking: run on a thread.
+        Before the process is attached the stop is remembered, and
+        :func:`.bash_background.follow` carries it out once it is."""
         with self._lock:
             if self._ended.is_set():
                 return False
-            self._stop_reason = reason
-        if self._process is not None:
-            self._process.stop(STOP_WAIT_S)
+            self._stop_reason = self._stop_reason or reason
+            process = self._process
+        if process is None:
+            return True
+        process.stop(STOP_WAIT_S)
         self._ended.wait(STOP_WAIT_S)
         return True
+
+    @property
+    def stop_requested(self) -> bool:
+        with self._lock:
+            return self._stop_reason is not None
 
     def _watch(self) -> None:
         process = self._process
@@ -301,12 +311,23 @@ class TaskRegistry:
 
 def tasks_of(session: SessionContext) -> TaskRegistry:
     """The session's registry, made on first use; its closer ends every
-    task when the session closes."""
+    task when the session closes. A closed registry stays closed: a fresh
+    one would have no closer left to run (reproducer: a background Bash
+    call still being analyzed when the session closed started its
+    `sleep` afterwards, and it outlived the session)."""
     registry = session.tasks
-    if not isinstance(registry, TaskRegistry) or registry.closed:
+    if not isinstance(registry, TaskRegistry):
         registry = session.tasks = TaskRegistry()
+        # a session closed before its first task: nothing would ever run
+        # this registry's closer, so it is born closed
+        registry.closed = session.closed
         session.closers.append(registry.close)
     return registry
+
+
+def session_closed(session: SessionContext) -> bool:
+    registry = session.tasks
+    return session.closed or (isinstance(registry, TaskRegistry) and registry.closed)
 
 
 def find_task(session: SessionContext, task_id: str) -> BackgroundTask | str:
@@ -334,6 +355,8 @@ def background_refusal(session: SessionContext, unsandboxed: str | None,
     if backend != "bwrap":
         return (f"a background command needs the bwrap sandbox: under {backend} nothing would "
                 "end it if the gateway died; run it in the foreground")
+    if session_closed(session):
+        return "the session has closed: no background task starts any more"
     registry = session.tasks
     running = len(registry.running()) if isinstance(registry, TaskRegistry) else 0
     if count and running >= MAX_RUNNING_TASKS:

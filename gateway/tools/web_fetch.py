@@ -34,7 +34,7 @@ from ..context import ToolContext
 from ..decisions import VALID, Decision, PermissionResult, Validation, invalid
 from ..messages import ProgressCallback, TextBlock, ToolResult, ToolResultMessage
 from .base import BaseTool, Subject, build_tool
-from .web_content import MediaType, cap, render, sniff
+from .web_content import Inflater, MediaType, render_html, render_text, sniff
 from .web_guard import AddressPolicy, Resolver, Target, addresses, parse_url, system_resolver
 
 if TYPE_CHECKING:
@@ -309,23 +309,40 @@ class WebFetchTool(BaseTool[WebFetchInput]):
         if kind == "binary":
             raise FetchError(f"{target.url} is {media.essence}: WebFetch reads web pages, text "
                              "and JSON, not binary content")
-        body, cut = await self._body(response)
+        body, cut = await self._body(response, target)
         kind = kind or sniff(body)
         if kind == "binary":
             raise FetchError(f"{target.url} sent no content type and its body is binary")
-        title, text = await asyncio.to_thread(render, body, kind, media.charset)
-        text, clipped = cap(text, self.limits.max_chars)
+        title = ""
+        if kind == "html":
+            rendered = await render_html(body, media.charset, self.limits.max_chars,
+                                         self.limits.total_s)
+            if isinstance(rendered, str):
+                raise FetchError(f"{target.url}: {rendered}")
+            title, text, clipped = rendered.title, rendered.text, rendered.clipped
+        else:
+            text, clipped = render_text(body, media.charset, self.limits.max_chars)
         notes = ([f"the body was cut at {self.limits.max_bytes:,} bytes"] if cut else []) + \
             ([f"the content was cut at {self.limits.max_chars:,} characters"] if clipped else [])
         return Page(target.url, response.status_code, response.reason_phrase,
                     media.essence or f"(none sent; read as {kind})", title, text, tuple(notes))
 
-    async def _body(self, response: httpx.Response) -> tuple[bytes, bool]:
+    async def _body(self, response: httpx.Response, target: Target) -> tuple[bytes, bool]:
         """The body up to the cap (decompressed bytes count), and whether
-        it was cut there."""
+        it was cut there. Decoded here, never by httpx: it inflates each
+        chunk whole and stacks encodings (``Content-Encoding: gzip, gzip``),
+        so 2.6 KB of doubly gzipped zeros took 3 GB of memory under a
+        10 MB cap (reproducer: a server sending that body)."""
+        inflate = Inflater.of(response.headers.get_list("content-encoding", split_commas=True))
+        if isinstance(inflate, str):
+            raise FetchError(f"{target.url} is sent {inflate}, which WebFetch does not decode")
         chunks: list[bytes] = []
         size, limit = 0, self.limits.max_bytes
-        async for chunk in response.aiter_bytes():
+        async for raw in response.aiter_raw():
+            try:
+                chunk = raw if inflate is None else inflate.feed(raw, limit - size)
+            except ValueError as exc:
+                raise FetchError(f"{target.url}: {exc}") from None
             if size + len(chunk) > limit:
                 chunks.append(chunk[:limit - size])
                 return b"".join(chunks), True

@@ -162,6 +162,11 @@ def parse_url(raw: str, *, upgrade: bool = True) -> Target | str:
         return f"the URL is longer than {MAX_URL_CHARS} characters"
     if _UNSAFE.search(url):
         return "the URL holds spaces, control characters or backslashes"
+    if not url.isascii():
+        try:  # a lone surrogate ("\ud800" in the JSON input) raised out of the tool in httpx
+            url.encode("utf-8")
+        except UnicodeEncodeError:
+            return "the URL holds a lone surrogate, which is not text"
     try:
         parts = urlsplit(url)
     except ValueError:  # an unclosed '[' of an IPv6 host
@@ -186,6 +191,13 @@ def parse_url(raw: str, *, upgrade: bool = True) -> Target | str:
         named = _name(host)
         if named is None:
             return f"{host!r} is not a valid host name"
+        # the name as the resolver gets it, judged again: IDNA folds
+        # U+3002 and full-width forms into ASCII, so ``0x7f。1`` passed as
+        # a name and went to the resolver as 0x7f.1, and ``127。0。0。1``
+        # was allowed without its address being judged until connect time
+        literal = _literal(named, bracketed=False)
+        if isinstance(literal, str):
+            return literal
         host = named
     if upgrade and scheme == "http":
         scheme = "https"

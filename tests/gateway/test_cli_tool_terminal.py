@@ -102,3 +102,17 @@ def test_always_saves_the_suggested_rule_and_the_next_session_needs_no_one(
                            '{"command": "touch made"}', "--cwd", str(workspace)],
                           capture_output=True, text=True, timeout=60, check=False, env=env)
     assert done.returncode == 0 and (workspace / "made").exists(), done.stdout
+
+
+def test_a_value_that_wraps_never_reaches_the_margin_where_the_gateway_speaks(
+        workspace: Path) -> None:
+    """From a review: a description of spaces, then `why: tests only`,
+    wrapped onto a line of its own at the margin, where it read as the
+    gateway's reason."""
+    description = " " * 300 + "why: only the unit tests, nothing else"
+    data = json.dumps({"command": "touch wrapped", "description": description})
+    code, seen = _at_terminal(["Bash", "--input", data], workspace, b"n\n")
+    assert code == 0
+    lines = [line for line in seen.replace("\r", "").split("\n") if "only the unit tests" in line]
+    assert lines and all(line.startswith("  ") for line in lines), lines
+    assert not (workspace / "wrapped").exists()

@@ -9,6 +9,7 @@ import socket
 import ssl
 import threading
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -72,6 +73,27 @@ def _big(h: BaseHTTPRequestHandler) -> None:
         return
 
 
+def gzipped(data: bytes, times: int = 1, wbits: int = 31) -> bytes:
+    """``data`` compressed ``times`` over (gzip; raw deflate with ``wbits=-15``)."""
+    for _ in range(times):
+        z = zlib.compressobj(9, zlib.DEFLATED, wbits)
+        data = z.compress(data) + z.flush()
+    return data
+
+
+#: HTML that keeps a converter busy: markdownify's regexes are quadratic in
+#: a run of blanks; nested quotes prefix every line once per level
+PRE_BLANKS = b"<html><body><pre>" + b" " * 200_000 + b"x</pre></body></html>"
+NESTED = b"<html><body>" + b"<div>" * 100_000 + b"deep" + b"</div>" * 100_000 + b"</body></html>"
+AMPLIFIED = (b"<html><body>" + b"<blockquote>" * 100 + b"<p>a</p>" * 80_000
+             + b"</blockquote>" * 100 + b"</body></html>")
+LONG_TITLE = b"<html><head><title>" + b"T" * 1_000_000 + b"</title></head><body>x</body></html>"
+
+
+def _coded(h: BaseHTTPRequestHandler, body: bytes, coding: str) -> None:
+    _send(h, 200, body, "text/plain", Content_Encoding=coding)
+
+
 def _count(h: BaseHTTPRequestHandler, record: Record) -> None:
     _send(h, 200, f"visit {record.hits['/count']}\n".encode(), "text/plain")
 
@@ -99,6 +121,20 @@ def routes(record: Record) -> dict[str, Route]:
         "/slow": _trickle,
         "/big": _big,
         "/count": lambda h: _count(h, record),
+        "/gzip": lambda h: _coded(h, gzipped(b"squeezed text\n"), "gzip"),
+        "/deflate-raw": lambda h: _coded(h, gzipped(b"raw deflate\n", wbits=-15), "deflate"),
+        "/gzip-zeros": lambda h: _coded(h, gzipped(b"0" * 50_000_000), "gzip"),
+        "/gzip-twice": lambda h: _coded(h, gzipped(b"0" * 50_000_000, times=2), "gzip, gzip"),
+        "/brotli": lambda h: _coded(h, b"\x0b\x02\x80hello\x03", "br"),
+        "/corrupt-gzip": lambda h: _coded(h, b"\x1f\x8b\x08\x00garbage-not-deflate", "gzip"),
+        "/charset-punycode": lambda h: _send(h, 200, b"a" * 200_000 + b"-" + b"b" * 200_000,
+                                             "text/plain; charset=punycode"),
+        "/charset-idna": lambda h: _send(h, 200, b"plain words\n", "text/plain; charset=idna"),
+        "/charset-rot13": lambda h: _send(h, 200, b"plain words\n", "text/plain; charset=rot13"),
+        "/pre-blanks": lambda h: _send(h, 200, PRE_BLANKS, "text/html"),
+        "/nested": lambda h: _send(h, 200, NESTED, "text/html"),
+        "/amplified": lambda h: _send(h, 200, AMPLIFIED, "text/html"),
+        "/long-title": lambda h: _send(h, 200, LONG_TITLE, "text/html"),
     }
 
 

@@ -488,10 +488,13 @@ def test_a_notebooks_plots_are_decoded_within_a_reads_budget(
     # decoding for 48 s, each decoded before the image budget was looked at
     if budget is not None:
         monkeypatch.setattr(notebook_mod, "MAX_NOTEBOOK_PIXELS", budget)
-    calls: list[int] = []
-    real = notebook_mod.fit_image
-    monkeypatch.setattr(notebook_mod, "fit_image",
-                        lambda data, media: calls.append(1) or real(data, media))
+    calls: list[str] = []
+
+    def counted(data: bytes, media: str) -> images_mod.Fitted | str:
+        calls.append(media)
+        return images_mod.fit_image(data, media)
+
+    monkeypatch.setattr(notebook_mod, "fit_image", counted)
     path = write_notebook(workspace / "plots.ipynb", notebook([code("plot()", plots(blobs))]))
     result = read(tool_context, path)
     assert not result.is_error
@@ -524,8 +527,10 @@ def test_no_more_pdf_workers_run_at_once_than_the_slots(
             with lock:
                 now[0] -= 1
 
-    monkeypatch.setattr(read_pdf.subprocess, "run", counted)
+    monkeypatch.setattr(subprocess, "run", counted)  # the module read_pdf runs its worker with
     (workspace / "doc.pdf").write_bytes(pdf(["one page"]))
+    read(tool_context, workspace / "doc.pdf")  # the session's plan made once, before the race
+    most[0] = 0
     with ThreadPoolExecutor(6) as pool:
         done = list(pool.map(lambda _: read(tool_context, workspace / "doc.pdf"), range(6)))
     assert all("one page" in r.text for r in done)

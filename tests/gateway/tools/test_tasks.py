@@ -272,6 +272,37 @@ def test_a_killed_gateway_process_takes_its_tasks_with_it(
             proc.kill()
 
 
+@sandboxed
+@pytest.mark.parametrize("delay", [0.0, 0.01, 0.05])
+def test_a_call_on_its_way_when_the_session_closes_starts_no_task_that_outlives_it(
+        workspace: Path, tmp_path: Path, delay: float) -> None:
+    # reproducer: a background call still being analyzed (a long command)
+    # when the session closed got a fresh task registry whose closer never
+    # ran: its `sleep` lived on after the session
+    token = _token()
+    (tmp_path / "home").mkdir()
+    session = Session.open(str(workspace), extra_tools=[TASK_OUTPUT, TASK_STOP],
+                           home=str(tmp_path / "home"), results_dir=str(tmp_path))
+    long = f"sleep {token}.2; echo " + " ".join(["word"] * 3000)
+
+    async def go() -> ToolResultMessage:
+        first = ToolUse("t1", "Bash", {"command": f"sleep {token}.1", "run_in_background": True})
+        assert not (await session.run(first)).is_error
+        late = asyncio.ensure_future(session.run(ToolUse(
+            "t2", "Bash", {"command": long, "run_in_background": True})))
+        await asyncio.sleep(delay)
+        await session.close()
+        return await late
+
+    try:
+        late = asyncio.run(go())
+        assert _until(lambda: not _alive(token), 5.0), (late.text[:200], _alive(token))
+        assert late.is_error or "Command running in background" in late.text
+    finally:
+        for proc in _alive(token):  # this test's own processes, by pid, if it failed
+            proc.kill()
+
+
 # -- errors and limits -------------------------------------------------------------
 @sandboxed
 @pytest.mark.parametrize("tool", ["TaskOutput", "TaskStop"])
@@ -336,6 +367,30 @@ def test_a_session_runs_a_bounded_number_of_tasks_at_once(
     assert refused.is_error and "stop one with TaskStop" in refused.text
     _run(tasked, "TaskStop", task_id=first)
     assert not _run(tasked, "Bash", command="sleep 30", run_in_background=True).is_error
+
+
+@sandboxed
+def test_calls_gathered_at_once_never_start_more_tasks_than_the_limit(
+        tasked: SessionContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From a review: the limit was checked at validation only, and 26
+    calls gathered at once (as an MCP server may run them) started 26."""
+    monkeypatch.setattr(tasks, "MAX_RUNNING_TASKS", 3)
+
+    async def go() -> list[ToolResultMessage]:
+        return list(await asyncio.gather(*(
+            _call(tasked, "Bash", command="sleep 30", run_in_background=True)
+            for _ in range(8))))
+
+    results = asyncio.run(go())
+    assert sum(not r.is_error for r in results) == 3
+    assert len(tasked.tasks.running()) == 3
+
+
+def test_a_session_closed_before_its_first_task_starts_none(
+        session: SessionContext) -> None:
+    session.closed = True
+    assert tasks.tasks_of(session).closed
+    assert tasks.session_closed(session)
 
 
 # -- interrupts ---------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import os
 import shutil
 import socket
 import subprocess
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_server import LocalWeb, first_bytes, serve
+from web_server import LocalWeb, first_bytes, gzipped, serve
 
 from gateway.context import ToolContext
 from gateway.decisions import Decision
@@ -23,6 +24,7 @@ from gateway.messages import ToolResultMessage, ToolUse
 from gateway.permissions import CliPermissions, load_permissions
 from gateway.session import Session
 from gateway.tools.registry import all_base_tools
+from gateway.tools.web_content import MAX_TITLE, Inflater
 from gateway.tools.web_fetch import WEB_FETCH, FetchLimits, WebFetchInput, WebFetchTool
 from gateway.tools.web_guard import classify, parse_url
 
@@ -354,6 +356,10 @@ def test_it_declares_itself_a_concurrency_safe_writer_matched_by_domain(
     ("http://127.1/", "four decimal parts"),
     ("http://0/", "four decimal parts"),
     ("http://example.0x10/", "four decimal parts"),
+    # IDNA folds U+3002 and full-width digits: the resolver would get 0x7f.1
+    ("http://0x7f\u30021/", "four decimal parts"),
+    ("http://\uff10\uff58\uff17\uff46.1/", "four decimal parts"),
+    ("https://example.com/\ud800", "lone surrogate"),  # raised out of the tool in httpx
 ])
 def test_urls_refused_up_front(tool_context: Ctx, url: str, says: str) -> None:
     checked = asyncio.run(WEB_FETCH.validate_input(WebFetchInput(url=url), tool_context()))
@@ -394,6 +400,8 @@ def test_the_refused_number_spellings_are_loopback_to_the_resolver(spelling: str
     ("http://[64:ff9b::a00:1]/", "NAT64 form of 10.0.0.1"),
     ("http://[2002:7f00:1::1]/", "6to4 form of 127.0.0.1"),
     ("http://[2001::1]/", "Teredo"),
+    ("http://127\u30020\u30020\u30021/", "a loopback address"),  # ideographic full stops
+    ("http://169\uff0e254\uff0e169\uff0e254/", "a link-local address"),  # full-width
 ])
 def test_address_literals_outside_the_public_internet_are_denied(tool_context: Ctx, url: str,
                                                                  why: str) -> None:
@@ -419,3 +427,94 @@ def test_public_addresses_pass(address: str) -> None:
 def test_urls_are_normalized_before_rules_see_them(url: str, fetched: str) -> None:
     target = parse_url(url)
     assert not isinstance(target, str) and target.url == fetched
+
+
+# -- hostile servers (each found by a review; the reproducer is in the code) ---------------
+
+@pytest.mark.parametrize(("path", "text"), [("/gzip", "squeezed text"),
+                                            ("/deflate-raw", "raw deflate")])
+def test_a_compressed_body_is_inflated(web: LocalWeb, tool_context: Ctx, path: str,
+                                       text: str) -> None:
+    result = fetch(local_tool(), tool_context(), web.url(path))
+    assert not result.is_error, result.text
+    assert result.text.split("---\n", 1)[1].strip() == text
+
+
+@pytest.mark.parametrize(("path", "says"), [
+    ("/gzip-twice", "is sent in gzip, gzip, which WebFetch does not decode"),
+    ("/brotli", "is sent in br, which WebFetch does not decode"),
+    ("/corrupt-gzip", "its gzip body is corrupt"),
+])
+def test_a_body_in_stacked_unknown_or_broken_encodings_is_refused(
+        web: LocalWeb, tool_context: Ctx, path: str, says: str) -> None:
+    result = fetch(local_tool(), tool_context(), web.url(path))
+    assert result.is_error and says in result.text
+
+
+def test_a_gzip_bomb_is_cut_at_the_cap(web: LocalWeb, tool_context: Ctx) -> None:
+    result = fetch(local_tool(limits=FetchLimits(max_bytes=100_000)), tool_context(),
+                   web.url("/gzip-zeros"))
+    assert "[the body was cut at 100,000 bytes]" in result.text
+
+
+def test_inflating_never_goes_past_the_room_left() -> None:
+    """One chunk of 50 KB inflating to 50 MB yields what the cap leaves,
+    not the 50 MB (httpx inflated each chunk whole, and nested codings)."""
+    inflater = Inflater.of(["gzip"])
+    assert isinstance(inflater, Inflater)
+    assert len(inflater.feed(gzipped(b"0" * 50_000_000), 1000)) == 1001
+
+
+@pytest.mark.parametrize("path", ["/charset-punycode", "/charset-idna", "/charset-rot13"])
+def test_a_charset_no_page_is_in_is_read_as_utf8_in_time(web: LocalWeb, tool_context: Ctx,
+                                                         path: str) -> None:
+    """punycode's decoder is quadratic (and ran on the event loop), idna's
+    refuses to replace: a 3 s deadline returned after 17 s, or an exception."""
+    started = time.monotonic()
+    result = fetch(local_tool(limits=FetchLimits(total_s=3.0)), tool_context(), web.url(path))
+    assert not result.is_error, result.text
+    assert time.monotonic() - started < 3
+    assert "plain words" in result.text or "a" * 1000 in result.text
+
+
+def _children() -> list[str]:
+    """The command lines of this process's live children."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == os.getpid() and fields[0] != "Z":
+                found.append((stat.parent / "cmdline").read_bytes().decode(errors="replace"))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def test_a_page_of_blanks_is_converted_in_time(web: LocalWeb, tool_context: Ctx) -> None:
+    """A quadratic regex on 200,000 blanks held the gateway for minutes."""
+    started = time.monotonic()
+    result = fetch(local_tool(), tool_context(), web.url("/pre-blanks"))
+    assert not result.is_error, result.text
+    assert result.text.rstrip().endswith("x\n```") and time.monotonic() - started < 10
+
+
+def test_a_page_nesting_too_deeply_is_an_error_not_a_crash(web: LocalWeb,
+                                                           tool_context: Ctx) -> None:
+    result = fetch(local_tool(), tool_context(), web.url("/nested"))
+    assert result.is_error and "its elements nest too deeply" in result.text
+
+
+def test_a_page_that_outlasts_the_deadline_is_stopped_there_and_its_converter_killed(
+        web: LocalWeb, tool_context: Ctx) -> None:
+    started = time.monotonic()
+    result = fetch(local_tool(limits=FetchLimits(total_s=2.0)), tool_context(),
+                   web.url("/amplified"))
+    assert result.is_error and "no complete answer within 2 s" in result.text
+    assert time.monotonic() - started < 5
+    assert not [c for c in _children() if "web_content.py" in c]
+
+
+def test_a_long_title_is_cut(web: LocalWeb, tool_context: Ctx) -> None:
+    result = fetch(local_tool(), tool_context(), web.url("/long-title"))
+    title = next(line for line in result.text.splitlines() if line.startswith("Title: "))
+    assert len(title) == len("Title: ") + MAX_TITLE and len(result.text) < 2000

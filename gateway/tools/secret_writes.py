@@ -1,6 +1,7 @@
 """The refusal Edit, Write and NotebookEdit make before writing: no secret
-that the change would *introduce* (see :mod:`.secrets`) goes into a file,
-unless the settings name the file in ``sandbox.filesystem.allowSecretWrites``.
+(found by :mod:`.secrets`) that the change would *introduce* (see
+:func:`introduced`) goes into a file, unless the settings name the file in
+``sandbox.filesystem.allowSecretWrites``.
 
 What it stops: a model that saw a key (a command's output, a web page, an
 environment dump) pastes it into a source file, a fixture or a config that

@@ -25,6 +25,7 @@ import json
 import os
 import re
 import sys
+import threading
 import zlib
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -224,6 +225,11 @@ RENDER_MEMORY_BYTES = 1 << 30
 WORKER = os.path.abspath(__file__)
 
 
+#: HTML converters running at once in a process
+RENDERERS = 2
+_RENDERERS = threading.BoundedSemaphore(RENDERERS)
+
+
 @dataclass(frozen=True, slots=True)
 class Rendered:
     title: str
@@ -240,6 +246,20 @@ async def render_html(body: bytes, charset: str | None, limit: int,
 
     request = json.dumps({"charset": charset, "limit": limit, "memory": RENDER_MEMORY_BYTES,
                           "cpu": int(cpu_s) + 1})
+    # at most RENDERERS children at once in the process, each up to 1 GiB:
+    # ten fetches in parallel would otherwise hold ten (from a review); the
+    # wait counts against the fetch's own deadline, which cancels it
+    while not _RENDERERS.acquire(blocking=False):
+        await asyncio.sleep(0.05)
+    try:
+        return await _render(request, body)
+    finally:
+        _RENDERERS.release()
+
+
+async def _render(request: str, body: bytes) -> Rendered | str:
+    import asyncio  # noqa: PLC0415
+
     try:
         # -I: no environment variables, no user site, not this directory on
         # the path (gateway/tools/glob.py would shadow glob); none of the

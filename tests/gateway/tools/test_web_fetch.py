@@ -518,3 +518,29 @@ def test_a_long_title_is_cut(web: LocalWeb, tool_context: Ctx) -> None:
     result = fetch(local_tool(), tool_context(), web.url("/long-title"))
     title = next(line for line in result.text.splitlines() if line.startswith("Title: "))
     assert len(title) == len("Title: ") + MAX_TITLE and len(result.text) < 2000
+
+
+def test_no_more_html_converters_run_at_once_than_the_slots(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each converter may take 1 GiB: ten fetches at once held ten (from a
+    review). The slots are counted around the child's run."""
+    from gateway.tools import web_content
+
+    running, peak = 0, 0
+
+    async def counted(request: str, body: bytes) -> web_content.Rendered:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0.05)
+        running -= 1
+        return web_content.Rendered("", "", False)
+
+    monkeypatch.setattr(web_content, "_render", counted)
+
+    async def go() -> None:
+        await asyncio.gather(*(web_content.render_html(b"<p>x</p>", None, 100, 5)
+                               for _ in range(8)))
+
+    asyncio.run(go())
+    assert peak == web_content.RENDERERS

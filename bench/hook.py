@@ -49,6 +49,8 @@ def main() -> None:
         (project / "README.md").write_text("hello\n")
         subprocess.run(["git", "init", "-q", str(project)], check=True)
         env = {**os.environ, "SHELLGATE_AUDIT_LOG": str(Path(tmp) / "audit")}
+        # as a user's machine runs it: with the bytecode cache
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
 
         def call(tool: str, tool_input: dict[str, str]) -> bytes:
             return json.dumps({"hook_event_name": "PreToolUse", "tool_name": tool,

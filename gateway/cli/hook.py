@@ -76,7 +76,7 @@ def answer(payload: Mapping[str, Any]) -> dict[str, Any] | None:
     project = os.environ.get("CLAUDE_PROJECT_DIR") or cwd
     if not os.path.isdir(project):
         project = cwd
-    session = _session(cwd, project)
+    session = _session(cwd, project, name)
     use = ToolUse(str(payload.get("tool_use_id") or f"toolu_{uuid.uuid4().hex[:20]}"), name,
                   tool_input)
     got = asyncio.run(_judge(session, use, tool_checks=name not in _WRITERS))
@@ -118,7 +118,7 @@ async def _judge(session: Session, use: ToolUse, *, tool_checks: bool) -> Judgem
         await session.close()
 
 
-def _session(cwd: str, project: str) -> Session:
+def _session(cwd: str, project: str, tool_name: str) -> Session:
     """A session judging as the gateway would, less what Claude Code
     decides itself: no allow rules, the default mode, no auto-allow, no
     hooks (Claude Code runs the user's). The audit log is written — or the
@@ -137,5 +137,10 @@ def _session(cwd: str, project: str) -> Session:
         mode=Mode.DEFAULT, sandbox=sandbox)
     location = Path(os.path.realpath(audit_location(None, os.environ)))
     audit = FileAudit(location, key=audit_key(os.environ))
+    from ..tools.registry import builtin_tool  # noqa: PLC0415
+
+    # only the tool judged is imported: each call is a new process
+    tool = builtin_tool(tool_name)
     return Session.open(cwd, workspace=project, permissions=permissions, audit=audit,
-                        hooks=NoHooks(), hidden=(str(audit.root),))
+                        hooks=NoHooks(), hidden=(str(audit.root),),
+                        base_tools=[tool] if tool is not None else None)

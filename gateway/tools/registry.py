@@ -48,6 +48,23 @@ def all_base_tools(optional: Iterable[str] = ()) -> list[AnyTool]:
     return tools
 
 
+#: the module of each built-in tool, by its name (for a caller that needs
+#: one tool and should not import the others: `shellgate hook`)
+_MODULE_OF = {"Bash": "bash", "Read": "read", "Edit": "edit", "Write": "write", "Glob": "glob",
+              "Grep": "grep", "NotebookEdit": "notebook_edit", "WebFetch": "web_fetch"}
+
+
+def builtin_tool(name: str) -> AnyTool | None:
+    """The built-in tool ``name``, importing its module alone (``None``: no
+    such tool among those :data:`_MODULE_OF` knows)."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        return None
+    attr = next(a for m, a in _BUILTINS if m == module)
+    tool: AnyTool = getattr(importlib.import_module(f"{__package__}.{module}"), attr)
+    return tool if tool.name == name else None
+
+
 @dataclass(frozen=True, slots=True)
 class PoolOptions:
     """What shapes the pool: simple mode, and the names of tools a deny rule

@@ -76,8 +76,24 @@ def _source_copy() -> Path:
     return dest
 
 
-@functools.cache
+_VENV_LOCK = threading.Lock()
+
+
 def _venv() -> Path:
+    """One build at a time: the two legs start on threads of their own, and
+    with the venv not yet ready both rebuilt it, one deleting what the
+    other was running (`OSError: [Errno 14] Bad address` executing its
+    python); another test process on the machine is held off by a lock
+    file beside the venv's directory."""
+    import fcntl
+
+    with _VENV_LOCK, open(f"{BASE}.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        return _venv_once()
+
+
+@functools.cache
+def _venv_once() -> Path:
     """The readable venv with the project's dependencies (kept between runs
     while pyproject.toml is the same), the project reinstalled once per
     test session (both legs share it)."""

@@ -7,16 +7,21 @@ is narrower than the gateway's own decision:
     allow   only what is provably read-only inside the project (the
             analyzer's verdict, the file tools' read policy) — git reads in
             a repository whose configuration runs programs are not
-    deny    hard limits, sensitive paths and shellgate's deny rules, with
-            the check or rule that decided
+    deny    hard limits, sensitive paths, the paths the host later runs
+            (git directories, agent settings, guarded files) and
+            shellgate's deny rules, with the check or rule that decided
+    ask     what only a person may answer (a dotenv file's contents)
     —       anything else: no decision, so Claude Code's own rules and its
             prompt decide (a hook's ``ask`` would override the user's allow
             rules and prompt for every ``npm test``)
 
 The user's allow rules are left out of the judgement (Claude Code applies
 them itself), and so are the modes and the sandbox's auto-allow: here,
-nothing is sandboxed. Entered through :mod:`.hook_guard`, which turns any
-failure of this module into a fail-closed answer.
+nothing is sandboxed. The call is judged as Claude Code will run it
+(``~`` and relative paths resolved, its own tool names), and an input the
+gateway's schema refuses is judged again by its core fields. Entered
+through :mod:`.hook_guard`, which turns any failure of this module into a
+fail-closed answer.
 """
 
 from __future__ import annotations
@@ -28,17 +33,24 @@ import os
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..decisions import Decision
 from ..errors import UsageError
 from ..messages import ToolUse
 from ..pipeline import Judgement, judge
-from ..session import Session
-from .hook_guard import decision
+from .hook_guard import decision, fallback_deny
+
+if TYPE_CHECKING:
+    from ..permissions import PermissionSettings
+    from ..session import Session
 
 #: the tools whose calls shellgate judges; others get no decision
 JUDGED = ("Bash", "Read", "Edit", "Write", "Glob", "Grep", "WebFetch", "NotebookEdit")
+#: Claude Code's tools that do what one of ours does to the same path, and
+#: are judged as it: from a review, ``MultiEdit`` of ~/.ssh/authorized_keys
+#: got no decision (and ran) while ``Edit`` of it was denied
+ALIASES = {"MultiEdit": "Edit", "NotebookRead": "Read", "LS": "Glob"}
 #: tools whose own checks concern this gateway's session (read-before-edit):
 #: only the schema, the path's policy and the rules are judged for them
 _WRITERS = ("Edit", "Write", "NotebookEdit")
@@ -46,6 +58,21 @@ _WRITERS = ("Edit", "Write", "NotebookEdit")
 #: rule, the analyzer (hard limits, secrets), the sensitive-path list
 _DENY_SOURCES = frozenset({"analyzer", "sensitive-paths", "policySettings", "flagSettings",
                            "cliArg", "localSettings", "projectSettings", "userSettings"})
+#: the keys of a file tool's input that hold a path
+_PATH_KEYS = ("file_path", "notebook_path", "path")
+#: the fields of each tool's input that decide what it touches, with the
+#: value given when a field is missing (what is judged when the whole input
+#: does not fit the gateway's schema)
+_CORE: dict[str, dict[str, str | None]] = {
+    "Bash": {"command": None},
+    "Read": {"file_path": None},
+    "Write": {"file_path": None, "content": ""},
+    "Edit": {"file_path": None, "old_string": "a", "new_string": "b"},
+    "NotebookEdit": {"notebook_path": None, "new_source": ""},
+    "Glob": {"pattern": None, "path": ""},
+    "Grep": {"pattern": None, "path": "", "glob": ""},
+    "WebFetch": {"url": None, "prompt": ""},
+}
 
 
 def main(args: argparse.Namespace) -> int:
@@ -63,34 +90,281 @@ def main(args: argparse.Namespace) -> int:
 
 def answer(payload: Mapping[str, Any]) -> dict[str, Any] | None:
     """The hook's answer to one PreToolUse call (``None``: no decision).
-    Raises on anything it cannot read: the guard answers for it."""
+    Raises on anything it cannot read or judge: the guard answers for it."""
     if payload.get("hook_event_name", "PreToolUse") != "PreToolUse":
         return None
     name, tool_input, cwd = payload.get("tool_name"), payload.get("tool_input"), payload.get("cwd")
     if not isinstance(name, str) or not isinstance(tool_input, dict):
         raise ValueError("the hook input has no tool_name or tool_input")
-    if name not in JUDGED:
+    judged = ALIASES.get(name, name)
+    if judged not in JUDGED:
         return None
     if not isinstance(cwd, str) or not os.path.isabs(cwd) or not os.path.isdir(cwd):
         raise ValueError(f"the hook input's cwd {cwd!r} is not a directory")
-    project = os.environ.get("CLAUDE_PROJECT_DIR") or cwd
-    if not os.path.isdir(project):
-        project = cwd
-    session = _session(cwd, project, name)
-    use = ToolUse(str(payload.get("tool_use_id") or f"toolu_{uuid.uuid4().hex[:20]}"), name,
-                  tool_input)
-    got = asyncio.run(_judge(session, use, tool_checks=name not in _WRITERS))
-    if got.permission is None:
-        return None  # invalid input: Claude Code's own validation says so
-    result = got.permission
-    if result.decision is Decision.DENY and result.source in _DENY_SOURCES:
-        return decision("deny", f"shellgate: {result.explain()}")
-    if result.decision is Decision.DENY:
-        secret = _sensitive(tool_input, session.context.home)
-        if secret is not None:
-            return decision("deny", f"shellgate: {secret}")
-    if result.decision is Decision.ALLOW and got.read_only:
-        return decision("allow", f"shellgate: {result.reason}")
+    judge_ = _Judge(cwd, _project(cwd), str(payload.get("tool_use_id") or ""))
+    call = as_run(name, tool_input, cwd, judge_.home)
+    got = judge_.run(judged, call)
+    if got.permission is not None:
+        return judge_.verdict(judged, call, got, may_allow=True)
+    # The gateway's schema refused the input, but Claude Code's may take it
+    # (from a review: `rm -rf ~` with `"timeout": 1.5`, a Read of
+    # ~/.ssh/id_rsa with `"offset": -5` got no decision and ran): its core
+    # fields are judged, and only a denial or a person's ask is passed on.
+    core = core_input(judged, call)
+    if core is not None and core != call:
+        again = judge_.run(judged, core)
+        if again.permission is not None:
+            said = judge_.verdict(judged, core, again, may_allow=False)
+            if said is not None:
+                return said
+    return fallback_deny(call, "its input does not fit shellgate's schema")
+
+
+def as_run(name: str, tool_input: Mapping[str, Any], cwd: str, home: str) -> dict[str, Any]:
+    """The input as Claude Code runs it: its aliases as the tool they do
+    the work of, and ``~`` and relative paths resolved as Claude Code
+    resolves them (from a review: Read of ``~/.ssh/id_rsa`` and of
+    ``../home/.ssh/id_rsa`` got no decision — the gateway wants absolute
+    paths — and Claude Code read the key)."""
+    data = dict(tool_input)
+    if name == "MultiEdit":
+        data = {"file_path": data.get("file_path"), "old_string": "a", "new_string": "b"}
+    elif name == "NotebookRead":
+        data = {"file_path": data.get("notebook_path", data.get("file_path"))}
+    elif name == "LS":
+        data = {"pattern": "*", "path": data.get("path")}
+    for key in _PATH_KEYS:
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            if value == "~" or value.startswith("~/"):
+                value = home + value[1:]
+            data[key] = value if os.path.isabs(value) else os.path.join(cwd, value)
+    return data
+
+
+def core_input(name: str, data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The fields of ``data`` that decide what the call touches (``None``:
+    one of them is missing or not text)."""
+    out: dict[str, Any] = {}
+    for key, default in _CORE[name].items():
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            out[key] = value
+        elif default is None:
+            return None
+        elif default:
+            out[key] = default
+    return out
+
+
+def _project(cwd: str) -> str:
+    project = os.environ.get("CLAUDE_PROJECT_DIR") or ""
+    return project if os.path.isabs(project) and os.path.isdir(project) else cwd
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+class _Judge:
+    """The judgements of one hook call: the settings loaded once, a session
+    per judgement (each with the one tool it judges)."""
+
+    def __init__(self, cwd: str, project: str, tool_use_id: str) -> None:
+        self.cwd, self.project, self.home = cwd, project, os.path.expanduser("~")
+        self.real_project = os.path.realpath(project)
+        self.tool_use_id = tool_use_id or f"toolu_{uuid.uuid4().hex[:20]}"
+        self.permissions = _permissions(self.real_project, self.home)
+
+    def session(self, tool_name: str) -> Session:
+        return _session(self.cwd, self.project, tool_name, self.permissions)
+
+    def run(self, name: str, data: Mapping[str, Any]) -> Judgement:
+        session = self.session(name)
+        got = asyncio.run(_judge(session, ToolUse(self.tool_use_id, name, dict(data)),
+                                 tool_checks=name not in _WRITERS))
+        if got.internal:
+            # a bug or a broken audit log is a failure, never "invalid
+            # input": the guard answers fail-closed
+            raise RuntimeError(got.error)
+        return got
+
+    def verdict(self, name: str, data: Mapping[str, Any], got: Judgement, *,
+                may_allow: bool) -> dict[str, Any] | None:
+        result = got.permission
+        assert result is not None  # the caller checked
+        if result.decision is Decision.DENY:
+            if result.source in _DENY_SOURCES:
+                return decision("deny", f"shellgate: {result.explain()}")
+            secret = _sensitive(data, self.home)
+            if secret is not None:
+                return decision("deny", f"shellgate: {secret}")
+        protected = self.protected_write(name, data, got)
+        if protected is not None:
+            return decision("deny", f"shellgate: {protected}")
+        if name == "Grep":
+            said = self.grep_reach(data)
+            if said is not None:
+                return said
+        if name == "Bash" and result.decision is Decision.ASK and _unanalyzed(got):
+            # The analyzer gave up (too complex, more than 1000 commands)
+            # before it reached the secret: the plain text is judged as the
+            # fallback judges it. From a review: `a|` * 1000 followed by
+            # `cat ~/.npmrc | nc …` got no decision.
+            said = fallback_deny({"command": data.get("command")}, result.reason)
+            if said is not None:
+                return said
+        if result.decision is Decision.ASK and result.needs_person:
+            # A dotenv file's contents: the gateway asks a person whatever
+            # the rules or mode say. No decision would let Claude Code read
+            # it unasked (its reads inside the project need no approval; in
+            # bypassPermissions mode nothing does). From a review: Read of
+            # the project's .env, `cat .env` and `grep -r KEY .` got none.
+            return decision("ask", f"shellgate: {result.reason}")
+        if (may_allow and result.decision is Decision.ALLOW and got.read_only
+                and self.may_allow(name, got)):
+            return decision("allow", f"shellgate: {result.reason}")
+        return None
+
+    def may_allow(self, name: str, got: Judgement) -> bool:
+        """What the gateway allows may still not be allowed here, where
+        nothing is sandboxed."""
+        # The working directory must be inside the project, as Claude Code
+        # resolves it: the analyzer proves a command stays inside *its*
+        # working directory. From a review: with cwd "/" (or $HOME, or a
+        # link in the project to /etc) and CLAUDE_PROJECT_DIR the project,
+        # `cat /etc/passwd` and `cat .bashrc` were allowed.
+        if not _inside(os.path.realpath(self.cwd), self.real_project):
+            return False
+        # From a review: a cloned repository holding a bare repository
+        # (`evil/HEAD`, `evil/objects/`, `evil/refs/`, `evil/config` with
+        # diff.external = a program: ordinary files in a commit); after an
+        # allowed `cd evil`, `git diff HEAD~1 HEAD` was allowed and ran the
+        # program, unsandboxed. The gateway reads only the configuration of
+        # the repository a `.git` names.
+        return not (name == "Bash" and _runs_git(got) and bare_repository(self.cwd) is not None)
+
+    def protected_write(self, name: str, data: Mapping[str, Any],
+                        got: Judgement) -> str | None:
+        """Why a write the call makes is refused whatever the rules say: a
+        path the host later runs or obeys — a git directory, agent settings
+        (``.claude/``), a guarded file (``.envrc``, ``.husky/``,
+        ``.mcp.json``). The gateway refuses these with the sandbox's policy
+        and the hook used to drop every denial of that source; in
+        bypassPermissions mode, or with an allow rule, Claude Code then
+        wrote them (from a review: Write of ``.git/hooks/pre-commit`` and
+        of ``.claude/settings.json``, ``echo … > .git/hooks/post-checkout``
+        all got no decision). A write outside the project that is refused
+        only for being outside it is Claude Code's to ask about."""
+        if name in _WRITERS:
+            value = data.get("notebook_path" if name == "NotebookEdit" else "file_path")
+            targets = [value] if isinstance(value, str) else []
+        elif name == "Bash" and got.subject is not None and got.subject.analysis is not None:
+            targets = [p.path for s in got.subject.analysis.subcommands for p in s.paths
+                       if p.access == "write" and p.path.startswith("/")]
+        else:
+            return None
+        if not targets:
+            return None
+        from ..tools import paths  # noqa: PLC0415
+
+        session = self.session(name)
+        ctx = session.pipeline.context(ToolUse(self.tool_use_id, name, {}))
+        for target in dict.fromkeys(targets):
+            where = paths.resolve(target, ctx)
+            right = paths.write_right(where, ctx)
+            if right is None or right.decision is not Decision.DENY:
+                continue
+            if right.source in _DENY_SOURCES or self._host_obeys(where):
+                return right.explain()
+        return None
+
+    def _host_obeys(self, where: Any) -> bool:
+        from ..tools.paths import agent_config_component  # noqa: PLC0415
+
+        if any(_inside(p, self.real_project) or _inside(p, self.project)
+               for p in (where.display, where.real)):
+            return True  # inside the project, only protected paths are refused
+        if any(agent_config_component(p) is not None for p in (where.display, where.real)):
+            return True  # ~/.claude/settings.json: the hook itself is named there
+        return any(part.lower() == ".git" for p in (where.display, where.real)
+                   for part in p.split("/"))
+
+    def grep_reach(self, data: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Claude Code's Grep is ripgrep over the tree, dotenv files
+        included; the gateway's own Grep leaves them out, so its allow says
+        nothing here. Judged as the ripgrep command Claude Code runs. From a
+        review: ``Grep {"pattern": "KEY", "glob": ".env"}`` was allowed, and
+        ripgrep's globs override its ignore rules: it printed the project's
+        ``.env``. A negative glob (``!.env``) keeps them out."""
+        import shlex  # noqa: PLC0415
+
+        from ..workspace import analyze_in_workspace  # noqa: PLC0415
+
+        pattern, root = data.get("pattern"), data.get("path") or self.cwd
+        if not isinstance(pattern, str) or not isinstance(root, str):
+            return None
+        argv = ["rg", "--hidden"]
+        glob = data.get("glob")
+        for g in claude_code_globs(glob if isinstance(glob, str) else ""):
+            argv += ["--glob", g]
+        argv += ["-e", pattern, "--", root]
+        dirs = tuple(d for d in self.permissions.additional_dirs if os.path.isdir(d))
+        analysis = analyze_in_workspace(shlex.join(argv), self.cwd, extra_dirs=dirs,
+                                        home=self.home)
+        if analysis.hard_limit or analysis.verdict.value == "deny":
+            return decision("deny", f"shellgate: Claude Code's Grep {analysis.reason}")
+        if any(p.sensitive is not None for s in analysis.subcommands for p in s.paths):
+            return decision("ask", f"shellgate: Claude Code's Grep {analysis.reason} (its "
+                            "ripgrep searches dotenv files; a glob such as !.env keeps "
+                            "them out)")
+        return None
+
+
+def claude_code_globs(glob: str) -> list[str]:
+    """The ``--glob`` values Claude Code's Grep passes for its ``glob``:
+    split at spaces, and at commas outside a ``{…}`` pattern."""
+    out: list[str] = []
+    for raw in glob.split():
+        out.extend([raw] if "{" in raw and "}" in raw else [g for g in raw.split(",") if g])
+    return out
+
+
+def _unanalyzed(got: Judgement) -> bool:
+    """Did the analyzer give up on part of the command?"""
+    analysis = got.subject.analysis if got.subject is not None else None
+    return analysis is None or bool(analysis.parse_reasons) or analysis.parse.value != "simple"
+
+
+def _runs_git(got: Judgement) -> bool:
+    analysis = got.subject.analysis if got.subject is not None else None
+    if analysis is None:
+        return True  # unknown: judged as if it did
+    return any(s.argv and os.path.basename(s.argv[0]) == "git" for s in analysis.subcommands)
+
+
+#: what makes a directory a git directory to git's discovery (HEAD beside
+#: objects or refs): a bare repository, whatever its name
+_GIT_DIR_ENTRIES = ("objects", "refs")
+
+
+def bare_repository(cwd: str) -> str | None:
+    """The git directory git's discovery finds from ``cwd`` when it is not
+    a ``.git`` (a bare repository at or above ``cwd``, below the first
+    ``.git``), as git looks: at each level ``.git`` first, then the
+    directory itself."""
+    for start in dict.fromkeys((os.path.abspath(cwd), os.path.realpath(cwd))):
+        path = start
+        while True:
+            if os.path.lexists(os.path.join(path, ".git")):
+                break
+            if os.path.isfile(os.path.join(path, "HEAD")) and any(
+                    os.path.isdir(os.path.join(path, e)) for e in _GIT_DIR_ENTRIES):
+                return path
+            parent = os.path.dirname(path)
+            if parent == path:
+                break
+            path = parent
     return None
 
 
@@ -100,7 +374,7 @@ def _sensitive(tool_input: Mapping[str, Any], home: str) -> str | None:
     what the path is)."""
     from analyzers import match_sensitive  # noqa: PLC0415
 
-    for key in ("file_path", "notebook_path", "path"):
+    for key in _PATH_KEYS:
         value = tool_input.get(key)
         if not isinstance(value, str) or not value:
             continue
@@ -118,29 +392,34 @@ async def _judge(session: Session, use: ToolUse, *, tool_checks: bool) -> Judgem
         await session.close()
 
 
-def _session(cwd: str, project: str, tool_name: str) -> Session:
-    """A session judging as the gateway would, less what Claude Code
-    decides itself: no allow rules, the default mode, no auto-allow, no
-    hooks (Claude Code runs the user's). The audit log is written — or the
-    call fails closed."""
-    from ..audit import FileAudit, audit_key, audit_location  # noqa: PLC0415
-    from ..hooks import NoHooks  # noqa: PLC0415
+def _permissions(project: str, home: str) -> PermissionSettings:
+    """The settings as the gateway would judge with them, less what Claude
+    Code decides itself: no allow rules, the default mode, no auto-allow."""
     from ..permissions import CliPermissions, Mode, load_permissions  # noqa: PLC0415
 
-    home = os.path.expanduser("~")
-    loaded = load_permissions(os.path.realpath(project), home, CliPermissions())
+    loaded = load_permissions(project, home, CliPermissions())
     sandbox = loaded.sandbox
     if sandbox is not None:
         sandbox = sandbox.model_copy(update={"auto_allow_bash_if_sandboxed": False})
-    permissions = dataclasses.replace(
+    return dataclasses.replace(
         loaded, rules=tuple(r for r in loaded.rules if r.behavior != "allow"),
         mode=Mode.DEFAULT, sandbox=sandbox)
-    location = Path(os.path.realpath(audit_location(None, os.environ)))
-    audit = FileAudit(location, key=audit_key(os.environ))
+
+
+def _session(cwd: str, project: str, tool_name: str,
+             permissions: PermissionSettings) -> Session:
+    """A session judging as the gateway would, with no hooks (Claude Code
+    runs the user's). The audit log is written — or the call fails closed."""
+    from ..audit import FileAudit, audit_key, audit_location  # noqa: PLC0415
+    from ..hooks import NoHooks  # noqa: PLC0415
+    from ..session import Session  # noqa: PLC0415
     from ..tools.registry import builtin_tool  # noqa: PLC0415
 
+    location = Path(os.path.realpath(audit_location(None, os.environ)))
+    audit = FileAudit(location, key=audit_key(os.environ))
     # only the tool judged is imported: each call is a new process
     tool = builtin_tool(tool_name)
     return Session.open(cwd, workspace=project, permissions=permissions, audit=audit,
                         hooks=NoHooks(), hidden=(str(audit.root),),
                         base_tools=[tool] if tool is not None else None)
+

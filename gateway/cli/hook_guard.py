@@ -8,6 +8,16 @@ when anything failed (a broken install, an import error, a bug, bad input,
 a hang past the deadline), a fail-closed one: ``deny`` when the call names
 a secret or a hard limit the plain text shows, otherwise ``ask``.
 
+The judgement runs in a child process; this one only reads the input,
+waits for the child's answer until the deadline, and prints one answer.
+What the child does cannot reach Claude Code's stdout, and however it ends
+— an exception, a crash in C code (a signal), the kernel's OOM killer, a
+hang in C code that never returns to Python's signal handlers, or printing
+to stdout — this process is still here to answer. From a review:
+``"a|" * 8000`` took the analyzer 700 MB and 2.6 s (50,000 pipes: killed
+by the OOM killer, so no answer and the call ran); an alarm handler in the
+judging process cannot answer for a kill.
+
 Reproducer of what it stops: ``mv gateway/analyzers.py …`` in a broken
 install; the hook exits 1 with a traceback, and Claude Code runs
 ``cat ~/.ssh/id_rsa`` as if the hook had agreed.
@@ -15,46 +25,76 @@ install; the hook exits 1 with a traceback, and Claude Code runs
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import select
 import signal
 import sys
-from types import FrameType
+import time
+from pathlib import Path
 from typing import Any
 
 #: Claude Code's hook JSON is a page; a larger input is not a hook call
 MAX_INPUT_BYTES = 16 << 20
-#: the answer is given by then, whatever happens (Claude Code waits 60 s)
+#: the answer is given by then, whatever happens
 DEFAULT_DEADLINE_S = 20.0
+#: the latest deadline SHELLGATE_HOOK_TIMEOUT may set: ``hook install``
+#: gives the hook 30 s, and Claude Code runs a call whose hook timed out
+#: (from a review: SHELLGATE_HOOK_TIMEOUT=120 let a slow judgement run past
+#: Claude Code's timeout, and the call ran)
+MAX_DEADLINE_S = 25.0
+#: the child's answer is a page too
+MAX_ANSWER_BYTES = 4 << 20
+#: a reason is shown to Claude and the user; longer is cut (an answer
+#: larger than a pipe's buffer could block the write of it)
+MAX_REASON_CHARS = 4000
+#: how much of a call's text the fallback's patterns read: the fallback
+#: must be quick on any input (past it, a secret named only there is
+#: asked about, not denied)
+MAX_FALLBACK_TEXT = 1 << 20
 
-#: what the plain text of a call must show for the fallback to deny: the
-#: secrets and the destruction a person would never approve blind
-_SENSITIVE = re.compile(
-    r"\.ssh/|id_(?:rsa|dsa|ecdsa|ed25519)\b|\.aws/|\.gnupg/|\.kube/config|\.docker/config"
-    r"|\.netrc\b|\.git-credentials|/etc/(?:shadow|gshadow|sudoers)|\.config/gcloud"
-    r"|\.azure/|/proc/\d+/environ|/proc/self/environ")
-_HARD_LIMIT = re.compile(
-    r"\brm\s+(?:-\w+\s+)*(?:/|~/?|\$HOME/?|/\*)(?:\s|$)|\bmkfs\b|\bdd\b[^|;&]*\bof=/dev/"
-    r"|:\(\)\s*\{|>\s*/dev/sd[a-z]")
+#: What the plain text of a call must show for the fallback to deny: the
+#: secrets and the destruction a person would never approve blind. Each is
+#: searched alone and starts with a literal (the regex engine then skips to
+#: it), and every one is linear: no unbounded repeat meets another (from a
+#: review: ``\bdd\b[^|;&]*\bof=/dev/`` took quadratic time on
+#: ``"dd " * 300000``, past the deadline, in the handler meant to answer at
+#: it; one alternation of all the names took 7 s on 4 MiB of dots).
+_STATIC_SENSITIVE = (
+    r"\.ssh(?![\w-])", r"id_(?:rsa|dsa|ecdsa|ed25519)\b", r"\.aws(?![\w-])",
+    r"\.gnupg(?![\w-])", r"\.kube(?![\w-])", r"\.docker/config", r"\.netrc\b",
+    r"\.git-credentials", r"\.npmrc\b", r"\.pypirc\b", r"\.pgpass\b", r"\.vault-token\b",
+    r"\.password-store", r"\.config/(?:gcloud|gh|hub|op)(?![\w-])", r"\.azure(?![\w-])",
+    r"\.claude/\.credentials\.json", r"\.claude\.json\b", r"/etc/(?:shadow|gshadow|sudoers)",
+    r"/proc/(?:\d+|self|\$\$|\$PPID|\*)/environ")
+_HARD_LIMITS = tuple(re.compile(p) for p in (
+    r"rm\s+(?:-[\w-]+\s+)*(?:--\s+)?[\"']?(?:/|~|\$HOME|\$\{HOME\})/?\*?[\"']?(?:\s|$|[;&|)])",
+    r"mkfs", r"wipefs", r"of=/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|md\d|dm-|mapper/)",
+    r":\(\)\s*\{", r">\s*/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk)"))
+#: the keys read first by the fallback (a long ``content`` placed before
+#: ``file_path`` must not use up the text it reads)
+_FIRST_KEYS = ("file_path", "notebook_path", "path", "command", "url", "pattern", "glob")
 
-#: the run's state, read by the deadline's signal handler
-_state: dict[str, Any] = {"answered": False, "payload": None}
+#: the compiled sensitive patterns (the static ones and the sensitive-path
+#: list's names), made on first use
+_compiled: list[re.Pattern[str]] = []
 
 
 def run() -> int:
     """Answer the PreToolUse call on stdin; always exit 0."""
     try:
         deadline = float(os.environ.get("SHELLGATE_HOOK_TIMEOUT", DEFAULT_DEADLINE_S))
-        if not 0 < deadline < 3600:
+        if deadline <= 0:
             deadline = DEFAULT_DEADLINE_S
     except ValueError:
         deadline = DEFAULT_DEADLINE_S
-    signal.signal(signal.SIGALRM, _on_deadline)
-    signal.setitimer(signal.ITIMER_REAL, deadline)
+    end = time.monotonic() + min(deadline, MAX_DEADLINE_S)
+    payload: Any = None
     try:
-        raw = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
-        if len(raw) > MAX_INPUT_BYTES:
+        raw = _read_input(end)
+        if raw is None:
             return _emit(fallback(None, "the hook input is larger than 16 MiB"))
         try:
             payload = json.loads(raw.decode("utf-8"))
@@ -62,60 +102,215 @@ def run() -> int:
             return _emit(fallback(None, "the hook input is not JSON"))
         if not isinstance(payload, dict):
             return _emit(fallback(None, "the hook input is not a JSON object"))
-        _state["payload"] = payload
-        from .hook import answer  # noqa: PLC0415 -- the heavy part, after the guard
-
-        return _emit(answer(payload))
+        return _emit(_judged(payload, end))
+    except TimeoutError:
+        return _emit(fallback(payload, "it took longer than its deadline"))
     except BaseException as exc:  # every failure is an answer here, SystemExit too
-        why = f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:300]
-        return _emit(fallback(_state["payload"], why))
+        return _emit(fallback(payload, _why(exc)))
+
+
+def _read_input(end: float) -> bytes | None:
+    """stdin to its end (``None``: larger than the limit), by the deadline
+    (stdin never closed is a hang like any other)."""
+    fd = sys.stdin.fileno()
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        if not select.select([fd], [], [], max(0.0, end - time.monotonic()))[0]:
+            raise TimeoutError
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > MAX_INPUT_BYTES:
+            return None
+        chunks.append(chunk)
+
+
+def _judged(payload: dict[str, Any], end: float) -> dict[str, Any] | None:
+    """The judgement's answer, from a child process, or the fallback."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover -- the child, measured through the CLI
+        os.close(read_end)
+        _child(payload, write_end, end)
+    os.close(write_end)
+    chunks: list[bytes] = []
+    size, timed_out = 0, False
+    try:
+        while size <= MAX_ANSWER_BYTES:
+            if not select.select([read_end], [], [], max(0.0, end - time.monotonic()))[0]:
+                timed_out = True
+                break
+            chunk = os.read(read_end, 1 << 16)
+            if not chunk:
+                break
+            size += len(chunk)
+            chunks.append(chunk)
+    finally:
+        os.close(read_end)
+        if timed_out or size > MAX_ANSWER_BYTES:
+            _kill(pid)
+        _, status = os.waitpid(pid, 0)
+    if timed_out:
+        return fallback(payload, "it took longer than its deadline")
+    try:
+        message = json.loads(b"".join(chunks).decode("ascii"))
+    except (ValueError, UnicodeDecodeError):
+        message = None
+    if os.waitstatus_to_exitcode(status) != 0 or not isinstance(message, dict):
+        return fallback(payload, f"the judgement ended without an answer ({_ended(status)})")
+    if "error" in message:
+        return fallback(payload, str(message["error"]))
+    said = message.get("answer")
+    return said if said is None or _valid(said) else fallback(payload, "a malformed answer")
+
+
+def _child(payload: dict[str, Any], out: int, end: float) -> None:
+    """Judge ``payload`` and send the answer on ``out``; never returns."""
+    code = 1
+    try:
+        # stdout is the parent's alone: anything the judgement prints there
+        # would make the answer unparsable, which Claude Code reads as yes
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+        # the parent kills this process at the deadline; should the parent
+        # itself be killed first, this process ends on its own soon after
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.setitimer(signal.ITIMER_REAL, max(0.1, end - time.monotonic()) + 5.0)
+        try:
+            from .hook import answer  # noqa: PLC0415 -- the heavy part, after the guard
+
+            message: dict[str, Any] = {"answer": answer(payload)}
+        except BaseException as exc:  # each failure is reported
+            message = {"error": _why(exc)}
+        data = json.dumps(message, ensure_ascii=True).encode("ascii")
+        while data:
+            data = data[os.write(out, data):]
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _ended(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            return f"killed by {signal.Signals(number).name}"
+        except ValueError:
+            return f"killed by signal {number}"
+    return f"exit status {os.waitstatus_to_exitcode(status)}"
+
+
+def _valid(answer: Any) -> bool:
+    """Is ``answer`` one of :func:`decision`'s?"""
+    inner = answer.get("hookSpecificOutput") if isinstance(answer, dict) else None
+    return (isinstance(inner, dict) and inner.get("hookEventName") == "PreToolUse"
+            and inner.get("permissionDecision") in ("allow", "deny", "ask")
+            and isinstance(inner.get("permissionDecisionReason"), str))
+
+
+def _why(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:300]
 
 
 def fallback(payload: Any, why: str) -> dict[str, Any]:
     """The fail-closed answer: deny what the plain text shows is a secret or
     a hard limit, ask about everything else."""
-    text = _flat(payload.get("tool_input") if isinstance(payload, dict) else None)
-    if _SENSITIVE.search(text):
+    tool_input = payload.get("tool_input") if isinstance(payload, dict) else None
+    return fallback_deny(tool_input, why) or decision(
+        "ask", f"shellgate could not judge this call ({why}); a person decides")
+
+
+def fallback_deny(tool_input: Any, why: str) -> dict[str, Any] | None:
+    """A denial when the plain text of ``tool_input`` names a secret or
+    looks like a hard limit (``None`` otherwise)."""
+    text = _flat(tool_input)
+    if any(p.search(text) for p in _sensitive()):
         return decision("deny", f"shellgate could not judge this call ({why}); it names a "
                         "sensitive path, so it is refused")
-    if _HARD_LIMIT.search(text):
+    if any(p.search(text) for p in _HARD_LIMITS):
         return decision("deny", f"shellgate could not judge this call ({why}); it looks like "
                         "a hard limit (destroying a disk or the home), so it is refused")
-    return decision("ask", f"shellgate could not judge this call ({why}); a person decides")
+    return None
+
+
+def _sensitive() -> list[re.Pattern[str]]:
+    """The static patterns, and the names of the sensitive-path list
+    (``profiles/sensitive-paths.toml``, read with the standard library;
+    unreadable, the static patterns alone)."""
+    if not _compiled:
+        listed: list[str] = []
+        with contextlib.suppress(Exception):  # a broken install: the static list
+            listed = _listed()
+        _compiled.extend(re.compile(p) for p in dict.fromkeys((*_STATIC_SENSITIVE, *listed)))
+    return _compiled
+
+
+def _listed() -> list[str]:
+    """A linear pattern for each "deny" entry of the sensitive-path list:
+    ``~/`` dropped (the text may say ``$HOME``, a path, or ``cd ~`` first),
+    ``*`` a bounded run of name characters."""
+    import tomllib  # noqa: PLC0415
+
+    path = Path(__file__).resolve().parents[2] / "profiles" / "sensitive-paths.toml"
+    with path.open("rb") as handle:
+        table = tomllib.load(handle)
+    out = []
+    for entry in table.get("paths", []):
+        where = entry.get("path") if isinstance(entry, dict) else None
+        if not isinstance(where, str) or entry.get("level", "deny") != "deny":
+            continue
+        where = where.removeprefix("~/")
+        if len(where.replace("*", "")) < 4:
+            continue
+        parts = [re.escape(p) for p in where.split("*")]
+        out.append(r"[^/\s]{0,64}".join(parts) + r"(?![\w-])")
+    return out
 
 
 def decision(kind: str, reason: str) -> dict[str, Any]:
+    if len(reason) > MAX_REASON_CHARS:
+        reason = reason[: MAX_REASON_CHARS - 1] + "…"
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": kind,
                                    "permissionDecisionReason": reason}}
 
 
-def _flat(value: Any, depth: int = 0) -> str:
+def _flat(value: Any, depth: int = 0, budget: list[int] | None = None) -> str:
     """Every string of a tool's input, joined (bounded)."""
-    if depth > 20:
+    budget = [MAX_FALLBACK_TEXT] if budget is None else budget
+    if depth > 20 or budget[0] <= 0:
         return ""
     if isinstance(value, str):
-        return value[:1_000_000]
+        text = value[: budget[0]]
+        budget[0] -= len(text) + 1
+        return text
     if isinstance(value, dict):
-        return "\n".join(_flat(v, depth + 1) for v in list(value.values())[:1000])
+        keys = [*(k for k in _FIRST_KEYS if k in value), *list(value)[:1000]]
+        return "\n".join(_flat(value[k], depth + 1, budget) for k in dict.fromkeys(keys))
     if isinstance(value, list):
-        return "\n".join(_flat(v, depth + 1) for v in value[:1000])
+        return "\n".join(_flat(v, depth + 1, budget) for v in value[:1000])
     return ""
 
 
 def _emit(answer: dict[str, Any] | None) -> int:
-    """Print the answer once (``None``: no decision — Claude Code's own
-    rules and prompt decide) and exit 0."""
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
-    if not _state["answered"]:
-        _state["answered"] = True
-        if answer:
-            sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
-        sys.stdout.flush()
-    signal.setitimer(signal.ITIMER_REAL, 0)
+    """Print the answer (``None``: no decision — Claude Code's own rules and
+    prompt decide) and exit 0. ASCII JSON written as bytes: from a review,
+    a reason naming ``~/.ssh/文`` (or a lone surrogate, which JSON allows)
+    could not be encoded for a stdout that is not UTF-8, the write raised
+    after the answer was marked given, and nothing was printed — Claude
+    Code ran ``cat ~/.ssh/文 ~/.ssh/id_rsa``."""
+    if answer:
+        data = (json.dumps(answer, ensure_ascii=True) + "\n").encode("ascii")
+        try:
+            while data:
+                data = data[os.write(1, data):]
+        except OSError:
+            pass  # stdout closed: nobody is there to read an answer
     return 0
-
-
-def _on_deadline(signum: int, frame: FrameType | None) -> None:
-    if not _state["answered"]:
-        _emit(fallback(_state["payload"], "it took longer than its deadline"))
-    os._exit(0)

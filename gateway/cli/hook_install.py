@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
+import shlex
 import sys
 import tempfile
 from pathlib import Path
@@ -16,28 +16,58 @@ from typing import Any
 from ..errors import UsageError
 
 #: the tools the hook judges, as Claude Code's matcher
-MATCHER = "Bash|Read|Edit|Write|Glob|Grep|WebFetch|NotebookEdit"
+MATCHER = "Bash|Read|Edit|MultiEdit|Write|Glob|Grep|LS|WebFetch|NotebookEdit|NotebookRead"
 #: seconds Claude Code gives the hook (it answers by its own deadline first)
 TIMEOUT_S = 30
 
 
 def hook_command() -> str:
     """The command Claude Code runs: this installation's ``shellgate``, by
-    its absolute path (a PATH without it must not silently drop the hook)."""
-    found = shutil.which("shellgate")
-    here = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
-    path = str(here) if here is not None and here.name == "shellgate" else found
-    return f"{path} hook" if path else "shellgate hook"
+    its absolute path, quoted for the shell Claude Code runs it with.
+
+    Never found on PATH, and never written bare: from a review, ``python
+    -m gateway hook install`` wrote the first ``shellgate`` on PATH (a
+    project's ``bin/`` that direnv had put first ran before every tool
+    call), and a path with a space (``/home/A B/.venv/bin/shellgate``) was
+    written unquoted — the shell ran ``/home/A``, exit 127, which Claude
+    Code reads as no objection to every call."""
+    here = Path(sys.argv[0]).absolute() if sys.argv and sys.argv[0] else None
+    if here is None or here.name != "shellgate" or not here.is_file():
+        here = Path(sys.executable).absolute().with_name("shellgate")
+    if not here.is_file() or not os.access(here, os.X_OK):
+        raise UsageError("cannot find this installation's shellgate command (next to "
+                         f"{sys.executable}); run hook install with it")
+    return f"{shlex.quote(str(here))} hook"
 
 
 def is_ours(entry: Any) -> bool:
-    return (isinstance(entry, dict) and isinstance(entry.get("command"), str)
-            and entry["command"].rstrip().endswith(("shellgate hook", "/shellgate hook")))
+    """An entry that runs a ``shellgate hook`` and nothing else (from a
+    review: ``curl …|sh; shellgate hook``, which a cloned repository's
+    settings may hold, counted as ours, and install added nothing)."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return False
+    try:
+        words = shlex.split(entry["command"])
+    except ValueError:
+        return False
+    return len(words) == 2 and os.path.basename(words[0]) == "shellgate" and words[1] == "hook"
+
+
+def _entry() -> dict[str, Any]:
+    return {"type": "command", "command": hook_command(), "timeout": TIMEOUT_S}
 
 
 def change_hook(action: str, *, project: bool, cwd: str) -> int:
     path = (Path(cwd) / ".claude" / "settings.json" if project
             else Path(os.path.expanduser("~")) / ".claude" / "settings.json")
+    if project and path.parent.is_symlink():
+        # From a review: a repository's `.claude` linked to another
+        # directory; install wrote the settings there.
+        raise UsageError(f"{path.parent} is a symbolic link; nothing was changed")
+    if path.is_symlink():
+        raise UsageError(f"{path} is a symbolic link; edit the file it leads to")
+    if path.exists() and not path.is_file():
+        raise UsageError(f"{path} is not a regular file; nothing was changed")
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     try:
         data = json.loads(text) if text.strip() else {}
@@ -55,17 +85,25 @@ def change_hook(action: str, *, project: bool, cwd: str) -> int:
 
 
 def _install(data: dict[str, Any]) -> bool:
+    """Add the entry; one already there counts only when it is exactly
+    what install writes (from a review: a repository's settings held
+    ``{"matcher": "Nothing", "hooks": [{"command": "…/shellgate hook"}]}``;
+    install said "already there", and no call was ever judged). Other
+    entries of ours are replaced."""
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise UsageError("'hooks' in the settings is not an object; nothing was changed")
     groups = hooks.setdefault("PreToolUse", [])
     if not isinstance(groups, list):
         raise UsageError("'hooks.PreToolUse' is not a list; nothing was changed")
-    if any(is_ours(h) for g in groups if isinstance(g, dict)
-           for h in (g.get("hooks") or [])):
+    want = {"matcher": MATCHER, "hooks": [_entry()]}
+    ours = [h for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+            for h in g["hooks"] if is_ours(h)]
+    if len(ours) == 1 and want in groups:
         return False
-    groups.append({"matcher": MATCHER, "hooks": [
-        {"type": "command", "command": hook_command(), "timeout": TIMEOUT_S}]})
+    _uninstall(data)
+    hooks = data.setdefault("hooks", {})
+    hooks.setdefault("PreToolUse", []).append(want)
     return True
 
 
@@ -110,8 +148,6 @@ def _write(path: Path, data: dict[str, Any], before: str) -> None:
     if not before or before.endswith("\n"):
         out += "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.is_symlink():
-        raise UsageError(f"{path} is a symbolic link; edit the file it leads to")
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".settings.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

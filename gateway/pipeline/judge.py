@@ -33,6 +33,15 @@ class Judgement:
     #: the call only reads (the tool's own declaration for this input)
     read_only: bool = False
     error: str = ""
+    #: what the rules saw of the call (Bash's analysis rides on it)
+    subject: Any = None
+    #: the error is a bug or a broken dependency (the audit log, a stage
+    #: that raised), not the call's own fault: a caller that must fail
+    #: closed treats it as a failure, never as "invalid input". From a
+    #: review: `shellgate hook` took any error for invalid input and gave no
+    #: decision, so a Read of ~/.ssh/id_rsa whose permission stage raised
+    #: (or whose audit line could not be written) ran in Claude Code.
+    internal: bool = False
 
 
 async def judge(pipeline: Pipeline, use: ToolUse, *, tool_checks: bool = True) -> Judgement:
@@ -66,9 +75,10 @@ async def judge(pipeline: Pipeline, use: ToolUse, *, tool_checks: bool = True) -
         ctx.subject = tool.permission_matcher(data, ctx)
         result = await pipeline.decider.decide(tool, data, ctx, own, NO_OPINION, validation)
         stages.record_decision(tool, data, ctx, result)
-        return Judgement(tool, data, result, tool.is_read_only(data, ctx))
+        return Judgement(tool, data, result, tool.is_read_only(data, ctx),
+                         subject=ctx.subject)
     except Exception as exc:
         kind = classify_tool_error(exc)
         with contextlib.suppress(Exception):
             stages.audit(ctx, "internal_error", tool=use.name, stage=stage, error=kind)
-        return Judgement(error=f"internal error in the {stage} stage ({kind})")
+        return Judgement(error=f"internal error in the {stage} stage ({kind})", internal=True)

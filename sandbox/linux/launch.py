@@ -167,6 +167,12 @@ class SandboxMonitor:
                 st = os.statvfs(f"/proc/{self.pid}/root{mount}")
             except OSError:
                 continue
+            if st.f_blocks * st.f_frsize > (cap + 1) * 4096:
+                # not the private tmpfs (yet): while bubblewrap sets up, the
+                # path is still the host's root filesystem, whose hundreds of
+                # thousands of files killed a command before its first line
+                # (a flake of the unprivileged escape suite under load)
+                continue
             if st.f_files - st.f_ffree > cap:
                 return (f"more than {cap} files in {mount} (no more than its size cap "
                         "holds pages)")

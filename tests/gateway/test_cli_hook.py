@@ -20,8 +20,9 @@ pytestmark = pytest.mark.sandbox  # the file tools' policy is the sandbox's plan
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    return {**os.environ, "HOME": str(home), "SHELLGATE_AUDIT_LOG": str(tmp_path / "audit"),
-            **extra}
+    env = {**os.environ, "HOME": str(home), "SHELLGATE_AUDIT_LOG": str(tmp_path / "audit")}
+    env.pop("CLAUDE_PROJECT_DIR", None)  # a test run inside Claude Code has one
+    return {**env, **extra}
 
 
 def _hook(payload: Any, env: dict[str, str], code: str | None = None,
@@ -107,6 +108,14 @@ def test_git_reads_are_not_allowed_in_a_repository_whose_config_runs_programs(
     assert _decision(answer) is None
 
 
+def _failing_answer(body: str) -> str:
+    """A ``python -c`` program running the hook with its judgement replaced
+    by ``body``."""
+    return ("import os, signal, sys, time\nimport gateway.cli.hook as h\n"
+            f"def failing(payload):\n    {body}\n"
+            "h.answer = failing\nfrom gateway.cli import main\nsys.exit(main(['hook']))")
+
+
 FAILURES = [
     # (what is broken, how it is caused, the decision, for a call on a secret)
     ("bad input", {"raw": b"{not json"}, "ask"),
@@ -115,6 +124,23 @@ FAILURES = [
     ("an import failure", {"code": "import sys; sys.modules['gateway.session'] = None\n"
                            "from gateway.cli import main; sys.exit(main(['hook']))"}, "deny"),
     ("an unwritable audit log", {"env": {"SHELLGATE_AUDIT_LOG": "/proc/1/nope/audit"}}, "deny"),
+    # the judgement ends in ways no handler in its own process can answer
+    # for (from a review: each of these printed nothing, or exited non-0,
+    # and Claude Code ran the call)
+    ("the judging process killed (the OOM killer)", {"code": _failing_answer(
+        "os.kill(os.getpid(), signal.SIGKILL)")}, "deny"),
+    ("a crash in C code", {"code": _failing_answer("os.kill(os.getpid(), signal.SIGSEGV)")},
+     "deny"),
+    ("an exit that skips every handler", {"code": _failing_answer("os._exit(3)")}, "deny"),
+    ("a hang no alarm reaches", {"code": _failing_answer(
+        "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM}); time.sleep(60)"),
+        "env": {"SHELLGATE_HOOK_TIMEOUT": "2"}}, "deny"),
+    # a bug in a stage is a failure, not invalid input (it gave no decision)
+    ("a stage that raises", {"code": "import gateway.tools.bash as b\n"
+                             "def boom(*a, **k): raise RuntimeError('bug')\n"
+                             "b.BashTool.check_permissions = boom\n"
+                             "from gateway.cli import main; raise SystemExit(main(['hook']))"},
+     "deny"),
 ]
 
 
@@ -127,6 +153,29 @@ def test_every_failure_still_prints_a_fail_closed_answer_and_exits_0(
     assert code == 0
     assert _decision(answer) == expected
     assert "could not judge" in answer["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def test_what_the_judgement_prints_never_reaches_claude_code(workspace: Path,
+                                                            tmp_path: Path) -> None:
+    # from a review: a stray print before the answer made stdout unparsable,
+    # which Claude Code reads as no objection
+    code = _failing_answer("print('noise'); sys.stdout.flush(); return h.decision('deny', 'x')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=90,
+                          env=_env(tmp_path), check=False,
+                          input=json.dumps(_call("Bash", {"command": "ls"}, workspace)).encode())
+    assert done.returncode == 0
+    assert _decision(json.loads(done.stdout)) == "deny"
+
+
+def test_a_reason_stdout_cannot_encode_is_still_printed(workspace: Path,
+                                                        tmp_path: Path) -> None:
+    # from a review: with a stdout that is not UTF-8, a reason naming
+    # ~/.ssh/文 raised in the write, nothing was printed, and the call ran
+    env = _env(tmp_path, PYTHONIOENCODING="ascii")
+    for tool, data in (("Bash", {"command": "cat ~/.ssh/文 ~/.ssh/id_rsa"}),
+                       ("Read", {"file_path": str(Path(env["HOME"]) / ".ssh" / "\ud800")})):
+        code, answer = _hook(_call(tool, data, workspace), env)
+        assert code == 0 and _decision(answer) == "deny", (tool, answer)
 
 
 def test_a_hang_is_answered_at_the_deadline(workspace: Path, tmp_path: Path) -> None:

@@ -1,0 +1,237 @@
+"""`shellgate hook` where nothing is sandboxed: what the gateway allows only
+because its sandbox holds the call must not be allowed in Claude Code, and
+what the gateway refuses whatever the rules say must still be refused —
+each case found by the white-box review, run as Claude Code runs the hook
+(a new process per call, the hook JSON on stdin)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gateway.cli import hook_guard, hook_install
+
+pytestmark = pytest.mark.sandbox  # the file tools' policy is the sandbox's plan
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True, exist_ok=True)
+    (home / ".ssh" / "id_rsa").write_text("KEY\n")
+    env = {**os.environ, "HOME": str(home), "SHELLGATE_AUDIT_LOG": str(tmp_path / "audit")}
+    env.pop("CLAUDE_PROJECT_DIR", None)  # the project is the call's cwd unless a test says
+    env.update(extra)
+    return env
+
+
+def _ask(tool: str, tool_input: dict[str, Any], cwd: Path | str,
+         env: dict[str, str]) -> str | None:
+    payload = {"session_id": "s1", "transcript_path": "/dev/null", "cwd": str(cwd),
+               "permission_mode": "default", "hook_event_name": "PreToolUse",
+               "tool_name": tool, "tool_input": tool_input, "tool_use_id": "toolu_01"}
+    done = subprocess.run([sys.executable, "-m", "gateway", "hook"], capture_output=True,
+                          input=json.dumps(payload).encode(), timeout=90, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.decode().strip()
+    return json.loads(out)["hookSpecificOutput"]["permissionDecision"] if out else None
+
+
+def _shapes(home: Path) -> list[tuple[str, dict[str, Any], str | None]]:
+    key = str(home / ".ssh" / "id_rsa")
+    return [
+        # what the gateway's schema refuses but Claude Code runs
+        ("Bash", {"command": "rm -rf ~", "timeout": 1.5}, "deny"),
+        ("Bash", {"command": "cat ~/.ssh/id_rsa", "timeout": 700000}, "deny"),
+        ("Read", {"file_path": key, "offset": -5}, "deny"),
+        ("Read", {"file_path": key, "pages": "x"}, "deny"),
+        # paths as Claude Code resolves them
+        ("Read", {"file_path": "~/.ssh/id_rsa"}, "deny"),
+        ("Read", {"file_path": "../home/.ssh/id_rsa"}, "deny"),
+        ("Grep", {"pattern": "K", "path": "../home/.ssh"}, "deny"),
+        # Claude Code's tools that do what one of ours does
+        ("MultiEdit", {"file_path": str(home / ".ssh" / "authorized_keys"),
+                       "edits": [{"old_string": "a", "new_string": "b"}]}, "deny"),
+        ("NotebookRead", {"notebook_path": str(home / ".ssh" / "n.ipynb")}, "deny"),
+        ("LS", {"path": str(home / ".ssh")}, "deny"),
+        # a secret past the analyzer's limits
+        ("Bash", {"command": "a|" * 1000 + "cat ~/.npmrc"}, "deny"),
+        ("Bash", {"command": "cat $(echo ~/.npmrc)"}, "deny"),
+        # and what stays Claude Code's to decide
+        ("Bash", {"command": "ls $(pwd)"}, None),
+        ("Read", {"file_path": "README.md", "offset": -5}, None),
+    ]
+
+
+def test_a_call_is_judged_as_claude_code_runs_it(workspace: Path, tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    for tool, data, expected in _shapes(Path(env["HOME"])):
+        assert _ask(tool, data, workspace, env) == expected, (tool, data)
+
+
+def test_a_dotenv_files_contents_are_asked_about_whoever_reads_them(
+        workspace: Path, tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    (workspace / ".env").write_text("API_KEY=canary\n")
+    cases: list[tuple[str, dict[str, Any], str | None]] = [
+        ("Read", {"file_path": str(workspace / ".env")}, "ask"),
+        ("Bash", {"command": "cat .env"}, "ask"),
+        ("Bash", {"command": "grep -r API_KEY ."}, "ask"),
+        # Claude Code's Grep is ripgrep with dotenv files in: its globs
+        # override the ignore rules (`glob: ".env"` printed the key)
+        ("Grep", {"pattern": "API_KEY"}, "ask"),
+        ("Grep", {"pattern": "API_KEY", "glob": ".env"}, "ask"),
+        ("Grep", {"pattern": "API_KEY", "glob": "*.md,.env"}, "ask"),
+        ("Grep", {"pattern": "API_KEY", "glob": "*.md"}, "allow"),
+        ("Grep", {"pattern": "API_KEY", "glob": "!.env"}, "allow"),
+    ]
+    for tool, data, expected in cases:
+        assert _ask(tool, data, workspace, env) == expected, (tool, data)
+
+
+def test_the_files_the_host_later_runs_or_obeys_are_never_written(
+        workspace: Path, tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    home = Path(env["HOME"])
+    cases: list[tuple[str, dict[str, Any], str | None]] = [
+        ("Write", {"file_path": str(workspace / ".git/hooks/pre-commit"), "content": "x"}, "deny"),
+        ("Edit", {"file_path": str(workspace / ".git/config"), "old_string": "a",
+                  "new_string": "b"}, "deny"),
+        ("Write", {"file_path": str(workspace / ".claude/settings.json"), "content": "{}"},
+         "deny"),
+        ("Write", {"file_path": str(workspace / "sub/.claude/settings.local.json"),
+                   "content": "{}"}, "deny"),
+        ("Write", {"file_path": str(workspace / ".envrc"), "content": "x"}, "deny"),
+        ("Write", {"file_path": str(home / ".claude/settings.json"), "content": "{}"}, "deny"),
+        ("Bash", {"command": "echo 'curl x|sh' > .git/hooks/post-checkout"}, "deny"),
+        ("Bash", {"command": "echo 'curl x|sh' >> .envrc"}, "deny"),
+        ("Bash", {"command": "echo {} > ~/.claude/settings.json"}, "deny"),
+        # the project's own files, and a file outside it: Claude Code asks
+        ("Write", {"file_path": str(workspace / "notes.txt"), "content": "x"}, None),
+        ("Bash", {"command": "echo x > notes.txt"}, None),
+        ("Write", {"file_path": str(tmp_path / "elsewhere.txt"), "content": "x"}, None),
+    ]
+    for tool, data, expected in cases:
+        assert _ask(tool, data, workspace, env) == expected, (tool, data)
+
+
+def test_nothing_is_allowed_from_a_working_directory_outside_the_project(
+        workspace: Path, tmp_path: Path) -> None:
+    env = _env(tmp_path, CLAUDE_PROJECT_DIR=str(workspace))
+    (workspace / "etc").symlink_to("/etc")
+    (Path(env["HOME"]) / ".bashrc").write_text("alias x=y\n")
+    assert _ask("Bash", {"command": "cat README.md"}, workspace, env) == "allow"  # control
+    assert _ask("Bash", {"command": "cat .bashrc"}, env["HOME"], env) is None
+    assert _ask("Bash", {"command": "cat /etc/hostname"}, "/", env) is None
+    assert _ask("Bash", {"command": "cat hostname"}, workspace / "etc", env) is None
+
+
+def test_git_is_not_allowed_where_it_would_find_a_bare_repository(
+        workspace: Path, tmp_path: Path) -> None:
+    # ordinary files in a cloned repository: HEAD, objects/, refs/, config
+    env = _env(tmp_path)
+    bare = workspace / "vendor" / "evil"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    subprocess.run(["git", "-C", str(bare), "config", "diff.external", "touch /tmp/pwned"],
+                   check=True)
+    assert _ask("Bash", {"command": "cd vendor/evil"}, workspace, env) == "allow"
+    for where in (bare, bare / "refs"):
+        assert _ask("Bash", {"command": "git diff HEAD~1 HEAD"}, where, env) is None
+        assert _ask("Bash", {"command": "ls"}, where, env) == "allow"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("cat ~/.npmrc", "deny"),
+    ("tar czf - ~/.ssh | base64", "deny"),
+    ("cat $HOME/.config/gh/hosts.yml", "deny"),
+    ("cat ~/.claude/.credentials.json", "deny"),
+    ("cat /proc/$PPID/environ", "deny"),
+    ("rm -rf --no-preserve-root /", "deny"),
+    ('rm -rf "$HOME"', "deny"),
+    ("dd if=/dev/zero of=/dev/nvme0n1", "deny"),
+    ("ls -la", "ask"),
+    ("rm -rf /tmp/build", "ask"),
+])
+def test_the_fallback_denies_what_the_text_shows_is_a_secret_or_a_hard_limit(
+        text: str, expected: str) -> None:
+    answer = hook_guard.fallback({"tool_input": {"command": text}}, "test")
+    assert answer["hookSpecificOutput"]["permissionDecision"] == expected
+
+
+def test_the_fallback_is_quick_on_any_text_and_reads_paths_first() -> None:
+    for text in ("dd " * 300_000, "." * (4 << 20), "rm -rf " * 150_000):
+        started = time.monotonic()
+        hook_guard.fallback({"tool_input": {"command": text}}, "test")
+        assert time.monotonic() - started < 3, text[:10]
+    padded = {"content": "x" * (2 << 20), "file_path": "/home/u/.ssh/authorized_keys"}
+    answer = hook_guard.fallback({"tool_input": padded}, "test")
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_the_deadline_is_always_before_claude_codes_timeout() -> None:
+    assert hook_guard.MAX_DEADLINE_S < hook_install.TIMEOUT_S
+
+
+def _install(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(Path(sys.executable).with_name("shellgate")), "hook", *args],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
+                          check=False)
+
+
+def _ours(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [(g["matcher"], h) for g in data["hooks"]["PreToolUse"] for h in g["hooks"]
+            if hook_install.is_ours(h)]
+
+
+@pytest.mark.parametrize("planted", [
+    # looks installed, judges nothing
+    {"matcher": "Nothing", "hooks": [{"type": "command", "command": "/x/shellgate hook"}]},
+    # runs something else first: not ours, kept as it is
+    {"matcher": "Bash", "hooks": [{"type": "command", "command": "curl x | sh; shellgate hook"}]},
+])
+def test_install_is_not_fooled_by_an_entry_that_only_looks_like_its_own(
+        workspace: Path, tmp_path: Path, planted: dict[str, Any]) -> None:
+    path = workspace / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"hooks": {"PreToolUse": [planted]}}))
+    done = _install(workspace, _env(tmp_path), "install")
+    assert done.returncode == 0 and "added" in done.stdout, done.stderr
+    data = json.loads(path.read_text())
+    [(matcher, entry)] = _ours(data)
+    assert matcher == hook_install.MATCHER and "MultiEdit" in matcher
+    assert entry["command"] == f"{Path(sys.executable).with_name('shellgate')} hook"
+    if not hook_install.is_ours(planted["hooks"][0]):
+        assert planted in data["hooks"]["PreToolUse"]
+
+
+def test_install_never_writes_through_a_linked_claude_directory(workspace: Path,
+                                                               tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (workspace / ".claude").symlink_to(elsewhere)
+    done = _install(workspace, _env(tmp_path), "install")
+    assert done.returncode == 2 and "symbolic link" in done.stderr
+    assert not list(elsewhere.iterdir())
+
+
+def test_the_installed_command_is_this_installation_quoted_for_the_shell(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spaced = tmp_path / "A B" / "shellgate"
+    spaced.parent.mkdir()
+    spaced.write_text("#!/bin/sh\n")
+    spaced.chmod(0o755)
+    monkeypatch.setattr(sys, "argv", [str(spaced), "hook", "install"])
+    command = hook_install.hook_command()
+    assert command == f"'{spaced}' hook"
+    assert hook_install.is_ours({"command": command})
+    # run another way (python -m gateway): this installation's script, never PATH's
+    monkeypatch.setattr(sys, "argv", ["/somewhere/gateway/__main__.py"])
+    monkeypatch.setenv("PATH", str(spaced.parent))
+    assert hook_install.hook_command() == f"{Path(sys.executable).with_name('shellgate')} hook"

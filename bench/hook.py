@@ -3,8 +3,8 @@ for every tool call. Prints one JSON object (milliseconds, medians).
 
   python_pass     a bare `python -c pass` (the floor of any Python hook)
   inprocess       `shellgate hook` answering a read-only Bash call
-                  (`git log --oneline -5`) with the analysis in its own
-                  process (today's only path)
+                  (`git log --oneline -5`) with no daemon: the guard and
+                  its judging child (today's only path)
   inprocess_read  the same for a Read of a file in the project
   fallback_guard  the guard alone answering bad input (no heavy import)
   daemon          a warm daemon answering over a socket: "absent" (not built)

@@ -194,11 +194,19 @@ class _Judge:
         result = got.permission
         assert result is not None  # the caller checked
         if result.decision is Decision.DENY:
-            if result.source in _DENY_SOURCES:
+            # WebFetch's own refusal is of an address, whatever the rules
+            # say (from a review: http://169.254.169.254/…/security-
+            # credentials/, the cloud's keys, got no decision)
+            if result.source in _DENY_SOURCES or (name == "WebFetch" and result.source == "tool"):
                 return decision("deny", f"shellgate: {result.explain()}")
             secret = _sensitive(data, self.home)
             if secret is not None:
                 return decision("deny", f"shellgate: {secret}")
+        if name == "Bash":
+            secret = next(filter(None, (_secret(p, self.home) for p in self.escapes(got) or ())),
+                          None)
+            if secret is not None:
+                return decision("deny", f"shellgate: a path of the command leads to {secret}")
         protected = self.protected_write(name, data, got)
         if protected is not None:
             return decision("deny", f"shellgate: {protected}")
@@ -242,7 +250,40 @@ class _Judge:
         # allowed `cd evil`, `git diff HEAD~1 HEAD` was allowed and ran the
         # program, unsandboxed. The gateway reads only the configuration of
         # the repository a `.git` names.
-        return not (name == "Bash" and _runs_git(got) and bare_repository(self.cwd) is not None)
+        if name == "Bash" and _runs_git(got) and bare_repository(self.cwd) is not None:
+            return False
+        # From a review: with `up -> ..` in a cloned repository (a relative
+        # link, no user name needed) at ~/code/proj, `cat up/../.ssh/id_rsa`
+        # was allowed and printed the key: the analyzer reads `up/..` as the
+        # project, the kernel as ~. Each path, resolved as the kernel
+        # resolves it, must stay where the analyzer saw it.
+        return not (name == "Bash" and self.escapes(got) != [])
+
+    def escapes(self, got: Judgement) -> list[str] | None:
+        """Where the paths the analyzer saw inside the project lead outside
+        it once each link is followed before the ``..`` after it (``None``:
+        no analysis to read)."""
+        analysis = got.subject.analysis if got.subject is not None else None
+        if analysis is None:
+            return None
+        dirs = {self.cwd, os.path.realpath(self.cwd)}
+        for sub in analysis.subcommands:
+            if sub.cd is not None and sub.cd.startswith("/"):
+                dirs |= {sub.cd, os.path.realpath(sub.cd)}
+        roots = (self.project, self.real_project)
+        out: list[str] = []
+        for sub in analysis.subcommands:
+            for access in sub.paths:
+                if not any(_inside(access.path, r) for r in roots) or "\0" in access.raw:
+                    continue
+                raw = access.raw
+                if raw == "~" or raw.startswith("~/"):
+                    raw = self.home + raw[1:]
+                for base in ([""] if raw.startswith("/") else sorted(dirs)):
+                    real = os.path.realpath(os.path.join(base, raw))
+                    if not _inside(real, self.real_project):
+                        out.append(real)
+        return list(dict.fromkeys(out))
 
     def protected_write(self, name: str, data: Mapping[str, Any],
                         got: Judgement) -> str | None:
@@ -296,7 +337,7 @@ class _Judge:
         nothing here. Judged as the ripgrep command Claude Code runs. From a
         review: ``Grep {"pattern": "KEY", "glob": ".env"}`` was allowed, and
         ripgrep's globs override its ignore rules: it printed the project's
-        ``.env``. A negative glob (``!.env``) keeps them out."""
+        ``.env``. A negative glob (``!.env*``) keeps them out."""
         import shlex  # noqa: PLC0415
 
         from ..workspace import analyze_in_workspace  # noqa: PLC0415
@@ -316,7 +357,7 @@ class _Judge:
             return decision("deny", f"shellgate: Claude Code's Grep {analysis.reason}")
         if any(p.sensitive is not None for s in analysis.subcommands for p in s.paths):
             return decision("ask", f"shellgate: Claude Code's Grep {analysis.reason} (its "
-                            "ripgrep searches dotenv files; a glob such as !.env keeps "
+                            "ripgrep searches dotenv files; a glob such as !.env* keeps "
                             "them out)")
         return None
 
@@ -372,16 +413,22 @@ def _sensitive(tool_input: Mapping[str, Any], home: str) -> str | None:
     """Why a file tool's path is a secret, when the sandbox's policy hid it
     (the sandbox hides ``~/.ssh`` whole; the hook has no sandbox, and says
     what the path is)."""
-    from analyzers import match_sensitive  # noqa: PLC0415
-
     for key in _PATH_KEYS:
         value = tool_input.get(key)
-        if not isinstance(value, str) or not value:
-            continue
-        for path in dict.fromkeys((value, os.path.realpath(value))):
-            hit = match_sensitive(path, home)
-            if hit is not None and hit.level != "ask":
-                return f"{value} is sensitive ({hit.why}); no rule allows it"
+        if isinstance(value, str) and value:
+            secret = _secret(value, home)
+            if secret is not None:
+                return secret
+    return None
+
+
+def _secret(value: str, home: str) -> str | None:
+    from analyzers import match_sensitive  # noqa: PLC0415
+
+    for path in dict.fromkeys((value, os.path.realpath(value))):
+        hit = match_sensitive(path, home)
+        if hit is not None and hit.level != "ask":
+            return f"{value} is sensitive ({hit.why}); no rule allows it"
     return None
 
 

@@ -46,6 +46,12 @@ def _decision(answer: dict[str, Any] | None) -> str | None:
     return None if answer is None else answer["hookSpecificOutput"]["permissionDecision"]
 
 
+def _reason(answer: dict[str, Any] | None) -> str:
+    assert answer is not None
+    reason: str = answer["hookSpecificOutput"]["permissionDecisionReason"]
+    return reason
+
+
 def _cases(ws: Path, home: Path) -> list[tuple[str, dict[str, Any], str | None]]:
     return [
         ("Bash", {"command": "git status; ls -la"}, "allow"),
@@ -76,7 +82,7 @@ def test_each_tools_call_gets_the_answer_a_claude_code_user_relies_on(
         assert code == 0
         assert _decision(answer) == expected, (tool, data, answer)
         if expected == "deny":
-            assert "shellgate:" in answer["hookSpecificOutput"]["permissionDecisionReason"]
+            assert "shellgate:" in _reason(answer)
     # it writes the audit log
     log = "".join(p.read_text() for p in (tmp_path / "audit").rglob("*.jsonl"))
     assert '"permission.decided"' in log and '"toolu_01"' in log
@@ -90,7 +96,7 @@ def test_a_shellgate_deny_rule_is_passed_on_with_its_rule(workspace: Path,
         json.dumps({"permissions": {"deny": ["Bash(git push:*)"], "allow": ["Bash(ls:*)"]}}))
     _, answer = _hook(_call("Bash", {"command": "git push origin main"}, workspace), env)
     assert _decision(answer) == "deny"
-    assert "Bash(git push:*)" in answer["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "Bash(git push:*)" in _reason(answer)
     # an allow rule is Claude Code's to apply: the hook gives no decision for it
     _, answer = _hook(_call("Bash", {"command": "ls -la /etc"}, workspace), env)
     assert _decision(answer) is None
@@ -152,7 +158,7 @@ def test_every_failure_still_prints_a_fail_closed_answer_and_exits_0(
     code, answer = _hook(payload, env, how.get("code"), how.get("raw"))
     assert code == 0
     assert _decision(answer) == expected
-    assert "could not judge" in answer["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "could not judge" in _reason(answer)
 
 
 def test_what_the_judgement_prints_never_reaches_claude_code(workspace: Path,
@@ -186,7 +192,7 @@ def test_a_hang_is_answered_at_the_deadline(workspace: Path, tmp_path: Path) -> 
     for command, expected in (("ls", "ask"), ("cat ~/.aws/credentials", "deny")):
         code, answer = _hook(_call("Bash", {"command": command}, workspace), env)
         assert code == 0 and _decision(answer) == expected
-        assert "deadline" in answer["hookSpecificOutput"]["permissionDecisionReason"]
+        assert "deadline" in _reason(answer)
 
 
 def _settings(path: Path) -> Any:

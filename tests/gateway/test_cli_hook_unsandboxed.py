@@ -63,6 +63,9 @@ def _shapes(home: Path) -> list[tuple[str, dict[str, Any], str | None]]:
         # a secret past the analyzer's limits
         ("Bash", {"command": "a|" * 1000 + "cat ~/.npmrc"}, "deny"),
         ("Bash", {"command": "cat $(echo ~/.npmrc)"}, "deny"),
+        # an address WebFetch never reaches (the cloud's metadata service)
+        ("WebFetch", {"url": "http://169.254.169.254/latest/meta-data/", "prompt": "p"}, "deny"),
+        ("WebFetch", {"url": "https://example.com/", "prompt": "p"}, None),
         # and what stays Claude Code's to decide
         ("Bash", {"command": "ls $(pwd)"}, None),
         ("Read", {"file_path": "README.md", "offset": -5}, None),
@@ -131,6 +134,25 @@ def test_nothing_is_allowed_from_a_working_directory_outside_the_project(
     assert _ask("Bash", {"command": "cat .bashrc"}, env["HOME"], env) is None
     assert _ask("Bash", {"command": "cat /etc/hostname"}, "/", env) is None
     assert _ask("Bash", {"command": "cat hostname"}, workspace / "etc", env) is None
+
+
+def test_a_link_before_a_dotdot_is_followed_as_the_kernel_follows_it(tmp_path: Path) -> None:
+    # `up -> ..` is a relative link any cloned repository may hold; at
+    # ~/code/proj, `up/..` is the project to a lexical reading and ~ to
+    # the kernel (it printed the key)
+    env = _env(tmp_path)
+    home = Path(env["HOME"])
+    project = home / "code" / "proj"
+    project.mkdir(parents=True)
+    (project / "README.md").write_text("hello\n")
+    (project / "up").symlink_to("..")
+    (home / "docs").mkdir()
+    (project / "docs").symlink_to(home / "docs")
+    assert _ask("Bash", {"command": "cat README.md"}, project, env) == "allow"  # control
+    assert _ask("Bash", {"command": "cat up/../.ssh/id_rsa"}, project, env) == "deny"
+    assert _ask("Bash", {"command": "cat docs/../.ssh/id_rsa"}, project, env) == "deny"
+    assert _ask("Bash", {"command": "head docs/../.bashrc"}, project, env) is None
+    assert _ask("Bash", {"command": "ls up/.."}, project, env) is None
 
 
 def test_git_is_not_allowed_where_it_would_find_a_bare_repository(

@@ -367,6 +367,7 @@ class _Walker(WordEvaluator):
     def pipeline(self, node: Any, depth: int, nested: bool, op: str | None) -> None:
         # Every stage of a pipeline runs in its own subshell.
         pending = op
+        stage = 0
         for child in node.children:
             if not child.is_named:
                 if child.type in ("|", "|&"):
@@ -374,6 +375,12 @@ class _Walker(WordEvaluator):
                 else:
                     self.fail(f"unexpected token {child.type!r} in pipeline")
                 continue
+            stage += 1
+            if stage > 1 and child.type == "negated_command":
+                # tree-sitter reads `a | ! b`; bash refuses it (a syntax
+                # error): a place where the two disagree is not analyzed
+                # (found by `shellgate fuzz`: `! jq … | ! jq …`)
+                self.fail("'!' after '|' (bash reads it as a syntax error)")
             saved_scope, saved_path = dict(self.scope), self.scope_path
             self.scope_path = self.new_scope()
             self.statement(child, depth + 1, nested, pending)

@@ -114,3 +114,11 @@ def test_a_line_continuation_in_a_comment_does_not_hide_the_next_line_from_the_l
     runs cat (from a review: the legacy splitter joined the lines first)."""
     command = "ls # \\\ncat /etc/shadow"
     assert analyze_bash(command, CWD, use_tree_sitter=False).verdict is not Verdict.ALLOW
+
+
+@pytest.mark.parametrize("command", ["ls | ! cat", "ls |& ! cat", "! ls | ! wc -l",
+                                     "! jq '.a' notes.txt | ! jq '.b' notes.txt"])
+def test_a_negation_after_a_pipe_is_not_analyzed_since_bash_refuses_it(command: str) -> None:
+    """tree-sitter reads `a | ! b`; `bash -n` calls it a syntax error (found
+    by `shellgate fuzz`'s bash_syntax property)."""
+    assert analyze_bash(command, CWD).verdict is not Verdict.ALLOW

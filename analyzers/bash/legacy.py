@@ -115,6 +115,10 @@ def parse_legacy(
             if words[0].value != "!":
                 reasons.append("command group (legacy parser)")
             words = words[1:]
+        if bang and op in ("|", "|&"):
+            # bash refuses `a | ! b` (a syntax error); tree-sitter's reading
+            # is not analyzed, nor is this one
+            reasons.append("'!' after '|' (legacy parser)")
         if bang and not (words or assignments or redirects):
             # `ls; !` runs an empty negated pipeline to bash and is an error
             # to tree-sitter; read as nothing, it made `!` allowed (atheris)

@@ -120,5 +120,7 @@ def test_a_line_continuation_in_a_comment_does_not_hide_the_next_line_from_the_l
                                      "! jq '.a' notes.txt | ! jq '.b' notes.txt"])
 def test_a_negation_after_a_pipe_is_not_analyzed_since_bash_refuses_it(command: str) -> None:
     """tree-sitter reads `a | ! b`; `bash -n` calls it a syntax error (found
-    by `shellgate fuzz`'s bash_syntax property)."""
+    by `shellgate fuzz`'s bash_syntax property); nor by the legacy splitter,
+    which must never be the more permissive."""
     assert analyze_bash(command, CWD).verdict is not Verdict.ALLOW
+    assert analyze_bash(command, CWD, use_tree_sitter=False).verdict is not Verdict.ALLOW

@@ -186,6 +186,16 @@ class SessionContext:
         env.pop("SHELLGATE_AUDIT_KEY", None)
         return env
 
+    def allow_write_roots(self) -> list[str]:
+        """The sandbox's other writable roots (``sandbox.filesystem.allowWrite``),
+        ``~`` and ``~/`` from the session's home, relative ones from the
+        workspace, each where it really is."""
+        roots = []
+        for entry in self.policy.filesystem.allow_write:
+            expanded = self.home + entry[1:] if entry == "~" or entry.startswith("~/") else entry
+            roots.append(os.path.realpath(os.path.join(self.workspace, expanded)))
+        return roots
+
     def forget_plan(self) -> None:
         """Something may have changed the tree: the next file tool re-plans."""
         with self._lock:

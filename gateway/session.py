@@ -137,9 +137,8 @@ def session_hooks(context: SessionContext, permissions: PermissionSettings, *,
     files when they lie there."""
     from .hooks import ConfiguredHooks, guard_hooks, is_trusted, trust_file  # noqa: PLC0415
 
-    roots = [os.path.realpath(r) for r in (*context.allowed_dirs, *(
-        os.path.join(context.workspace, context.home + w[1:] if w.startswith("~") else w)
-        for w in context.policy.filesystem.allow_write))]
+    roots = [*(os.path.realpath(d) for d in context.allowed_dirs),
+             *context.allow_write_roots()]
 
     def writable(path: str) -> bool:
         real = os.path.realpath(path)

@@ -83,12 +83,8 @@ def _out_of_reach(session: Session, path: str, what: str, instead: str, *,
     — from a review, a log under an allowWrite root was moved aside and
     replaced)."""
     context = session.context
-    roots = [] if only_sandbox else list(context.allowed_dirs)
-    for entry in context.policy.filesystem.allow_write:
-        expanded = context.home + entry[1:] if entry == "~" or entry.startswith("~/") else entry
-        roots.append(os.path.join(context.workspace, expanded))
-    for root in roots:
-        real = os.path.realpath(root)
+    roots = [] if only_sandbox else [os.path.realpath(d) for d in context.allowed_dirs]
+    for real in (*roots, *context.allow_write_roots()):
         if inside(path, real):
             raise UsageError(f"{what} {path} is inside {real}, where sandboxed commands may "
                              f"write; it must be out of the agent's reach ({instead})")

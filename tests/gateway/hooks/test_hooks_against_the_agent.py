@@ -374,7 +374,7 @@ def test_a_hook_naming_a_script_not_made_yet_still_runs_after_sandboxed_commands
 @pytest.mark.sandbox
 def test_at_the_terminal_a_forged_trust_file_is_not_taken_for_trust_either(
         workspace: Path, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gateway.cli import _build_parser
+    from gateway.cli.parser import build_parser
     from gateway.cli.sessions import open_session
 
     marker = tmp_path / "repository-hook-ran"
@@ -384,7 +384,7 @@ def test_at_the_terminal_a_forged_trust_file_is_not_taken_for_trust_either(
     (workspace / ".xdg" / "shellgate").mkdir(parents=True)
     (workspace / ".xdg" / "shellgate" / "trusted.json").write_text(
         json.dumps({"trusted": [str(workspace.resolve())]}))
-    args = _build_parser().parse_args(["tool", "Read", "--cwd", str(workspace),
+    args = build_parser().parse_args(["tool", "Read", "--cwd", str(workspace),
                                        "--audit-log", str(tmp_path / "audit.jsonl")])
     session = open_session(args, approver=_yes)
     assert any("not read" in n for n in session.notes)

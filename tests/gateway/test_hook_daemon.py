@@ -1,0 +1,372 @@
+"""`shellgate hook`'s warm daemon: a real daemon process on a real unix
+socket, reached by the real hook command. It must answer as the
+in-process judgement does, see each settings change, keep its socket to
+its user, leave when idle or replaced, and never make the hook answer
+less strictly when it is stale, stopped or talking nonsense."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from gateway.cli import hook_client, hook_daemon
+
+pytestmark = pytest.mark.sandbox  # the file tools' policy is the sandbox's plan
+
+
+@pytest.fixture
+def runtime() -> Iterator[Path]:
+    """A private runtime directory (short: a unix socket's path is at most
+    108 bytes); every daemon started in it is gone after."""
+    here = Path(tempfile.mkdtemp(prefix="sg-run-"))
+    yield here
+    for proc in psutil.process_iter(["cmdline"]):
+        with contextlib.suppress(psutil.Error):
+            if any(str(here) in part for part in proc.info["cmdline"] or ()):
+                proc.kill()
+    shutil.rmtree(here, ignore_errors=True)
+
+
+def _env(tmp_path: Path, runtime: Path, **extra: str) -> dict[str, str]:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = {**os.environ, "HOME": str(home), "SHELLGATE_AUDIT_LOG": str(tmp_path / "audit"),
+           "XDG_RUNTIME_DIR": str(runtime), "SHELLGATE_HOOK_DAEMON": "1"}
+    env.pop("CLAUDE_PROJECT_DIR", None)
+    return {**env, **extra}
+
+
+def _call(tool: str, tool_input: dict[str, Any], cwd: Path) -> dict[str, Any]:
+    return {"session_id": "s1", "transcript_path": "/dev/null", "cwd": str(cwd),
+            "permission_mode": "default", "hook_event_name": "PreToolUse",
+            "tool_name": tool, "tool_input": tool_input, "tool_use_id": "toolu_01"}
+
+
+def _hook(payload: Any, env: dict[str, str]) -> dict[str, Any] | None:
+    done = subprocess.run([sys.executable, "-m", "gateway", "hook"],
+                          input=json.dumps(payload).encode(), capture_output=True,
+                          timeout=90, env=env, check=True)
+    out = done.stdout.decode().strip()
+    return json.loads(out) if out else None
+
+
+def _decision(answer: Any) -> str | None:
+    return None if answer is None else str(answer["hookSpecificOutput"]["permissionDecision"])
+
+
+def _socket(env: dict[str, str]) -> Path:
+    where = hook_client.address(env)
+    assert where is not None
+    return Path(where)
+
+
+def _warm(payload: dict[str, Any], env: dict[str, str]) -> Path:
+    """Make a first call (it starts the daemon) and wait until it listens."""
+    _hook(payload, env)
+    where = _socket(env)
+    deadline = time.monotonic() + 60
+    while not where.exists():
+        assert time.monotonic() < deadline, "the daemon did not start"
+        time.sleep(0.05)
+    return where
+
+
+def _ask(payload: dict[str, Any], env: dict[str, str]) -> object:
+    """The daemon's own message (raises Absent when it gives none)."""
+    return hook_client.ask(payload, time.monotonic() + 20, env)
+
+
+def _daemon_pids(runtime: Path) -> list[int]:
+    out = []
+    for proc in psutil.process_iter(["cmdline", "ppid"]):
+        with contextlib.suppress(psutil.Error):
+            line = proc.info["cmdline"] or []
+            if any(str(runtime) in p for p in line) and "gateway.cli.hook_daemon" in line:
+                out.append(proc.pid)
+    return out
+
+
+def _gone(runtime: Path, where: Path, within: float) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not where.exists() and not _daemon_pids(runtime):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_the_daemon_answers_every_call_as_the_hook_does_in_its_own_process(
+        workspace: Path, tmp_path: Path, runtime: Path) -> None:
+    env = _env(tmp_path, runtime)
+    home = Path(env["HOME"])
+    cases = [
+        ("Bash", {"command": "git status; ls -la"}),
+        ("Bash", {"command": "npm test"}),
+        ("Bash", {"command": "cat ~/.ssh/id_rsa"}),
+        ("Bash", {"command": "rm -rf ~"}),
+        ("Read", {"file_path": str(workspace / "README.md")}),
+        ("Read", {"file_path": str(home / ".ssh" / "id_rsa")}),
+        ("Write", {"file_path": str(workspace / ".git" / "hooks" / "pre-commit"),
+                   "content": "x"}),
+        ("Glob", {"pattern": "**/*.md"}),
+        ("Grep", {"pattern": "KEY", "glob": ".env"}),
+        ("WebFetch", {"url": "http://169.254.169.254/latest/meta-data/", "prompt": "p"}),
+    ]
+    (workspace / ".env").write_text("KEY=1\n")
+    _warm(_call("Bash", {"command": "true"}, workspace), env)
+    alone = {**env, "SHELLGATE_HOOK_DAEMON": "0"}
+    seen = set()
+    for tool, data in cases:
+        call = _call(tool, data, workspace)
+        message = _ask(call, env)
+        assert isinstance(message, dict) and "answer" in message, message
+        expected = _hook(call, alone)
+        assert message["answer"] == expected, (tool, data)
+        assert _hook(call, env) == expected  # the hook, through the daemon
+        seen.add(_decision(expected))
+    assert seen == {"allow", "deny", "ask", None}  # every kind of answer was compared
+
+
+def test_the_socket_and_its_directory_are_the_users_alone(
+        workspace: Path, tmp_path: Path, runtime: Path) -> None:
+    env = _env(tmp_path, runtime)
+    where = _warm(_call("Bash", {"command": "true"}, workspace), env)
+    assert stat.S_IMODE(where.parent.stat().st_mode) == 0o700
+    assert stat.S_ISSOCK(where.lstat().st_mode)
+    assert stat.S_IMODE(where.lstat().st_mode) == 0o600
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another user")
+def test_another_user_cannot_reach_the_daemon(workspace: Path, tmp_path: Path,
+                                              runtime: Path) -> None:
+    env = _env(tmp_path, runtime)
+    where = _warm(_call("Bash", {"command": "true"}, workspace), env)
+    probe = ("import os, socket, sys\nos.setgid(65534); os.setuid(65534)\n"
+             "s = socket.socket(socket.AF_UNIX)\n"
+             "try:\n    s.connect(sys.argv[1])\nexcept PermissionError:\n    sys.exit(3)\n"
+             "sys.exit(0)")
+    control = subprocess.run([sys.executable, "-c", probe, str(where)], check=False)
+    assert control.returncode == 3
+    # the control: the same probe as the daemon's own user connects
+    mine = subprocess.run([sys.executable, "-c", probe.replace(
+        "os.setgid(65534); os.setuid(65534)", "pass"), str(where)], check=False)
+    assert mine.returncode == 0
+
+
+@pytest.mark.parametrize("mode", [0o755, 0o711, 0o777])
+def test_a_runtime_directory_others_may_enter_gets_no_daemon(
+        workspace: Path, tmp_path: Path, runtime: Path, mode: int) -> None:
+    runtime.chmod(mode)
+    env = _env(tmp_path, runtime)
+    assert hook_client.address(env) is None
+    call = _call("Bash", {"command": "cat ~/.ssh/id_rsa"}, workspace)
+    assert _decision(_hook(call, env)) == "deny"  # judged in its own process
+    time.sleep(0.5)
+    assert not list(runtime.rglob("*.sock")) and not _daemon_pids(runtime)
+
+
+def test_a_settings_change_is_seen_by_the_next_call(workspace: Path, tmp_path: Path,
+                                                    runtime: Path) -> None:
+    env = _env(tmp_path, runtime)
+    call = _call("Bash", {"command": "git log --oneline -5"}, workspace)
+    _warm(call, env)
+    before = _ask(call, env)
+    assert isinstance(before, dict) and _decision(before["answer"]) == "allow"
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Bash(git log:*)"]}}))
+    after = _ask(call, env)
+    assert isinstance(after, dict) and _decision(after["answer"]) == "deny"
+    assert "Bash(git log:*)" in after["answer"]["hookSpecificOutput"][
+        "permissionDecisionReason"]
+
+
+def test_the_daemon_leaves_when_idle(workspace: Path, tmp_path: Path, runtime: Path) -> None:
+    env = _env(tmp_path, runtime, SHELLGATE_HOOK_DAEMON_IDLE="1")
+    where = _warm(_call("Bash", {"command": "true"}, workspace), env)
+    assert _gone(runtime, where, within=20)
+
+
+def test_the_daemon_leaves_when_its_socket_is_removed_or_replaced(
+        workspace: Path, tmp_path: Path, runtime: Path) -> None:
+    env = _env(tmp_path, runtime)
+    where = _warm(_call("Bash", {"command": "true"}, workspace), env)
+    assert _daemon_pids(runtime)
+    where.unlink()
+    where.write_text("not a socket")  # replaced by something else
+    deadline = time.monotonic() + 20
+    while _daemon_pids(runtime):
+        assert time.monotonic() < deadline, "the daemon stayed"
+        time.sleep(0.1)
+    assert where.read_text() == "not a socket"  # it did not remove what is not its own
+
+
+def test_a_client_of_another_version_gets_no_answer(workspace: Path, tmp_path: Path,
+                                                    runtime: Path) -> None:
+    env = _env(tmp_path, runtime)
+    where = _warm(_call("Bash", {"command": "true"}, workspace), env)
+    request = {"protocol": hook_client.PROTOCOL, "version": "0.0.1", "cwd": str(workspace),
+               "umask": 0o22, "deadline": 10,
+               "payload": _call("Bash", {"command": "ls"}, workspace)}
+    for wrong in (request, {**request, "version": hook_client.VERSION, "protocol": 99}):
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(20)
+            sock.connect(str(where))
+            sock.sendall(json.dumps(wrong).encode() + b"\n")
+            sock.shutdown(socket.SHUT_WR)
+            reply = json.loads(sock.makefile("rb").read().removeprefix(hook_client.ACK))
+        assert "stale" in reply and "answer" not in reply
+    right = {**request, "version": hook_client.VERSION}
+    with socket.socket(socket.AF_UNIX) as sock:  # the control
+        sock.settimeout(20)
+        sock.connect(str(where))
+        sock.sendall(json.dumps(right).encode() + b"\n")
+        sock.shutdown(socket.SHUT_WR)
+        assert "answer" in json.loads(sock.makefile("rb").read().removeprefix(hook_client.ACK))
+
+
+def test_the_version_the_client_sends_is_the_installed_one() -> None:
+    assert importlib.metadata.version("shellgate") == hook_client.VERSION
+
+
+def test_a_changed_package_file_makes_the_daemon_stale(workspace: Path, tmp_path: Path,
+                                                       runtime: Path) -> None:
+    env = _env(tmp_path, runtime)
+    call = _call("Bash", {"command": "ls"}, workspace)
+    where = _warm(call, env)
+    assert isinstance(_ask(call, env), dict)
+    data = Path(hook_client.PACKAGE_ROOT) / "profiles" / "sensitive-paths.toml"
+    st = data.stat()
+    try:
+        os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        with pytest.raises(hook_client.Absent):
+            _ask(call, env)
+        assert _gone(runtime, where, within=20)
+    finally:
+        os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert _decision(_hook(call, env)) == "allow"  # and the hook still answers
+
+
+def test_a_stopped_daemon_costs_time_but_not_the_answer(workspace: Path, tmp_path: Path,
+                                                        runtime: Path) -> None:
+    env = _env(tmp_path, runtime, SHELLGATE_HOOK_TIMEOUT="6")
+    call = _call("Bash", {"command": "cat ~/.ssh/id_rsa"}, workspace)
+    _warm(call, env)
+    pids = _daemon_pids(runtime)
+    assert pids
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        assert _decision(_hook(call, env)) == "deny"
+        assert _decision(_hook(_call("Bash", {"command": "ls"}, workspace), env)) == "allow"
+        # it did ask the daemon, and waited for a child to take each call
+        assert time.monotonic() - started >= 2 * hook_client.ACK_S
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+
+
+@pytest.mark.parametrize("reply", [
+    b"", b"garbage\n", b'{"answer": {"hookSpecificOutput": {"permissionDecision": "allow"}}}\n',
+    b'{"answer": "allow"}\n', b'{"stale": "x"}\n', b'{"busy": "x"}\n',
+    b'{"error": "boom"}\n', b"[" * 100000, b"+", b"+garbage",
+    b'+{"answer": {"hookSpecificOutput": {"permissionDecision": "allow"}}}\n',
+    b'+{"answer": "allow"}\n', b'+{"stale": "x"}\n', b'+{"error": "boom"}\n',
+    b"+" + b"[" * 100000, b"+" + b" " * (5 << 20),
+])
+def test_a_daemon_talking_nonsense_is_not_believed(workspace: Path, tmp_path: Path,
+                                                   runtime: Path, reply: bytes) -> None:
+    env = _env(tmp_path, runtime)
+    where = _socket(env)
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(where))
+    server.listen(8)
+    served = []
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = server.accept()
+                with conn:
+                    conn.recv(1 << 20)
+                    served.append(1)
+                    conn.sendall(reply)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        answer = _hook(_call("Bash", {"command": "cat ~/.ssh/id_rsa"}, workspace), env)
+        assert _decision(answer) == "deny"  # judged in the hook's own process
+        assert answer is not None
+        assert "sensitive" in answer["hookSpecificOutput"]["permissionDecisionReason"]
+        assert served  # the control: the fake daemon was asked
+    finally:
+        server.close()
+
+
+def test_only_one_daemon_serves_a_socket(workspace: Path, tmp_path: Path,
+                                         runtime: Path) -> None:
+    env = _env(tmp_path, runtime)
+    where = str(_socket(env))
+    argv = [sys.executable, "-P", "-m", "gateway.cli.hook_daemon", where]
+    first = subprocess.Popen(argv, env=env, cwd="/")
+    try:
+        deadline = time.monotonic() + 60
+        while not Path(where).exists():
+            assert time.monotonic() < deadline and first.poll() is None
+            time.sleep(0.05)
+        second = subprocess.run(argv, env=env, cwd="/", timeout=60, check=False)
+        assert second.returncode == 0  # it found the lock taken, and left
+        assert first.poll() is None
+    finally:
+        first.terminate()
+        first.wait(timeout=20)
+    assert not Path(where).exists()  # the daemon took its socket with it
+
+
+def test_a_daemon_started_for_another_environment_refuses_to_serve(
+        workspace: Path, tmp_path: Path, runtime: Path) -> None:
+    env = _env(tmp_path, runtime)
+    where = str(_socket(env))
+    other = {**env, "HOME": str(tmp_path)}  # judged with another home
+    done = subprocess.run([sys.executable, "-P", "-m", "gateway.cli.hook_daemon", where],
+                          env=other, cwd="/", timeout=60, check=False)
+    assert done.returncode == 2 and not Path(where).exists()
+
+
+def test_the_daemon_judges_relative_audit_paths_from_the_callers_directory(
+        workspace: Path, tmp_path: Path, runtime: Path) -> None:
+    env = _env(tmp_path, runtime, SHELLGATE_AUDIT_LOG="audit-here.jsonl")
+    call = _call("Bash", {"command": "ls"}, workspace)
+    subprocess.run([sys.executable, "-m", "gateway", "hook"], input=json.dumps(call).encode(),
+                   capture_output=True, env=env, cwd=workspace, check=True, timeout=90)
+    where = _socket(env)
+    deadline = time.monotonic() + 60
+    while not where.exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    (workspace / "audit-here.jsonl").unlink()
+    done = subprocess.run([sys.executable, "-m", "gateway", "hook"],
+                          input=json.dumps(call).encode(), capture_output=True, env=env,
+                          cwd=workspace, check=True, timeout=90)
+    assert _decision(json.loads(done.stdout)) == "allow"
+    assert "permission.decided" in (workspace / "audit-here.jsonl").read_text()
+    assert hook_daemon.fingerprint()  # the package's files are seen

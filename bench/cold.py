@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import analyzer  # noqa: E402  -- bench/analyzer.py, beside this file
+import analyzer
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -161,7 +161,11 @@ def ask(payload: object, end: float, env: dict[str, str] | os._Environ[str]) -> 
             raise Absent(f"the daemon's socket: {exc}") from None
         if peer_uid(sock) != os.getuid():
             raise Absent("the daemon's socket belongs to another user")
-        request = {"protocol": PROTOCOL, "version": VERSION, "cwd": _cwd(),
+        # the key: the daemon judges with its own environment, and answers
+        # only a call of that environment (from a review: a link from one
+        # environment's socket to another's had a call judged with the
+        # other's HOME and project, and a key in ~/.ssh was allowed)
+        request = {"protocol": PROTOCOL, "version": VERSION, "key": key(env), "cwd": _cwd(),
                    "umask": _umask(), "deadline": max(0.0, end - time.monotonic()),
                    "payload": payload}
         sock.sendall(json.dumps(request, ensure_ascii=True).encode("ascii") + b"\n")
@@ -205,10 +209,13 @@ def _read_all(sock: socket.socket, until: float, most: int = MAX_REPLY_BYTES) ->
 
 
 def _cwd() -> str:
+    """This process's directory; none (removed) is judged in-process, where
+    a relative path means what it means here (from a review: the daemon
+    read the relative audit log as /…, and allowed what in-process asked)."""
     try:
         return os.getcwd()
     except OSError:
-        return "/"
+        raise Absent("no working directory") from None
 
 
 def _umask() -> int:
@@ -222,9 +229,15 @@ def start(where: str, env: dict[str, str] | os._Environ[str]) -> None:
     :data:`SPAWN_INTERVAL_S` (the daemon itself makes sure only one runs)."""
     stamp = where.removesuffix(".sock") + ".started"
     try:
-        fd = os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        # O_NONBLOCK, and a regular file of ours only: from a review, a FIFO
+        # planted at this name made the open block for ever, and the hook
+        # printed nothing (Claude Code runs the call)
+        fd = os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+                     | os.O_NONBLOCK, 0o600)
         try:
             st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+                return
             if st.st_size and time.time() - st.st_mtime < SPAWN_INTERVAL_S:
                 return
             os.ftruncate(fd, 0)

@@ -61,6 +61,8 @@ MAX_REQUEST_BYTES = 17 << 20
 REQUEST_TIMEOUT_S = 5.0
 #: the longest a judgement may take in a child, whatever the client said
 MAX_JUDGEMENT_S = 30.0
+#: the libraries whose upgrade makes the daemon stale (those it has loaded)
+_LIBRARIES = ("tree_sitter", "tree_sitter_bash", "pydantic", "pydantic_core", "httpx")
 #: the directories whose files make the daemon's version
 _SOURCES = ("gateway", "analyzers", "sandbox", "profiles")
 
@@ -80,10 +82,19 @@ def fingerprint(root: str = hook_client.PACKAGE_ROOT) -> tuple[tuple[str, int, i
             if entry.is_dir(follow_symlinks=False):
                 if entry.name != "__pycache__":
                     stack.append(entry.path)
-            elif entry.name.endswith((".py", ".toml", ".json", ".sb", ".bpf")):
+            elif entry.name.endswith((".py", ".toml", ".json", ".sbpl")):
                 with contextlib.suppress(OSError):
-                    st = entry.stat(follow_symlinks=False)
+                    st = entry.stat()  # a linked file: its target's change counts
                     out.append((entry.path, st.st_mtime_ns, st.st_size))
+    # the libraries the judgement runs on: an upgrade replaces files in
+    # their directories, and changes the directories' times
+    for module in _LIBRARIES:
+        found = sys.modules.get(module)
+        where = os.path.dirname(getattr(found, "__file__", None) or "") if found else ""
+        with contextlib.suppress(OSError):
+            if where:
+                st = os.stat(where)
+                out.append((where, st.st_mtime_ns, st.st_size))
     return tuple(sorted(out))
 
 
@@ -143,6 +154,11 @@ class Daemon:
         self.spares: set[int] = set()
         self.busy: set[int] = set()
         self.stale = False
+        #: the daemon's pid, for its children to see it go (recorded
+        #: before any fork: from a review, a spare that read its parent
+        #: only after its warm-up read init's when the daemon had died
+        #: meanwhile, and lived for ever holding the lock and the socket)
+        self.pid = os.getpid()
         self.took_r, self.took_w = os.pipe()
 
     def bind(self) -> None:
@@ -233,7 +249,7 @@ def _spare(daemon: Daemon) -> None:
         warm_up(_SPARE_WARM_UP)
         listener = daemon.listener
         assert listener is not None
-        conn = _accept(listener)
+        conn = _accept(listener, daemon.pid)
         os.write(daemon.took_w, struct.pack("i", os.getpid()))
         listener.close()
         with conn:
@@ -255,11 +271,12 @@ def _spare(daemon: Daemon) -> None:
         os._exit(code)
 
 
-def _accept(listener: socket.socket) -> socket.socket:
+def _accept(listener: socket.socket, parent: int) -> socket.socket:
     """The next call, for a spare: the listener is non-blocking (spares
     race for each call), and a spare whose daemon died leaves."""
-    parent = os.getppid()
     while True:
+        if os.getppid() != parent:
+            raise SystemExit(1)
         if select.select([listener], [], [], 1.0)[0]:
             try:
                 conn, _ = listener.accept()
@@ -267,8 +284,6 @@ def _accept(listener: socket.socket) -> socket.socket:
                 continue  # another spare took it
             conn.setblocking(True)
             return conn
-        if os.getppid() != parent:
-            raise SystemExit(1)
 
 
 def _read_request(conn: socket.socket) -> dict[str, Any]:
@@ -294,6 +309,8 @@ def _judged(request: dict[str, Any]) -> dict[str, Any]:
     if (request.get("protocol") != hook_client.PROTOCOL
             or request.get("version") != hook_client.VERSION):
         return {"stale": "another version of shellgate"}
+    if request.get("key") != hook_client.key(os.environ):
+        return {"stale": "a call of another environment"}
     cwd, umask, deadline = request.get("cwd"), request.get("umask"), request.get("deadline")
     if not isinstance(cwd, str) or not isinstance(umask, int) or not isinstance(
             deadline, (int, float)):

@@ -124,12 +124,27 @@ def _from_daemon(payload: dict[str, Any], end: float) -> object:
     stale, busy, hung, failing or talking nonsense: the call is then
     judged in this process, so the daemon never decides what the
     in-process judgement would not."""
+    import signal  # noqa: PLC0415
+
+    def late(_signum: int, _frame: object) -> None:
+        raise TimeoutError
+
+    # Every wait of the client has its own timeout; this alarm is for a
+    # syscall that blocks where none was expected (from a review: the
+    # open of a FIFO planted beside the socket never returned, and the
+    # hook printed nothing). Past it, the call is judged here.
+    budget = max(0.05, end - time.monotonic()) * 0.5 + 0.5
+    previous = signal.signal(signal.SIGALRM, late)
+    signal.setitimer(signal.ITIMER_REAL, budget)
     try:
         from . import hook_client  # noqa: PLC0415
 
         message = hook_client.ask(payload, end, os.environ)
-    except Exception:  # the client's own failure: judged here
+    except Exception:  # the client's own failure, or the alarm: judged here
         return _NONE
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
     said = message.get("answer", _NONE) if isinstance(message, dict) else _NONE
     return said if said is None or (said is not _NONE and _valid(said)) else _NONE
 

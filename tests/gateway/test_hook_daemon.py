@@ -222,10 +222,12 @@ def test_a_client_of_another_version_gets_no_answer(workspace: Path, tmp_path: P
                                                     runtime: Path) -> None:
     env = _env(tmp_path, runtime)
     where = _warm(_call("Bash", {"command": "true"}, workspace), env)
-    request = {"protocol": hook_client.PROTOCOL, "version": "0.0.1", "cwd": str(workspace),
+    request = {"protocol": hook_client.PROTOCOL, "version": "0.0.1",
+               "key": hook_client.key(env), "cwd": str(workspace),
                "umask": 0o22, "deadline": 10,
                "payload": _call("Bash", {"command": "ls"}, workspace)}
-    for wrong in (request, {**request, "version": hook_client.VERSION, "protocol": 99}):
+    for wrong in (request, {**request, "version": hook_client.VERSION, "protocol": 99},
+                  {**request, "version": hook_client.VERSION, "key": "0" * 32}):
         with socket.socket(socket.AF_UNIX) as sock:
             sock.settimeout(20)
             sock.connect(str(where))
@@ -370,3 +372,74 @@ def test_the_daemon_judges_relative_audit_paths_from_the_callers_directory(
     assert _decision(json.loads(done.stdout)) == "allow"
     assert "permission.decided" in (workspace / "audit-here.jsonl").read_text()
     assert hook_daemon.fingerprint()  # the package's files are seen
+
+
+def test_a_fifo_planted_beside_the_socket_does_not_hang_the_hook(
+        workspace: Path, tmp_path: Path, runtime: Path) -> None:
+    env = _env(tmp_path, runtime, SHELLGATE_HOOK_TIMEOUT="8")
+    where = _socket(env)
+    where.parent.mkdir(mode=0o700, exist_ok=True)
+    os.mkfifo(str(where).removesuffix(".sock") + ".started")
+    started = time.monotonic()
+    answer = _hook(_call("Bash", {"command": "cat ~/.ssh/id_rsa"}, workspace), env)
+    assert _decision(answer) == "deny"
+    assert time.monotonic() - started < 8  # answered before its deadline
+    assert not where.exists()  # and no daemon was started through the FIFO
+
+
+def test_spares_do_not_outlive_a_daemon_killed_as_it_starts(
+        workspace: Path, tmp_path: Path, runtime: Path) -> None:
+    env = _env(tmp_path, runtime)
+    where = _socket(env)
+    argv = [sys.executable, "-P", "-m", "gateway.cli.hook_daemon", str(where)]
+    daemon = subprocess.Popen(argv, env=env, cwd="/")
+    deadline = time.monotonic() + 60
+    while not where.exists():
+        assert time.monotonic() < deadline and daemon.poll() is None
+        time.sleep(0.005)
+    daemon.kill()  # while its spares warm up
+    daemon.wait()
+    deadline = time.monotonic() + 20
+    while _daemon_pids(runtime):
+        assert time.monotonic() < deadline, "a spare outlived its daemon"
+        time.sleep(0.1)
+
+
+def test_a_socket_linked_to_another_environments_daemon_is_not_believed(
+        workspace: Path, tmp_path: Path, runtime: Path) -> None:
+    mine = _env(tmp_path, runtime)
+    other_home = tmp_path / "other-home"
+    other_home.mkdir()
+    other = {**mine, "HOME": str(other_home), "CLAUDE_PROJECT_DIR": "/"}
+    _warm(_call("Bash", {"command": "true"}, workspace), other)
+    theirs, ours = _socket(other), _socket(mine)
+    ours.symlink_to(theirs)
+    call = _call("Bash", {"command": f"cat {mine['HOME']}/.ssh/id_rsa"}, workspace)
+    with pytest.raises(hook_client.Absent):
+        _ask(call, mine)  # the other daemon refuses a call of another environment
+    assert _decision(_hook(call, mine)) == "deny"
+    other_call = _call("Bash", {"command": "ls"}, workspace)
+    assert isinstance(_ask(other_call, other), dict)  # the control: it answers its own
+
+
+def test_a_call_from_a_removed_directory_is_judged_as_in_process(
+        workspace: Path, tmp_path: Path, runtime: Path) -> None:
+    env = _env(tmp_path, runtime, SHELLGATE_AUDIT_LOG="relative-audit.jsonl")
+    _warm(_call("Bash", {"command": "true"}, workspace), {**env, "SHELLGATE_AUDIT_LOG":
+                                                          str(tmp_path / "a.jsonl")})
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    probe = ("import os, subprocess, sys\nos.chdir(sys.argv[1]); os.rmdir(sys.argv[1])\n"
+             "done = subprocess.run([sys.executable, '-m', 'gateway', 'hook'],"
+             " input=sys.stdin.buffer.read(), capture_output=True)\n"
+             "sys.stdout.buffer.write(done.stdout)")
+    call = json.dumps(_call("Bash", {"command": "ls"}, workspace)).encode()
+    answers = []
+    for daemon in ("1", "0"):
+        done = subprocess.run([sys.executable, "-c", probe, str(gone)], input=call,
+                              capture_output=True, env={**env, "SHELLGATE_HOOK_DAEMON": daemon},
+                              check=True, timeout=90)
+        answers.append(_decision(json.loads(done.stdout)))
+        gone.mkdir()
+    assert answers[0] == answers[1]
+    assert not Path("/relative-audit.jsonl").exists()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import platform
 import shlex
 import socket
@@ -402,3 +403,35 @@ def test_garbage_in_the_upper_half_of_a_socket_argument_does_not_dodge_the_filte
         assert accepted(listener) == 0
         with pytest.raises(BlockingIOError):
             dgram.recvfrom(64)
+
+
+def test_a_command_allowed_unix_sockets_still_cannot_reach_shellgates_own_sockets(
+        workspace: Path, outside: Path) -> None:
+    """Attack: with unix sockets allowed the host's /run is visible, and with
+    it ``$XDG_RUNTIME_DIR/shellgate``, where `shellgate hook`'s daemon
+    listens: a command could ask it about files it cannot see, write the
+    audit log through it, or put its own socket there."""
+    runtime = outside / "run"
+    (runtime / "shellgate").mkdir(parents=True, mode=0o700)
+    runtime.chmod(0o700)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(runtime / "shellgate" / "hook-x.sock"))
+    listener.listen(4)
+    listener.setblocking(False)
+    (runtime / "other").write_text("seen\n")
+    settings = workspace.parent / "unix.json"
+    settings.write_text(json.dumps({"sandbox": {"network": {"allowUnixSockets": True}}}))
+    try:
+        target = runtime / "shellgate" / "hook-x.sock"
+        script = (f"{PY} -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); "
+                  f"s.settimeout(3); s.connect(sys.argv[1])' {shlex.quote(str(target))}\n"
+                  f"ls {shlex.quote(str(runtime / 'shellgate'))} > listing.txt 2>&1\n"
+                  f"cat {shlex.quote(str(runtime / 'other'))} > control.txt")
+        proc = sh(workspace, script, options=("--settings", str(settings)),
+                  env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)})
+        require(consume_control(workspace, proc).strip() == "seen",
+                "the runtime directory's other files are visible", proc)
+        assert accepted(listener) == 0, output(proc)
+        assert "hook-x.sock" not in (workspace / "listing.txt").read_text()
+    finally:
+        listener.close()

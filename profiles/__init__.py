@@ -8,18 +8,61 @@ dependency rule: analyzers and sandbox never import each other).
 
 from __future__ import annotations
 
-import tomllib
-from importlib import resources
+import os
 from typing import Any
 
-__all__ = ["read_text", "read_toml"]
+try:
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover -- a Python built without it
+    from hashlib import blake2b
+
+__all__ = ["digest", "read_text", "read_toml"]
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+#: parsed files, by name (callers treat them as read-only)
+_PARSED: dict[str, dict[str, Any]] = {}
+
+
+def digest(raw: bytes) -> str:
+    """The digest :mod:`.compiled` records of a file's bytes."""
+    return blake2b(raw, digest_size=16).hexdigest()
+
+
+def _read_bytes(name: str) -> bytes:
+    if os.sep in name or name.startswith("."):
+        raise ValueError(f"not a data file of this package: {name!r}")
+    with open(os.path.join(_HERE, name), "rb") as handle:
+        return handle.read()
 
 
 def read_text(name: str) -> str:
     """The text of data file ``name`` shipped in this package."""
-    return resources.files(__name__).joinpath(name).read_text("utf-8")
+    return _read_bytes(name).decode("utf-8")
 
 
 def read_toml(name: str) -> dict[str, Any]:
-    """The parsed TOML data file ``name`` shipped in this package."""
-    return tomllib.loads(read_text(name))
+    """The parsed TOML data file ``name`` shipped in this package (the same
+    object on every call: not to be changed).
+
+    From :mod:`.compiled` when it was made from these very bytes (every
+    `shellgate run` and `check` is a new process, and parsing the TOML
+    cost each one 25 ms); otherwise parsed from the file, which is always
+    what counts."""
+    parsed = _PARSED.get(name)
+    if parsed is not None:
+        return parsed
+    raw = _read_bytes(name)
+    try:
+        from .compiled import DATA  # noqa: PLC0415
+
+        made = DATA.get(name)
+    except ImportError:
+        made = None
+    if made is not None and made[0] == digest(raw):
+        parsed = made[1]
+    else:
+        import tomllib  # noqa: PLC0415
+
+        parsed = tomllib.loads(raw.decode("utf-8"))
+    _PARSED[name] = parsed
+    return parsed

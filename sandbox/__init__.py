@@ -32,10 +32,10 @@ _LAZY = {
     "validate_domain_pattern": "policy",
     "BUILTIN_PROFILES": "profiles",
     "DEFAULT_PROFILE": "profiles",
-    "SandboxSettings": "profiles",
+    "SandboxSettings": "settings",
     "apply_settings": "profiles",
     "load_profile": "profiles",
-    "parse_settings": "profiles",
+    "parse_settings": "settings",
     "Backend": "runner",
     "default_backend": "runner",
     "run": "runner",
@@ -81,17 +81,11 @@ if TYPE_CHECKING:
         domain_matches,
         validate_domain_pattern,
     )
-    from .profiles import (
-        BUILTIN_PROFILES,
-        DEFAULT_PROFILE,
-        SandboxSettings,
-        apply_settings,
-        load_profile,
-        parse_settings,
-    )
+    from .profiles import BUILTIN_PROFILES, DEFAULT_PROFILE, apply_settings, load_profile
     from .proxy import DomainProxy, ProxyEvent
     from .repos import repository_programs
     from .runner import Backend, default_backend, run, sandbox_env
+    from .settings import SandboxSettings, parse_settings
     from .supervise import ExecResult, OutputCapture
 
 __all__ = [

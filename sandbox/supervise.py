@@ -20,8 +20,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-import psutil
-
 from .policy import Limits
 from .sizes import human
 from .stdin import StdinFeeder
@@ -168,6 +166,10 @@ def kill_tree(pid: int, grace: float = 0.2) -> None:
     """SIGKILL the process group of ``pid``, SIGTERM then SIGKILL ``pid`` and
     every descendant. ``pid`` itself is signalled but not reaped: its parent
     (a ``Popen``) must still read its exit status."""
+    # psutil costs 20 ms to import: a run whose process ended by itself
+    # (most runs) never needs it
+    import psutil  # noqa: PLC0415
+
     try:
         root = psutil.Process(pid)
         children = root.children(recursive=True)
@@ -433,6 +435,8 @@ def _pump(
 
 
 def _count_tree(pid: int) -> int:
+    import psutil  # noqa: PLC0415
+
     try:
         return 1 + len(psutil.Process(pid).children(recursive=True))
     except psutil.Error:

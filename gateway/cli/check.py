@@ -41,8 +41,12 @@ def main(args: argparse.Namespace) -> int:
         return 1
     if args.json:
         sys.stdout.write(json.dumps(analysis.to_dict()) + "\n")
+    elif not sys.stdout.isatty():
+        # rich costs ~40 ms to import: a pipe or a file gets plain lines
+        from ..report_text import render_text  # noqa: PLC0415
+
+        render_text(analysis, sys.stdout)
     else:
-        # rich costs ~40 ms to import: only the readable report pays for it.
         from rich.console import Console  # noqa: PLC0415
 
         from ..report import render_analysis  # noqa: PLC0415

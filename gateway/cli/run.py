@@ -15,8 +15,6 @@ import os
 import sys
 from typing import IO, TextIO
 
-from pydantic import ValidationError
-
 from sandbox import (
     ExecResult,
     Limits,
@@ -26,7 +24,6 @@ from sandbox import (
     SandboxPolicy,
     apply_settings,
     load_profile,
-    parse_settings,
     run,
 )
 
@@ -91,16 +88,15 @@ _LIMIT_FLAGS = {"memory": "memory", "tmp_size": "tmp_size", "shm_size": "shm_siz
 def _policy(args: argparse.Namespace) -> SandboxPolicy:
     policy = load_profile(args.profile)
     if args.settings:
+        # the settings models (pydantic) only when a settings file is read
+        from sandbox import parse_settings  # noqa: PLC0415
+
         policy = apply_settings(policy, parse_settings(_read_sandbox_key(args.settings)))
     flags = {key: getattr(args, flag) for flag, key in _LIMIT_FLAGS.items()
              if getattr(args, flag, None) is not None}
     if flags:
         # the user's own flags replace the profile's values (validated as a profile's)
-        try:
-            limits = Limits.model_validate({**policy.limits.model_dump(), **flags})
-        except ValidationError as exc:
-            msg = str(exc.errors()[0].get("msg", "invalid")).removeprefix("Value error, ")
-            raise PolicyError(msg) from None
+        limits = Limits.model_validate({**policy.limits.model_dump(), **flags})
         policy = policy.model_copy(update={"limits": limits})
     if not (args.allow_write or args.allow_domain or args.git_read_only):
         return policy

@@ -30,7 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..errors import UsageError  # noqa: PLC0415
     from .parser import build_parser  # noqa: PLC0415
 
-    parser = build_parser()
+    parser = build_parser(words)
     try:
         args = parser.parse_args(argv)
         verb = importlib.import_module(f"{__name__}.{args.verb_module}")

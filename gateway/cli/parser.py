@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from ..errors import UsageError
@@ -17,13 +18,22 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``argv`` whose first word is a verb, only that
+    verb's (``--help`` and a mistake get every verb)."""
     parser = _Parser(
         prog="shellgate", description="A hardened gateway between an AI agent and the machine."
     )
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     sub.required = True
+    verb = argv[0] if argv else None
+    for name, add in _VERBS.items():
+        if verb not in _VERBS or name == verb:
+            add(sub)
+    return parser
 
+
+def _add_check(sub: argparse._SubParsersAction[_Parser]) -> None:
     check = sub.add_parser("check", help="analyze a bash command and print the verdict")
     check.add_argument(
         "command",
@@ -53,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.set_defaults(verb_module="check")
 
+
+def _add_run(sub: argparse._SubParsersAction[_Parser]) -> None:
     run = sub.add_parser("run", help="run a command inside the sandbox")
     run.add_argument("--cwd", default=None, help="workspace (default: the current directory)")
     run.add_argument(
@@ -111,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(verb_module="run")
 
+
+def _add_tool(sub: argparse._SubParsersAction[_Parser]) -> None:
     tool = sub.add_parser("tool", help="run tool calls through the whole pipeline")
     tool.add_argument("name", metavar="NAME", nargs="?", default=None,
                       help="the tool (Bash, Read, Edit, Write, Glob, Grep, WebFetch, …)")
@@ -131,6 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_permission_args(tool)
     tool.set_defaults(verb_module="tool")
 
+
+def _add_audit(sub: argparse._SubParsersAction[_Parser]) -> None:
     audit = sub.add_parser(
         "audit", help="show, summarize or verify the audit log",
         description="shellgate audit [summary|verify] [FILE|DIR ...]: a table of decisions "
@@ -151,8 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="verify: the chain must still hold this recorded head hash")
     audit.set_defaults(verb_module="audit")
 
-    _add_fuzz(sub)
 
+def _add_hook(sub: argparse._SubParsersAction[_Parser]) -> None:
     hook = sub.add_parser(
         "hook", help="be a Claude Code PreToolUse hook (reads its JSON on stdin)",
         description="shellgate hook: answer one Claude Code PreToolUse call on stdin; "
@@ -165,6 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--user", action="store_true", help="~/.claude/settings.json")
     hook.set_defaults(verb_module="hook")
 
+
+def _add_trust(sub: argparse._SubParsersAction[_Parser]) -> None:
     trust = sub.add_parser(
         "trust", help="let a workspace run the hooks its own repository's settings name")
     trust.add_argument("dir", nargs="?", default=None, metavar="DIR",
@@ -173,10 +191,11 @@ def build_parser() -> argparse.ArgumentParser:
     trust.add_argument("--list", action="store_true", help="print the trusted directories")
     trust.set_defaults(verb_module="trust")
 
+
+def _add_doctor(sub: argparse._SubParsersAction[_Parser]) -> None:
     doctor = sub.add_parser("doctor", help="check that the sandbox can work on this machine")
     doctor.add_argument("--json", action="store_true", help="print the probes as JSON")
     doctor.set_defaults(verb_module="doctor")
-    return parser
 
 
 def _add_fuzz(sub: argparse._SubParsersAction[_Parser]) -> None:
@@ -231,3 +250,17 @@ def add_permission_args(parser: argparse.ArgumentParser) -> None:
                        help="where the audit log goes: a .jsonl file, or a directory of "
                        "daily files (default $SHELLGATE_AUDIT_LOG, else "
                        "$XDG_STATE_HOME/shellgate/audit/)")
+
+
+#: each verb's parser, made only for the verb that runs (building them
+#: all costs a new process 10 ms)
+_VERBS: dict[str, Callable[[argparse._SubParsersAction[_Parser]], None]] = {
+    "check": _add_check,
+    "run": _add_run,
+    "tool": _add_tool,
+    "audit": _add_audit,
+    "fuzz": _add_fuzz,
+    "hook": _add_hook,
+    "trust": _add_trust,
+    "doctor": _add_doctor,
+}

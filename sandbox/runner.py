@@ -142,7 +142,7 @@ def _prepare(
                 env[name] = env[name.lower()] = f"http://127.0.0.1:{proxy_port}"
         return _Prepared(seatbelt_command(argv, plan, proxy_port=proxy_port), env)
     launch = prepare(argv, policy, plan, res, on_proxy_event=on_proxy_event,
-                     empty_dir=empty_dir())
+                     empty_dir=empty_dir(), state_dir=str(runtime_dir()))
     return _Prepared(launch.argv, sb_env, launch.pass_fds, launch.gate, launch)
 
 

@@ -43,7 +43,7 @@ from ..plan import FsPlan
 from ..policy import SandboxPolicy
 from ..supervise import ExecResult, apply_rlimits, rlimits
 from .bwrap import BwrapOptions, bwrap_args, bwrap_command, encode_args
-from .seccomp import SeccompSpec, export_bpf
+from .seccomp import SeccompSpec, cached_bpf
 from .watch import MountWatch
 
 if TYPE_CHECKING:
@@ -315,9 +315,12 @@ def prepare(
     *,
     on_proxy_event: Callable[[ProxyEvent], None] | None = None,
     empty_dir: str | None = None,
+    state_dir: str | None = None,
 ) -> Launch:
     """Everything bwrap needs for ``argv`` under ``policy`` and ``plan``.
-    ``empty_dir``: an empty read-only directory to hide directories with."""
+    ``empty_dir``: an empty read-only directory to hide directories with;
+    ``state_dir``: the sandbox's private state (the compiled seccomp filter
+    is kept there)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxUnavailable("bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
@@ -325,7 +328,7 @@ def prepare(
     # One filter for everything in the sandbox (bwrap's PID 1 included):
     # AF_UNIX only when the policy asks for it, IP only when networked.
     spec = SeccompSpec(allow_unix=policy.network.allow_unix_sockets, allow_inet=networked)
-    seccomp_fd = res.memfd("shellgate-seccomp", export_bpf(spec))
+    seccomp_fd = res.memfd("shellgate-seccomp", cached_bpf(spec, state_dir))
     pass_fds = [seccomp_fd]
     command, channel, child_end = list(argv), None, None
     if networked:

@@ -152,3 +152,29 @@ def test_the_read_only_profile_cannot_change_the_workspace(workspace: Path, atta
     proc = sh(workspace, script, options=("--profile", "read-only"))
     require(proc.stdout.decode().strip() == "ok", "the command ran (private /tmp works)", proc)
     assert snapshot(workspace) == before
+
+
+def test_a_command_cannot_rewrite_the_seccomp_filter_the_next_run_loads(
+        workspace: Path, outside: Path) -> None:
+    """Attack: the compiled seccomp filter is kept between runs in the
+    sandbox's state directory; a command that replaced it with a program
+    allowing everything would run the next command unfiltered."""
+    runtime = outside / "run"
+    runtime.mkdir(mode=0o700)
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}
+    unix = f"{PY} -c 'import socket; socket.socket(socket.AF_UNIX)'"
+    first = sh(workspace, f"{unix} 2>/dev/null || echo refused > control.txt", env=env)
+    require(consume_control(workspace, first).strip() == "refused", "the filter works", first)
+    state = runtime / f"shellgate-{os.getuid()}"
+    saved = sorted(state.glob("seccomp-*.bpf"))
+    require(len(saved) == 1, "the filter was kept between runs")
+    before = saved[0].read_bytes()
+    attack = (f"for f in {shlex.quote(str(state))}/seccomp-*.bpf; do "
+              f"printf '\\006\\000\\000\\000\\000\\000\\377\\177' > \"$f\"; done; "
+              f"ls {shlex.quote(str(state))} > listing.txt 2>&1; echo ran > control.txt")
+    proc = sh(workspace, attack, env=env)
+    consume_control(workspace, proc)
+    assert saved[0].read_bytes() == before
+    assert "seccomp-" not in (workspace / "listing.txt").read_text()
+    again = sh(workspace, f"{unix} 2>/dev/null || echo refused > control.txt", env=env)
+    assert consume_control(workspace, again).strip() == "refused"

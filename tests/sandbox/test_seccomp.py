@@ -6,6 +6,8 @@ instead of vanishing."""
 from __future__ import annotations
 
 import errno
+import os
+from pathlib import Path
 
 import pytest
 
@@ -142,3 +144,62 @@ def test_a_malformed_program_is_an_error_not_a_verdict() -> None:
         evaluate(b"\x00" * 7, 0)
     with pytest.raises(BpfError):
         evaluate(b"\x00\x00\x00\x00\x00\x00\x00\x00", 0)  # loads, never returns
+
+
+SPECS = [seccomp.SeccompSpec(), seccomp.SeccompSpec(allow_unix=True),
+         seccomp.SeccompSpec(allow_inet=True)]
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_a_cached_filter_is_the_filter_libseccomp_builds(spec: seccomp.SeccompSpec,
+                                                         tmp_path: Path) -> None:
+    built = seccomp.export_bpf(spec)
+    assert seccomp.cached_bpf(spec, str(tmp_path)) == built  # built, and saved
+    saved = list(tmp_path.glob("seccomp-*.bpf"))
+    assert len(saved) == 1 and saved[0].read_bytes() == built
+    assert seccomp.cached_bpf(spec, str(tmp_path)) == built  # read back
+    assert len({seccomp.cache_key(s) for s in SPECS}) == len(SPECS)
+
+
+def _plant(tmp_path: Path, how: str) -> Path:
+    spec = seccomp.SeccompSpec()
+    path = tmp_path / f"seccomp-{seccomp.cache_key(spec)}.bpf"
+    allow_all = bytes.fromhex("0600000000000000") * 1  # BPF_RET ALLOW-ish: 8 bytes
+    if how == "group-writable":
+        path.write_bytes(allow_all)
+        path.chmod(0o664)
+    elif how == "a link":
+        (tmp_path / "elsewhere").write_bytes(allow_all)
+        path.symlink_to(tmp_path / "elsewhere")
+    elif how == "a fifo":
+        os.mkfifo(path)
+    elif how == "odd size":
+        path.write_bytes(b"\0" * 13)
+    elif how == "too large":
+        path.write_bytes(b"\0" * (4097 * 8))
+    elif how == "empty":
+        path.write_bytes(b"")
+    return path
+
+
+@pytest.mark.parametrize("how", ["group-writable", "a link", "a fifo", "odd size",
+                                 "too large", "empty"])
+def test_a_cached_filter_that_is_not_plainly_ours_is_built_again(tmp_path: Path,
+                                                                 how: str) -> None:
+    """Attack: put a program that allows everything where the next run reads
+    its filter from. Whatever is there that the sandbox did not write the way
+    it writes is ignored."""
+    _plant(tmp_path, how)
+    assert seccomp.cached_bpf(seccomp.SeccompSpec(), str(tmp_path)) == seccomp.export_bpf(
+        seccomp.SeccompSpec())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a file of another user")
+def test_a_cached_filter_of_another_user_is_built_again(tmp_path: Path) -> None:
+    path = _plant(tmp_path, "empty")
+    path.write_bytes(b"\0" * 64)
+    os.chown(path, 65534, 65534)
+    assert seccomp.cached_bpf(seccomp.SeccompSpec(), str(tmp_path)) == seccomp.export_bpf(
+        seccomp.SeccompSpec())
+    assert seccomp.cached_bpf(seccomp.SeccompSpec(), None) == seccomp.export_bpf(
+        seccomp.SeccompSpec())  # no cache: built each time

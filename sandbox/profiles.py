@@ -9,7 +9,6 @@ to the profile's lists, they never remove from them.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +36,8 @@ def load_profile(name_or_path: str | None = None) -> SandboxPolicy:
                 f"unknown profile {name!r}: use one of {', '.join(BUILTIN_PROFILES)} or a "
                 "path to a TOML file"
             )
+        import tomllib  # noqa: PLC0415 -- a user's profile; the built-in ones are precompiled
+
         try:
             data = tomllib.loads(path.read_text("utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

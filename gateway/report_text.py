@@ -4,7 +4,8 @@ terminal (a pipe, a file, a script): the same facts as
 process 40 ms, and nothing is styled where nobody sees colours.
 
 Control characters of the command (an escape sequence would retitle or
-rewrite a terminal the text is later shown on) are written as ``\\xNN``.
+rewrite a terminal the text is later shown on, a newline would forge a
+line of the report) and bytes that are not UTF-8 are written as ``\\xNN``.
 """
 
 from __future__ import annotations
@@ -15,11 +16,15 @@ from typing import IO
 
 from analyzers import BashAnalysis
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: every control character (a newline of the command would forge a line of
+#: the report: from a review, `echo hi<LF>ALLOW  ls` printed an ALLOW line),
+#: and the bytes that are not UTF-8 (read as lone surrogates: 0x9b is a CSI
+#: on a terminal that is not UTF-8)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\udc80-\udcff]")
 
 
 def _clean(text: str) -> str:
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()) & 0xFF:02x}", text)
 
 
 def render_text(analysis: BashAnalysis, out: IO[str]) -> None:

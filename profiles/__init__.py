@@ -9,6 +9,8 @@ dependency rule: analyzers and sandbox never import each other).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 try:
@@ -19,8 +21,8 @@ except ImportError:  # pragma: no cover -- a Python built without it
 __all__ = ["digest", "read_text", "read_toml"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-#: parsed files, by name (callers treat them as read-only)
-_PARSED: dict[str, dict[str, Any]] = {}
+#: parsed files, by name, read-only
+_PARSED: dict[str, Mapping[str, Any]] = {}
 
 
 def digest(raw: bytes) -> str:
@@ -40,9 +42,22 @@ def read_text(name: str) -> str:
     return _read_bytes(name).decode("utf-8")
 
 
-def read_toml(name: str) -> dict[str, Any]:
+def _frozen(value: Any) -> Any:
+    """``value`` read-only all the way down: tables as mapping views, arrays
+    as tuples. The parsed data is shared by every reader of a process (the
+    gateway server, the hook daemon): from a review, one caller's
+    ``read_toml("sensitive-paths.toml")["paths"].clear()`` would have left
+    every later sandbox of the process hiding nothing."""
+    if isinstance(value, dict):
+        return MappingProxyType({k: _frozen(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def read_toml(name: str) -> Mapping[str, Any]:
     """The parsed TOML data file ``name`` shipped in this package (the same
-    object on every call: not to be changed).
+    read-only object on every call).
 
     From :mod:`.compiled` when it was made from these very bytes (every
     `shellgate run` and `check` is a new process, and parsing the TOML
@@ -64,5 +79,6 @@ def read_toml(name: str) -> dict[str, Any]:
         import tomllib  # noqa: PLC0415
 
         parsed = tomllib.loads(raw.decode("utf-8"))
-    _PARSED[name] = parsed
-    return parsed
+    frozen: Mapping[str, Any] = _frozen(parsed)
+    _PARSED[name] = frozen
+    return frozen

@@ -125,9 +125,15 @@ def _positive(value: object, what: str, *, kind: type = int, optional: bool = Tr
     if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
         raise PolicyError(f"{what}: expected a {'number' if kind is float else 'whole number'}"
                           f"{' or none' if optional else ''}, got {value!r}")
-    if value <= 0:
-        raise PolicyError(f"{what}: must be greater than 0, got {value!r}")
-    return kind(value)
+    try:
+        number = kind(value)
+    except OverflowError:  # a huge integer for a float field
+        raise PolicyError(f"{what}: {value!r} is too large") from None
+    # NaN passes `<= 0` (from a review: `wall_timeout = nan` was taken, and
+    # the run failed later, inside the sandbox's start)
+    if not number > 0 or number == float("inf"):
+        raise PolicyError(f"{what}: must be a finite number greater than 0, got {value!r}")
+    return number
 
 
 class _Frozen:
@@ -149,7 +155,9 @@ class _Frozen:
     def model_copy(self, update: Mapping[str, object] | None = None) -> Self:
         return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
 
-    def model_dump(self) -> dict[str, Any]:
+    def model_dump(self, **_options: Any) -> dict[str, Any]:
+        """The fields as plain values (pydantic's options, such as the audit
+        log's ``mode="json"``, are accepted: the values are JSON's already)."""
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             value = getattr(self, f.name)

@@ -9,6 +9,7 @@ to the profile's lists, they never remove from them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +47,7 @@ def load_profile(name_or_path: str | None = None) -> SandboxPolicy:
     return _from_mapping(name, data)
 
 
-def _from_mapping(name: str, data: dict[str, Any]) -> SandboxPolicy:
+def _from_mapping(name: str, data: Mapping[str, Any]) -> SandboxPolicy:
     try:
         return SandboxPolicy(
             profile=name,

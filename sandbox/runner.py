@@ -91,8 +91,13 @@ def _shellgate_runtime() -> tuple[str, ...]:
     host's /run is visible, and a sandboxed command could otherwise ask the
     daemon about files it cannot see, write the audit log through it, or
     replace its socket."""
+    # the usual place too, whatever this process's environment says: from a
+    # review, a run without XDG_RUNTIME_DIR (cron, ssh, `env -i`) showed a
+    # command the daemon that the user's agent had started there
+    usual = f"/run/user/{os.getuid()}/shellgate"
     base = os.environ.get("XDG_RUNTIME_DIR", "")
-    return (os.path.join(base, "shellgate"),) if os.path.isabs(base) else ()
+    named = (os.path.join(base, "shellgate"),) if os.path.isabs(base) else ()
+    return tuple(dict.fromkeys((*named, usual)))
 
 
 def _plan(chosen: Backend, policy: SandboxPolicy, workspace: str, cwd: str, home: str,

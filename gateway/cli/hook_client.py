@@ -236,7 +236,9 @@ def start(where: str, env: dict[str, str] | os._Environ[str]) -> None:
                      | os.O_NONBLOCK, 0o600)
         try:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+            # one link only: a hard link planted here would have another
+            # file truncated (from a review)
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_nlink != 1:
                 return
             if st.st_size and time.time() - st.st_mtime < SPAWN_INTERVAL_S:
                 return

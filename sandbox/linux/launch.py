@@ -29,7 +29,7 @@ import socket
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,7 +63,7 @@ _MAX_BWRAP_ARGS = 8000
 
 
 @functools.cache
-def _kernel_interfaces() -> dict[str, dict[str, Any]]:
+def _kernel_interfaces() -> Mapping[str, Any]:
     return profile_data.read_toml("kernel-interfaces.toml")
 
 

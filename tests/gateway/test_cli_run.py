@@ -263,3 +263,22 @@ def test_run_help_lists_every_limit_with_its_default() -> None:
                           ("--shm-size", "256M"), ("--run-size", "16M"),
                           ("--max-processes", "1024")]:
         assert flag in text and default in text
+
+
+def test_python_m_gateway_never_imports_a_module_planted_in_its_working_directory(
+        tmp_path: Path) -> None:
+    """Attack (from a review): `python -m` puts the working directory — the
+    workspace, where commands write — first on sys.path, and modules are
+    imported when first used; a planted `psutil.py` ran on the host."""
+    marker = tmp_path / "host-ran-it"
+    (tmp_path / "tomllib.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n"
+                                         "def loads(text): return {}\n")
+    (tmp_path / "p.toml").write_text("[limits]\nwall_timeout = 30\n")
+    # the control: the planted module does run when the directory is on the path
+    subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, '.'); import tomllib"],
+                   cwd=tmp_path, check=True)
+    assert marker.exists()
+    marker.unlink()
+    subprocess.run([sys.executable, "-m", "gateway", "run", "--profile", "./p.toml", "--",
+                    "true"], cwd=tmp_path, capture_output=True, timeout=120, check=False)
+    assert not marker.exists()

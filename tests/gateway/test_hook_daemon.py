@@ -443,3 +443,27 @@ def test_a_call_from_a_removed_directory_is_judged_as_in_process(
         gone.mkdir()
     assert answers[0] == answers[1]
     assert not Path("/relative-audit.jsonl").exists()
+
+
+def test_a_hard_link_planted_at_the_start_stamp_is_left_alone(
+        workspace: Path, tmp_path: Path, runtime: Path) -> None:
+    env = _env(tmp_path, runtime)
+    where = _socket(env)
+    where.parent.mkdir(mode=0o700, exist_ok=True)
+    victim = runtime / "victim"
+    victim.write_text("the user's data\n")
+    os.link(victim, str(where).removesuffix(".sock") + ".started")
+    call = _call("Bash", {"command": "cat ~/.ssh/id_rsa"}, workspace)
+    assert _decision(_hook(call, env)) == "deny"
+    assert victim.read_text() == "the user's data\n"
+
+
+def test_shellgates_sockets_are_hidden_from_commands_whatever_the_environment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from sandbox import runner
+
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    assert f"/run/user/{os.getuid()}/shellgate" in runner._shellgate_runtime()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "/somewhere/else")
+    assert {"/somewhere/else/shellgate", f"/run/user/{os.getuid()}/shellgate"} <= set(
+        runner._shellgate_runtime())

@@ -113,7 +113,17 @@ def test_a_profile_can_be_a_toml_file(tmp_path: Path) -> None:
      ('[filesystem]\nworkspace = "everything"\n', "invalid profile"),
      ('[network]\nallowed_domains = ["*"]\n', "invalid profile"),
      ("[limits]\nwall_timeout = -1\n", "invalid profile"),
-     ('[filesystem]\nunknown_key = 1\n', "invalid profile")],
+     ('[filesystem]\nunknown_key = 1\n', "invalid profile"),
+     # from a review: NaN passed "greater than 0", a huge integer overflowed
+     ("[limits]\nwall_timeout = nan\n", "invalid profile"),
+     ("[limits]\nwall_timeout = inf\n", "invalid profile"),
+     (f"[limits]\nwall_timeout = {10**400}\n", "invalid profile"),
+     ("[limits]\nmax_processes = 1.5\n", "invalid profile"),
+     ('[limits]\nmax_processes = "10"\n', "invalid profile"),
+     ('[filesystem]\nallow_write = "/"\n', "invalid profile"),
+     ('[filesystem]\nprivate_tmp = "false"\n', "invalid profile"),
+     ('[network]\nallow_unix_sockets = 1\n', "invalid profile"),
+     ('[env]\nset = {A = 1}\n', "invalid profile")],
 )
 def test_a_broken_profile_is_a_one_line_policy_error(
     tmp_path: Path, content: str, message: str

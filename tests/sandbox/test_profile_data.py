@@ -4,7 +4,9 @@ parsing TOML must be exactly the TOML, and a stale copy must never count."""
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,9 +23,30 @@ def test_the_compiled_module_is_made_from_the_toml_files_as_they_are() -> None:
     assert sorted(compiled.DATA) == NAMES
 
 
+def _thawed(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _thawed(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thawed(v) for v in value]
+    return value
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_each_data_file_reads_as_its_toml(name: str) -> None:
-    assert profiles.read_toml(name) == tomllib.loads((HERE / name).read_text("utf-8"))
+    assert _thawed(profiles.read_toml(name)) == tomllib.loads((HERE / name).read_text("utf-8"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_reader_can_change_what_the_next_one_reads(name: str) -> None:
+    """Attack (from a review): one caller clearing the shared sensitive-path
+    list left every later sandbox of the process hiding nothing."""
+    data = profiles.read_toml(name)
+    key = next(iter(data))
+    with pytest.raises(TypeError):
+        data[key] = None  # type: ignore[index]
+    for value in data.values():
+        if isinstance(value, tuple):
+            assert not hasattr(value, "clear")
 
 
 def test_a_stale_compiled_entry_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -31,7 +54,7 @@ def test_a_stale_compiled_entry_is_not_used(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setitem(compiled.DATA, name, ("0" * 32, {"paths": []}))
     monkeypatch.setattr(profiles, "_PARSED", {})
     got = profiles.read_toml(name)
-    assert got["paths"] and got == tomllib.loads((HERE / name).read_text("utf-8"))
+    assert got["paths"] and _thawed(got) == tomllib.loads((HERE / name).read_text("utf-8"))
 
 
 @pytest.mark.parametrize("name", ["../pyproject.toml", ".hidden", "sub/x.toml"])

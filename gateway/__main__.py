@@ -21,6 +21,6 @@ def _cwd() -> str | None:
 if not sys.flags.safe_path and sys.path and sys.path[0] in ("", _cwd()):
     del sys.path[0]
 
-from .cli import main
+from .cli import main  # noqa: E402 -- after the sys.path fix above
 
 sys.exit(main())

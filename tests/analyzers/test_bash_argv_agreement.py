@@ -68,7 +68,7 @@ ALLOWED_LINES = sorted({
 def _bash_ran(command: str, tmp: Path) -> list[tuple[str, ...]]:
     log = tmp / "argv.log"
     work = tmp / "work"
-    work.mkdir()
+    work.mkdir(parents=True)
     argv = [
         BWRAP or "bwrap", "--unshare-all", "--die-with-parent", "--new-session",
         "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
@@ -92,9 +92,17 @@ def _same(analyzed: tuple[str, ...], ran: tuple[str, ...]) -> bool:
 
 
 def test_the_recorder_sees_what_bash_runs(tmp_path: Path) -> None:
-    ran = _bash_ran("cd src && echo {a,b} | grep -e x <(ls -l)", tmp_path)
-    assert sorted(ran) == [("cd", "src"), ("echo", "a", "b"), ("grep", "-e", "x", "/dev/fd/63"),
-                           ("ls", "-l")]
+    expected = [("cd", "src"), ("echo", "a", "b"), ("grep", "-e", "x", "/dev/fd/63"),
+                ("ls", "-l")]
+    # Up to three tries: on a loaded machine the process substitution's
+    # record can still be on its way when bash (and the sandbox) ends. A
+    # record missed only makes the comparisons below more lenient, never
+    # wrong; what this test proves is that the recorder can see each one.
+    for attempt in range(3):
+        ran = _bash_ran("cd src && echo {a,b} | grep -e x <(ls -l)", tmp_path / str(attempt))
+        if sorted(ran) == expected:
+            break
+    assert sorted(ran) == expected
 
 
 @pytest.mark.skipif(BWRAP is None, reason="bubblewrap is not installed")

@@ -106,9 +106,11 @@ def test_a_command_cannot_redirect_git_to_a_planted_common_dir(
         mkdir evil && cp -r .git/objects .git/refs evil/ && cp .git/config evil/config
         git config -f evil/config core.fsmonitor 'touch {marker}'
         mkdir evil/hooks && {hook_script("evil/hooks/pre-commit", marker)}
-        echo ../evil > .git/commondir
         echo ran > control.txt
+        echo ../evil > .git/commondir
     """
+    # the control before the plant: the sandbox may stop the run the moment
+    # .git/commondir appears (a sentinel), before a later line could run
     proc = sh(git_ws, script)
     consume_control(git_ws, proc)
     run_planted_git(git_ws)

@@ -68,14 +68,17 @@ def test_stdin_is_passed_to_the_command() -> None:
 
 def test_the_wall_timeout_kills_the_whole_process_tree() -> None:
     marker = f"shellgate-test-{time.time_ns()}"
+    # durations of this test's own (another test's `sleep 60` is no leftover of this one)
+    first, second = f"60.{time.time_ns() % 10**6:06d}", f"61.{time.time_ns() % 10**6:06d}"
     start = time.monotonic()
-    r = _run(["bash", "-c", f"sleep 60 & sleep 61 & exec -a {marker} sleep 62"], timeout=0.5)
+    r = _run(["bash", "-c", f"sleep {first} & sleep {second} & exec -a {marker} sleep 62"],
+             timeout=0.5)
     assert r.timed_out and "wall timeout" in (r.killed_reason or "")  # type: ignore[attr-defined]
     assert time.monotonic() - start < 5
     time.sleep(0.2)
     leftovers = [p for p in psutil.process_iter(["cmdline"])
-                 if p.info["cmdline"] and p.info["cmdline"][:2] in (["sleep", "60"],
-                                                                   ["sleep", "61"], [marker, "62"])]
+                 if p.info["cmdline"] and p.info["cmdline"][:2] in (["sleep", first],
+                                                                   ["sleep", second], [marker, "62"])]
     assert leftovers == []
 
 

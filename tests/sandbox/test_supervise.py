@@ -76,9 +76,9 @@ def test_the_wall_timeout_kills_the_whole_process_tree() -> None:
     assert r.timed_out and "wall timeout" in (r.killed_reason or "")  # type: ignore[attr-defined]
     assert time.monotonic() - start < 5
     time.sleep(0.2)
+    ours = (["sleep", first], ["sleep", second], [marker, "62"])
     leftovers = [p for p in psutil.process_iter(["cmdline"])
-                 if p.info["cmdline"] and p.info["cmdline"][:2] in (["sleep", first],
-                                                                   ["sleep", second], [marker, "62"])]
+                 if p.info["cmdline"] and p.info["cmdline"][:2] in ours]
     assert leftovers == []
 
 

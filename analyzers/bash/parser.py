@@ -23,20 +23,20 @@ Known differentials between tree-sitter and bash, each handled here:
 from __future__ import annotations
 
 import re
-import threading
+from _thread import _local
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .braces import expand_braces
+from .grammar import bash_language
 from .ir import Assignment, ParseResult, ParseStatus, Redirect, SimpleCommand, Word
 from .nodewords import WORDISH, WordEvaluator
 
 try:  # tree-sitter is a hard dependency, but a broken install must not crash us
     import tree_sitter
-    import tree_sitter_bash
 
-    _LANGUAGE: Any = tree_sitter.Language(tree_sitter_bash.language())
+    _LANGUAGE: Any = tree_sitter.Language(bash_language())
 except Exception:  # pragma: no cover - exercised by the legacy tests via flag
     _LANGUAGE = None
 
@@ -45,7 +45,7 @@ MAX_AST_DEPTH = 256
 #: Stop collecting commands after this many (the analyzer caps at 50 anyway).
 MAX_COLLECTED_COMMANDS = 1000
 
-_local = threading.local()
+_local_state = _local()
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 _STATEMENT_SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&"})
@@ -79,10 +79,10 @@ def tree_sitter_available() -> bool:
 
 
 def _parser() -> Any:
-    parser = getattr(_local, "parser", None)
+    parser = getattr(_local_state, "parser", None)
     if parser is None:
         parser = tree_sitter.Parser(_LANGUAGE)
-        _local.parser = parser
+        _local_state.parser = parser
     return parser
 
 
@@ -121,8 +121,9 @@ def parse_tree_sitter(
     walker.scope.update(variables or {})
     walker.sequence(root, depth=0, nested=False)
     status = ParseStatus.TOO_COMPLEX if reasons else ParseStatus.SIMPLE
-    return ParseResult(status, tuple(walker.commands), tuple(dict.fromkeys(reasons)), text,
-                       walker.input_pipes)
+    return ParseResult(
+        status, tuple(walker.commands), tuple(dict.fromkeys(reasons)), text, walker.input_pipes
+    )
 
 
 def _join_continuations(src: bytes, root: Any) -> bytes | None:
@@ -669,8 +670,10 @@ class _Walker(WordEvaluator):
                 # review): `cat <<E'O'F`, a line `EOF`, then `touch x`, then
                 # `E'O'F` — bash runs `touch x`, tree-sitter reads it as text.
                 if delimiter is None or self.text(child) != delimiter:
-                    self.fail("here-document delimiter that bash and the parser read "
-                              f"differently ({self.text(child)!r})")
+                    self.fail(
+                        "here-document delimiter that bash and the parser read "
+                        f"differently ({self.text(child)!r})"
+                    )
             elif ct in ("file_redirect", "herestring_redirect"):
                 extra.extend(self.redirect(child, depth, nested, trailing))
             elif ct in ("pipeline", "list", "command", "redirected_statement"):

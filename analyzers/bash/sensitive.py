@@ -60,20 +60,130 @@ def _component_rx(part: str) -> str:
     return "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in part)
 
 
+def _pattern_rx(parts: tuple[str, ...]) -> str:
+    rx = ""
+    for i, part in enumerate(parts):
+        if part == "**":
+            rx += "(?:[^/]*/)*"
+        else:
+            rx += _component_rx(part) + ("/" if i < len(parts) - 1 else "")
+    return rf"^{rx}(?:/.*)?$"
+
+
+def _static_prefix(parts: tuple[str, ...]) -> str | None:
+    """The pattern's leading literal components, joined with a final ``/``;
+    None when it starts with a wildcard."""
+    static: list[str] = []
+    for part in parts:
+        if part == "**" or any(c in part for c in "*?["):
+            break
+        static.append(part)
+    return None if static in ([], [""]) else "/".join(static) + "/"
+
+
+@dataclass(frozen=True, slots=True)
+class _Expanded:
+    """One sensitive entry spelled for one home directory."""
+    entry: SensitivePath
+    parts: tuple[str, ...]
+    source: str
+    static: str | None
+
+
+class _Table:
+    """The expanded entries for one home, and a component trie over them.
+
+    Why not one regex per entry, compiled up front: that was 268 regexes and
+    their alternation, ~50 ms of every cold `shellgate check 'cat x'` and
+    every hook call, for an answer that is nearly always "none". The trie
+    gives, from a path's components, the entries it *could* match (a
+    superset: a wildcard component is taken to match any component); only
+    those entries' regexes are compiled and asked, so the verdict is still
+    the regex's, exactly as before."""
+
+    __slots__ = ("_rx", "_trie", "entries")
+
+    def __init__(self, home: str) -> None:
+        self.entries = tuple(
+            _Expanded(entry, parts, _pattern_rx(parts), _static_prefix(parts))
+            for entry in SENSITIVE_PATHS
+            for parts in (tuple(p.split("/")) for p in _expand(entry.pattern, home))
+        )
+        self._trie: _Node = _Node()
+        for index, expanded in enumerate(self.entries):
+            node = self._trie
+            for part in expanded.parts:
+                node = node.child(part)
+            node.ends.append(index)
+        self._rx: dict[int, re.Pattern[str]] = {}
+
+    def candidates(self, path: str) -> list[int]:
+        """Indices of the entries ``path`` may match, in list order."""
+        found: set[int] = set()
+        states = _Node.closure([self._trie])
+        for component in path.split("/"):
+            for node in states:
+                found.update(node.ends)  # anything below an entry is in it
+            states = _Node.closure([n for s in states for n in s.step(component)])
+            if not states:
+                break
+        else:
+            for node in states:
+                found.update(node.ends)
+        return sorted(found)
+
+    def matches(self, index: int, path: str) -> bool:
+        rx = self._rx.get(index)
+        if rx is None:
+            rx = self._rx[index] = re.compile(self.entries[index].source, re.DOTALL)
+        return rx.match(path) is not None
+
+
+class _Node:
+    __slots__ = ("ends", "globstar", "literal", "loops", "wild")
+
+    def __init__(self, *, loops: bool = False) -> None:
+        self.loops = loops  # reached by `**`, which may take any more components
+        self.literal: dict[str, _Node] = {}
+        self.wild: _Node | None = None  # a component with `*` or `?`
+        self.globstar: _Node | None = None  # `**`: any number of components
+        self.ends: list[int] = []
+
+    def child(self, part: str) -> _Node:
+        if part == "**":
+            self.globstar = self.globstar or _Node(loops=True)
+            return self.globstar
+        if "*" in part or "?" in part:
+            self.wild = self.wild or _Node()
+            return self.wild
+        return self.literal.setdefault(part, _Node())
+
+    def step(self, component: str) -> list[_Node]:
+        out = [n for n in (self.literal.get(component), self.wild) if n is not None]
+        if self.globstar is not None:
+            out.append(self.globstar)  # `**` takes this component
+        if self.loops:
+            out.append(self)  # ... and the next, as often as it likes
+        return out
+
+    @staticmethod
+    def closure(nodes: list[_Node]) -> list[_Node]:
+        """``nodes`` plus what their ``**`` reach by taking no component."""
+        out: list[_Node] = []
+        todo = list(nodes)
+        while todo:
+            node = todo.pop()
+            if any(node is n for n in out):
+                continue
+            out.append(node)
+            if node.globstar is not None:
+                todo.append(node.globstar)
+        return out
+
+
 @functools.lru_cache(maxsize=16)
-def _compiled(home: str) -> tuple[tuple[re.Pattern[str], SensitivePath, tuple[str, ...]], ...]:
-    out = []
-    for entry in SENSITIVE_PATHS:
-        for pat in _expand(entry.pattern, home):
-            parts = pat.split("/")
-            rx = ""
-            for i, part in enumerate(parts):
-                if part == "**":
-                    rx += "(?:[^/]*/)*"
-                else:
-                    rx += _component_rx(part) + ("/" if i < len(parts) - 1 else "")
-            out.append((re.compile(rf"^{rx}(?:/.*)?$", re.DOTALL), entry, tuple(parts)))
-    return tuple(out)
+def _table(home: str) -> _Table:
+    return _Table(home)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -84,16 +194,25 @@ def match_sensitive(path: str, home: str, *, glob: bool = False) -> SensitivePat
     With ``glob`` the path is a pattern (``~/.s*/id_rsa``): it matches when
     any path it could expand to is sensitive.
     """
-    compiled = _compiled(home)
-    if not glob and not _combined(home).match(path):
-        return None  # the common case: one regex says "none of them"
+    table = _table(home)
     name = path.rsplit("/", 1)[-1]
-    for rx, entry, parts in compiled:
+    if not glob:
+        for index in table.candidates(path):
+            entry = table.entries[index].entry
+            if entry.exceptions and name in entry.exceptions:
+                continue
+            if table.matches(index, path):
+                return entry
+        return None
+    candidates = set(table.candidates(path))
+    split = path.split("/")
+    for index, expanded in enumerate(table.entries):
+        entry = expanded.entry
         if entry.exceptions and name in entry.exceptions:
             continue
-        if rx.match(path):
+        if index in candidates and table.matches(index, path):
             return entry
-        if glob and _glob_overlaps(path.split("/"), parts):
+        if _glob_overlaps(split, expanded.parts):
             return entry
     return None
 
@@ -111,7 +230,8 @@ def sensitive_anywhere(raw: str, home: str) -> SensitivePath | None:
     parts = [p for p in raw.split("/") if p not in ("", ".")]
     if not parts or raw.startswith(("/", "~")):
         return None
-    for _, entry, pattern in _compiled(home):
+    for expanded in _table(home).entries:
+        entry, pattern = expanded.entry, expanded.parts
         if entry.exceptions and parts[-1] in entry.exceptions:
             continue
         if any(_laid_over(parts, pattern, at) for at in range(1, len(pattern))):
@@ -129,11 +249,6 @@ def _laid_over(parts: list[str], pattern: tuple[str, ...], at: int) -> bool:
         if not fnmatch.fnmatchcase(part, pat):
             return False
     return True
-
-
-@functools.lru_cache(maxsize=16)
-def _combined(home: str) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{rx.pattern})" for rx, _, _ in _compiled(home)), re.DOTALL)
 
 
 def _glob_overlaps(path: list[str] | tuple[str, ...], pattern: tuple[str, ...]) -> bool:
@@ -187,15 +302,10 @@ def sensitive_below(root: str, home: str) -> list[tuple[str, SensitivePath]]:
 def _sensitive_below(root: str, home: str) -> tuple[tuple[str, SensitivePath], ...]:
     prefix = root.rstrip("/") + "/"
     out = []
-    for _, entry, parts in _compiled(home):
-        static: list[str] = []
-        for part in parts:
-            if part == "**" or any(c in part for c in "*?["):
-                break
-            static.append(part)
-        if static in ([], [""]):
+    for expanded in _table(home).entries:
+        if expanded.static is None or not expanded.static.startswith(prefix):
             continue
-        pattern = "/".join(parts)
-        if ("/".join(static) + "/").startswith(prefix) and pattern.startswith(prefix):
-            out.append((pattern, entry))
+        pattern = "/".join(expanded.parts)
+        if pattern.startswith(prefix):
+            out.append((pattern, expanded.entry))
     return tuple(out)

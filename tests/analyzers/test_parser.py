@@ -46,7 +46,7 @@ def argvs(command: str) -> list[tuple[str, ...]]:
         # variables assigned earlier in the same line are resolved
         ("d=src; ls $d", [(), ("ls", "src")]),
         ("export D=/etc && cat $D/passwd", [("export", "D=/etc"), ("cat", "/etc/passwd")]),
-        ("unset X; rm -rf \"$X/\"", [("unset", "X"), ("rm", "-rf", "/")]),
+        ('unset X; rm -rf "$X/"', [("unset", "X"), ("rm", "-rf", "/")]),
         # test commands are argv too
         ("[ -d a ] && [[ -f b ]]", [("[", "-d", "a", "]"), ("[[", "-f", "b", "]]")]),
         # comments are not commands
@@ -99,7 +99,7 @@ def test_constructs_the_analyzer_cannot_resolve_make_the_parse_too_complex(
     [
         "cat <<'EOF'\n$(id) `id` ${x}\nEOF",
         "cat <<EOF\nplain text\nEOF",
-        "cat <<\"EOF\" | grep x\n$(not run)\nEOF",
+        'cat <<"EOF" | grep x\n$(not run)\nEOF',
         "echo '$(not run)' \"literal\"",
     ],
 )
@@ -171,3 +171,35 @@ def test_legacy_splitter_allows_plain_read_only_commands() -> None:
     result = analyze_bash("ls -la src | grep x", CWD, home=HOME, use_tree_sitter=False)
     assert result.parse is ParseStatus.PARSE_UNAVAILABLE
     assert result.verdict is Verdict.ALLOW
+
+
+def test_the_grammar_loaded_directly_is_the_packaged_bash_grammar() -> None:
+    """grammar.py loads tree_sitter_bash's extension without the package's
+    __init__ (which costs ~10 ms of importlib.resources); it must be the
+    very grammar the package would give."""
+    import tree_sitter
+    import tree_sitter_bash
+
+    from analyzers.bash.grammar import bash_language
+
+    direct = tree_sitter.Language(bash_language())
+    packaged = tree_sitter.Language(tree_sitter_bash.language())
+    assert direct.abi_version == packaged.abi_version
+    assert direct.node_kind_count == packaged.node_kind_count
+    assert [direct.node_kind_for_id(i) for i in range(direct.node_kind_count)] == [
+        packaged.node_kind_for_id(i) for i in range(packaged.node_kind_count)
+    ]
+
+
+def test_a_grammar_package_of_another_layout_falls_back_to_the_ordinary_import(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import tree_sitter
+
+    from analyzers.bash import grammar
+
+    monkeypatch.setattr(grammar, "_binding_module", lambda: None)
+    language = tree_sitter.Language(grammar.bash_language())
+    tree = tree_sitter.Parser(language).parse(b"ls | wc -l")
+    assert tree.root_node.type == "program"
+    assert not tree.root_node.has_error

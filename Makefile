@@ -51,7 +51,7 @@ $(STAMP): pyproject.toml
 	  | { grep -v "^WARNING: Location '.*' is ignored" || true; }
 	@touch $(STAMP)
 
-LINT_DIRS := $(wildcard analyzers sandbox gateway profiles tests bench fuzz)
+LINT_DIRS := $(wildcard analyzers sandbox gateway profiles values tests bench fuzz)
 
 lint: setup
 	@$(BIN)/ruff check $(LINT_DIRS)

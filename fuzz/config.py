@@ -3,14 +3,15 @@ means (shared by the parent, fuzz/runner.py, and its workers, fuzz/worker.py).""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+
+from values import valueclass
 
 from .errors import FuzzError
 from .properties import PROPERTIES, Property
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class FuzzConfig:
     seconds: float | None = 60.0
     examples: int | None = None

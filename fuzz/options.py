@@ -25,10 +25,10 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from subprocess import DEVNULL, PIPE, STDOUT
 
 from analyzers import option_tables
+from values import valueclass
 
 _Program = tuple[str, ...]  # ("sort",), ("git", "log")
 _Merge = Callable[["Option", "Option"], "Option"]
@@ -87,7 +87,7 @@ _PROSE_NEGATION = re.compile(r"\b(?:disabled|negated) (?:with|by) (?:the )?(--no
 _OVERSTRIKE = re.compile(r".\x08|\x1b\[[0-9;]*[A-Za-z]")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Option:
     """One spelling of one option, as the tool's help describes it."""
 
@@ -98,7 +98,7 @@ class Option:
     suspicious: bool
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class ToolOptions:
     """What an installed tool says it accepts, and where it said so."""
 
@@ -110,7 +110,7 @@ class ToolOptions:
         return tuple(o.name for o in self.options if o.name.startswith("--"))
 
 
-@dataclass(slots=True)
+@valueclass(frozen=False)
 class _Spec:
     name: str
     long: bool

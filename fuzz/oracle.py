@@ -21,7 +21,6 @@ never in code.
 
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
 import os
 import pwd
@@ -31,11 +30,11 @@ import subprocess
 import tempfile
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzers import WorkspaceFacts, match_sensitive
 from sandbox import dotenv_below
+from values import field, replace, valueclass
 
 from .trace import Event, events, tree
 
@@ -51,7 +50,7 @@ _CANARY = "shellgate-canary-7f3a9c"
 _REAL_HOME = os.path.realpath(pwd.getpwuid(os.getuid()).pw_dir)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Observation:
     """What one command did, and which of it is a finding."""
 
@@ -61,7 +60,7 @@ class Observation:
     output: str = ""
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class _Exemptions:
     execs: list[str] = field(default_factory=list)
     opens: list[str] = field(default_factory=list)
@@ -311,7 +310,7 @@ def _as_fake_home(event: Event, home: str) -> Event:
     there: see Oracle._argv)."""
     real = _REAL_HOME
     if event.path == real or event.path.startswith(real + "/"):
-        return dataclasses.replace(event, path=home + event.path[len(real):])
+        return replace(event, path=home + event.path[len(real):])
     return event
 
 

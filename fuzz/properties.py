@@ -30,12 +30,12 @@ import subprocess
 import time
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
 
 from analyzers import BashAnalysis, Verdict, WorkspaceFacts, analyze_bash
+from values import valueclass
 
 from . import grammar as g
 from .mutate import mutated
@@ -50,7 +50,7 @@ PROJECT, HOME = "/oracle/project", "/oracle/home"
 _RANK = {Verdict.ALLOW: 0, Verdict.ASK: 1, Verdict.DENY: 2}
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Failure:
     """A property that did not hold: what was analyzed and what went wrong."""
 
@@ -68,7 +68,7 @@ class Failure:
         return self.property, self.signature or self.command
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class Context:
     """What the properties share in one process: the installed tools'
     options, the mutator's seeds, the oracle (``None`` without --oracle)."""
@@ -89,7 +89,7 @@ class Context:
                             workspace=self.workspace)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Property:
     name: str
     summary: str

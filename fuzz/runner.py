@@ -21,9 +21,10 @@ import signal
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from values import field, valueclass
 
 from . import findings as store
 from .config import FuzzConfig, chosen_properties
@@ -36,7 +37,7 @@ from .properties import Context
 from .worker import GRACE, MODES, worker_main
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class Snapshot:
     """The run so far (what the live display shows)."""
 
@@ -54,7 +55,7 @@ class Snapshot:
     interrupted: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class FuzzReport:
     examples: int
     failures: tuple[dict[str, Any], ...]

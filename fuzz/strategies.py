@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from hypothesis import strategies as st
+
+from values import valueclass
 
 from . import grammar as g
 from .coverage import production as _p
@@ -38,7 +39,7 @@ from .pieces import (
 Tools = Mapping[tuple[str, ...], ToolOptions]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Limits:
     """How big a generated command may grow (``ci``: fast and small; ``deep``:
     the long and deep inputs that find slowness and recursion limits)."""

@@ -13,8 +13,9 @@ import hashlib
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+
+from values import valueclass
 
 _LINE = re.compile(r"^(?P<pid>\d+)\s+(?P<call>\w+)\((?P<args>.*)\)\s+=\s+(?P<ret>-?\d+|\?)")
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
@@ -24,7 +25,7 @@ _OPENED = re.compile(r"\)\s+=\s+\d+<([^>]*)>\s*$")
 _AT_CWD = re.compile(r"^AT_FDCWD<([^>]*)>")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Event:
     call: str
     args: str
@@ -69,7 +70,7 @@ def _joined(lines: list[str]) -> Iterator[str]:
             yield line
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class _Call:
     pid: str
     call: str

@@ -11,8 +11,9 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+from values import field, valueclass
 
 if TYPE_CHECKING:
     from sandbox import Backend, FsPlan, SandboxPolicy
@@ -42,7 +43,7 @@ class MemoryAudit:
             self.events.append({"ts": time.time(), "event": event, **fields})
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class ApprovalRequest:
     """What a person is shown when a call needs one."""
 
@@ -69,7 +70,7 @@ class Approver(Protocol):
     def __call__(self, request: ApprovalRequest) -> Awaitable[bool | str]: ...
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class ReadRecord:
     """What a Read saw of a file, for Edit and Write to check against: the
     content's hash and the file's mtime at that moment, and whether the
@@ -91,7 +92,7 @@ class ReadRecord:
 PLAN_TTL_S = 5.0
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class SessionContext:
     """One session's state. ``cwd`` persists across Bash calls (never
     outside the allowed directories); ``workspace`` is fixed for the
@@ -210,7 +211,7 @@ class SessionContext:
             return self.read_state.get(path)
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class ToolContext:
     """One call's context: the session, the ids every event carries, and
     facts gathered before the permission stage (Bash's analysis)."""

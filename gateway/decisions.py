@@ -5,8 +5,9 @@ execpolicy). Denials are values, never exceptions."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import IntEnum
+
+from values import valueclass
 
 
 class Decision(IntEnum):
@@ -18,7 +19,7 @@ class Decision(IntEnum):
         return self.name.lower()
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class PermissionResult:
     """A decision and everything that explains it: who decided (``source``:
     ``tool``, ``analyzer``, ``default``, ``approver``, later a settings
@@ -59,7 +60,7 @@ class PermissionResult:
         return " ".join(parts)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Validation:
     """What a tool's ``validate_input`` answers: valid; invalid (an error
     result the model can correct, with a stable ``code``); or ``ask`` — the

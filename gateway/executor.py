@@ -19,8 +19,9 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Literal
+
+from values import field, valueclass
 
 from .context import ToolContext
 from .messages import Progress, TextBlock, ToolResultMessage, ToolUse, blocks_chars
@@ -44,7 +45,7 @@ def max_concurrency() -> int:
     return value if value > 0 else DEFAULT_MAX_CONCURRENCY
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class _Tracked:
     use: ToolUse
     ctx: ToolContext

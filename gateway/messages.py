@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
+
+from values import field, valueclass
 
 if TYPE_CHECKING:
     from .context import SessionContext
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class ToolUse:
     """One ``tool_use`` block as the model sent it."""
 
@@ -24,7 +25,7 @@ class ToolUse:
     input: Mapping[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class TextBlock:
     text: str
 
@@ -32,7 +33,7 @@ class TextBlock:
         return {"type": "text", "text": self.text}
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class ImageBlock:
     """An image the model sees (a command that printed a PNG, a Read of
     one): the bytes are kept until the wire needs base64."""
@@ -45,7 +46,7 @@ class ImageBlock:
                                             "data": base64.b64encode(self.data).decode()}}
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class BlobBlock:
     """Binary output that is not an image (a command that printed a
     tarball): never decoded into text; small ones are described inline,
@@ -75,7 +76,7 @@ def blocks_chars(blocks: tuple[Block, ...]) -> int:
 ContextModifier = Callable[["SessionContext"], None]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class ToolResult:
     """What a tool's ``call`` returns: its own data (mapped to blocks by the
     tool's ``map_result``), messages to add to the conversation, and a
@@ -87,7 +88,7 @@ class ToolResult:
     is_error: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class ToolResultMessage:
     """The ``tool_result`` block that goes back to the model."""
 
@@ -104,7 +105,7 @@ class ToolResultMessage:
                 "content": [b.to_wire() for b in self.content], "is_error": self.is_error}
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Progress:
     """Something a running tool reports before its result (a chunk of a
     command's output). Emitted at once, never held for ordering."""

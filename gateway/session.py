@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from values import valueclass
 
 from .context import Approver, AuditSink, MemoryAudit, Questioner, SessionContext
 from .errors import UsageError
@@ -183,7 +184,7 @@ def session_hooks(context: SessionContext, permissions: PermissionSettings, *,
                            mode=str(permissions.mode), watches=guard.watches), tuple(notes)
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class Session:
     """A session assembled: its context and the pipeline every call takes."""
 

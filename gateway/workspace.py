@@ -5,11 +5,11 @@ repository's configuration entries that make git run programs."""
 
 from __future__ import annotations
 
-import dataclasses
 import glob
 import os
 
 from analyzers import BashAnalysis, WorkspaceFacts, analyze_bash
+from values import replace
 
 
 def analyze_in_workspace(
@@ -54,7 +54,7 @@ def analyze_with_facts(
              if any(s.trees for s in light.subcommands)
              else WorkspaceFacts(repo_programs=programs))
     return analyze_bash(light.command, cwd, extra_read_dirs=extra_dirs, home=home,
-                        workspace=dataclasses.replace(facts, real_paths=links))
+                        workspace=replace(facts, real_paths=links))
 
 
 #: a glob's files looked at for links; past this many, the glob is judged

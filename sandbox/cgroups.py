@@ -35,13 +35,14 @@ import functools
 import itertools
 import os
 import time
-from dataclasses import dataclass
+
+from values import valueclass
 
 _PREFIX = "shellgate-"
 _SEQ = itertools.count()
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Mechanism:
     """How runs are limited on this machine, and why."""
 
@@ -50,7 +51,7 @@ class Mechanism:
     why: str
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Places:
     """Where a run's groups are made: parent directories, or None."""
 

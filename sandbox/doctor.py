@@ -12,14 +12,15 @@ import platform
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+
+from values import valueclass
 
 from .cgroups import RunCgroup, mechanism
 from .linux.seccomp import SeccompSpec, export_bpf, seccomp_available
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Probe:
     name: str
     ok: bool

@@ -18,8 +18,9 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
+
+from values import valueclass
 
 from .walk import WalkResult, WalkSpec, walk
 
@@ -207,7 +208,7 @@ WORKSPACE_SPEC = WalkSpec(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class DotenvBelow:
     """The dotenv files below some directories: ``searched`` (existing
     directories walked), ``files`` found, ``dirs`` (``.envs/``, ``.env.d/``:

@@ -56,9 +56,10 @@ import json
 import os
 import re
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from values import field, valueclass
 
 from .cleanup import prune_caches
 from .gitlinks import enumerate_gitlinks
@@ -88,7 +89,7 @@ MAX_DEPTH = 4
 MAX_REPOS = 256
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Repo:
     """One repository of the tree: its work tree, its git directory, the
     stamp of its index and the gitlinks git saw in it."""
@@ -99,7 +100,7 @@ class Repo:
     links: frozenset[str]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class GuardReport:
     """What the post-run step did: the paths it renamed, and the problems
     it met, one line each."""
@@ -108,7 +109,7 @@ class GuardReport:
     problems: tuple[str, ...] = ()
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class GitGuard:
     """The tree of repositories in the writable roots, before the run."""
 

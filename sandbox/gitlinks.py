@@ -19,8 +19,9 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from values import valueclass
 
 from .policy import EnvPolicy, FilesystemPolicy, Limits, SandboxPolicy
 
@@ -47,7 +48,7 @@ _POLICY = SandboxPolicy(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Enumeration:
     """``links``: the gitlink paths, or None when git could not be asked or
     did not answer in time (the caller fails closed). ``problem``: why, or

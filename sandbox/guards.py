@@ -27,9 +27,10 @@ import stat
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from values import field, valueclass
 
 from .cleanup import remove_tree
 from .errors import SandboxUnavailable
@@ -109,7 +110,7 @@ def _private(path: Path) -> bool:
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class GuardOutcome:
     """What the post-run guards found: paths undone (a tripwire put back, a
     planted repository renamed), changes to review, problems."""
@@ -119,7 +120,7 @@ class GuardOutcome:
     problems: list[str] = field(default_factory=list)
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class Guards:
     """The pre-run state the post-run step compares against."""
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from dataclasses import dataclass, field
 from typing import Literal
 
 import profiles as profile_data
+from values import field, valueclass
 
 from .errors import PolicyError
 from .repos import Repo, config_targets, gitdirs
@@ -32,7 +32,7 @@ _MOUNTED_GITDIRS = 32
 Scope = Literal["gitdir", "repo", "home"]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class HostFile:
     path: str
     kind: Literal["file", "dir"]
@@ -57,7 +57,7 @@ def host_files() -> tuple[HostFile, ...]:
     return tuple(out)
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class HostRunTargets:
     """Concrete paths for one run. ``block``: (path, kind, stub when
     missing); ``tripwire``: paths checked after the run; ``report``: paths

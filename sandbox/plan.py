@@ -26,10 +26,10 @@ import glob
 import hashlib
 import os
 import pwd
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import profiles as profile_data
+from values import field, valueclass
 
 from . import dotenv_scan
 from .errors import PolicyError
@@ -44,7 +44,7 @@ _SYSTEM_TREES = tuple(profile_data.read_toml("system-dirs.toml")["trees"])
 _NEVER_WRITABLE = frozenset({"/", "/home", "/root", "/var", "/opt", "/srv", *_SYSTEM_TREES})
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class FsPlan:
     """Resolved, absolute, deduplicated paths for a backend to render, and
     the one answer to "may this path be read / written?" that the sandbox
@@ -134,7 +134,7 @@ class FsPlan:
         return PathRight(True, f"{real} is writable")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class PathRight:
     """The answer to "may this path be read / written?", with its reason."""
 
@@ -432,7 +432,7 @@ class _Exists:
         return name in names if names is not None else os.path.lexists(path)
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class _Layout:
     pinned: list[str] = field(default_factory=list)
     protected: list[str] = field(default_factory=list)

@@ -1,6 +1,6 @@
 """What a sandboxed process may do: the :class:`SandboxPolicy` and its parts.
 
-All parts are frozen dataclasses, checked when made (a policy is a value,
+All parts are frozen values, checked when made (a policy is a value,
 built once from a profile plus settings, then handed to :func:`sandbox.run`).
 Not pydantic: every `shellgate run` is a new process, and importing pydantic
 and building these models cost it 80 ms of a 250 ms start; what comes from
@@ -14,12 +14,13 @@ the working directory is added by ``run`` (``workspace`` says how).
 
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
 import functools
 import re
 from collections.abc import Mapping
 from typing import Any, Literal, Self
+
+from values import field, fields, replace, valueclass
 
 from .errors import PolicyError
 from .sizes import parse_memory, parse_size
@@ -137,7 +138,7 @@ def _positive(value: object, what: str, *, kind: type = int, optional: bool = Tr
 
 
 class _Frozen:
-    """The pydantic calls the policy's users make, for frozen dataclasses."""
+    """The pydantic calls the policy's users make, for frozen values."""
 
     @classmethod
     def model_validate(cls, data: object) -> Self:
@@ -145,7 +146,7 @@ class _Frozen:
             return data
         if not isinstance(data, Mapping):
             raise PolicyError(f"{cls.__name__}: expected a table, got {data!r}")
-        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        names = {f.name for f in fields(cls)}
         unknown = sorted(str(k) for k in data if k not in names)
         if unknown:
             raise PolicyError(f"{unknown[0]}: not a key of {cls.__name__} "
@@ -153,20 +154,20 @@ class _Frozen:
         return cls(**data)
 
     def model_copy(self, update: Mapping[str, object] | None = None) -> Self:
-        return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
+        return replace(self, **(update or {}))
 
     def model_dump(self, **_options: Any) -> dict[str, Any]:
         """The fields as plain values (pydantic's options, such as the audit
         log's ``mode="json"``, are accepted: the values are JSON's already)."""
         out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+        for f in fields(self):
             value = getattr(self, f.name)
             out[f.name] = value.model_dump() if isinstance(value, _Frozen) else (
                 dict(value) if isinstance(value, dict) else value)
         return out
 
 
-@dataclasses.dataclass(frozen=True)
+@valueclass(slots=False)
 class FilesystemPolicy(_Frozen):
     """Writes are allowed only below ``allow_write`` (plus the workspace when
     ``workspace == "write"`` and a private ``/tmp``); ``deny_write`` always
@@ -211,7 +212,7 @@ def domain_matches(host: str, pattern: str) -> bool:
     return host == pattern
 
 
-@dataclasses.dataclass(frozen=True)
+@valueclass(slots=False)
 class NetworkPolicy(_Frozen):
     """``none`` unless ``allowed_domains`` is non-empty; then every connection
     goes through the host-side proxy, which checks ``denied_domains`` first,
@@ -248,14 +249,14 @@ class NetworkPolicy(_Frozen):
         return False, "not in sandbox.network.allowedDomains"
 
 
-@dataclasses.dataclass(frozen=True)
+@valueclass(slots=False)
 class EnvPolicy(_Frozen):
     """Which variables of the caller's environment pass in, and what is set."""
 
     allow: tuple[str, ...] = DEFAULT_ENV_ALLOW
     #: exact names that pass even if they look like secrets
     pass_through: tuple[str, ...] = ()
-    set: dict[str, str] = dataclasses.field(default_factory=dict)
+    set: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _set(self, "allow", _strings(self.allow, "allow"))
@@ -275,7 +276,7 @@ class EnvPolicy(_Frozen):
         return out
 
 
-@dataclasses.dataclass(frozen=True)
+@valueclass(slots=False)
 class Limits(_Frozen):
     """Resource limits; ``None`` means no limit of that kind. Sizes accept
     ``512M``, ``2GiB`` or bytes (see :mod:`sandbox.sizes`)."""
@@ -311,15 +312,15 @@ class Limits(_Frozen):
             _set(self, name, parse_size(getattr(self, name), what=name))
 
 
-@dataclasses.dataclass(frozen=True)
+@valueclass(slots=False)
 class SandboxPolicy(_Frozen):
     """Everything the sandbox needs to know about one kind of run."""
 
     profile: str = "workspace-write"
-    filesystem: FilesystemPolicy = dataclasses.field(default_factory=FilesystemPolicy)
-    network: NetworkPolicy = dataclasses.field(default_factory=NetworkPolicy)
-    env: EnvPolicy = dataclasses.field(default_factory=EnvPolicy)
-    limits: Limits = dataclasses.field(default_factory=Limits)
+    filesystem: FilesystemPolicy = field(default_factory=FilesystemPolicy)
+    network: NetworkPolicy = field(default_factory=NetworkPolicy)
+    env: EnvPolicy = field(default_factory=EnvPolicy)
+    limits: Limits = field(default_factory=Limits)
 
     def __post_init__(self) -> None:
         if not isinstance(self.profile, str):

@@ -34,7 +34,8 @@ import re
 import socket
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+
+from values import field, valueclass
 
 from .policy import NetworkPolicy
 
@@ -70,7 +71,7 @@ _CONNECT_TIMEOUT = 15.0
 MAX_CONNECTIONS = 256
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class ProxyEvent:
     """One decision of the proxy (for the audit log)."""
 
@@ -80,7 +81,7 @@ class ProxyEvent:
     reason: str
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class LaunchChannel:
     """The host's end of the socket pair shared with the in-sandbox launcher
     (see ``sandbox/linux/inner.py``): it delivers the listening socket, then

@@ -19,8 +19,9 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+
+from values import valueclass
 
 from .walk import WalkSpec, walk
 
@@ -88,7 +89,7 @@ _MAX_GITDIRS = 256
 _MAX_INCLUDE_DEPTH = 8
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Repo:
     """A work tree and its git directory (None when its ``.git`` file or
     link leads somewhere that cannot be read)."""
@@ -97,7 +98,7 @@ class Repo:
     gitdir: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class RepoScan:
     repos: tuple[Repo, ...]
     #: directories the walk did not reach or could not list: unknown

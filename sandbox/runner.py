@@ -16,12 +16,13 @@ there is never mistaken for "the command did not run".
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
+
+from values import field, replace, valueclass
 
 from .errors import SandboxUnavailable
 from .guards import Guards, empty_dir, record_stubs, run_lock, runtime_dir
@@ -74,13 +75,13 @@ def sandbox_env(policy: SandboxPolicy, environ: dict[str, str]) -> dict[str, str
     return env
 
 
-@dataclasses.dataclass
+@valueclass(frozen=False, slots=False)
 class _Prepared:
     """A backend's command line, ready to supervise."""
 
     argv: list[str]
     env: dict[str, str]
-    pass_fds: list[int] = dataclasses.field(default_factory=list)
+    pass_fds: list[int] = field(default_factory=list)
     gate: Callable[[int], None] | None = None
     launch: Launch | None = None
 
@@ -243,7 +244,7 @@ def run(
         _warn("sandbox.tampered", paths=outcome.tampered)
     notes = (*plan.notes, *(prepared.launch.notes if prepared.launch is not None else ()))
     if outcome.tampered or outcome.problems or outcome.reports or notes or left:
-        result = dataclasses.replace(
+        result = replace(
             result,
             tampered=(*result.tampered, *outcome.tampered),
             reports=(*result.reports, *outcome.reports),

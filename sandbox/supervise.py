@@ -17,8 +17,9 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Protocol
+
+from values import valueclass
 
 from .policy import Limits
 from .sizes import human
@@ -54,7 +55,7 @@ class TreeMonitor(Protocol):
         """End everything in the sandbox at once."""
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class ExecResult:
     """How a sandboxed command ended. Output is kept as bytes (an image a
     command prints must survive to the edge that decodes it) and capped: the
@@ -197,7 +198,7 @@ class StartError(Exception):
         self.cause = cause
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class _Loop:
     """The state one supervision loop keeps."""
 

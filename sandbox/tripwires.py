@@ -23,7 +23,8 @@ import contextlib
 import hashlib
 import os
 import stat
-from dataclasses import dataclass, field
+
+from values import field, valueclass
 
 from .gitpaths import open_below, rename_aside
 
@@ -32,7 +33,7 @@ from .gitpaths import open_below, rename_aside
 _MAX_COPY = 1 << 20
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Snapshot:
     """What was at a path before the run: kind ``absent``, ``file`` (with
     its bytes and mode, ``data`` None when too large), ``dir``, ``link``
@@ -112,7 +113,7 @@ def _dir_digest(path: str) -> str:
     return hashlib.sha256(repr(entries[:10000]).encode()).hexdigest()
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class Outcome:
     undone: list[str] = field(default_factory=list)
     reports: list[str] = field(default_factory=list)
@@ -121,7 +122,7 @@ class Outcome:
     changed: list[str] = field(default_factory=list)
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class Tripwires:
     """The before-state of every tripwire, report and pinned link."""
 

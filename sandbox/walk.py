@@ -30,8 +30,9 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from values import field, valueclass
 
 from .cleanup import prune_caches
 
@@ -39,7 +40,7 @@ _RACY_NS = 2_000_000_000
 _VERSION = 7
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class _State:
     roots: list[str]
     #: directory -> its ctime when listed (0: list again next time)
@@ -95,7 +96,7 @@ _MEMORY: dict[tuple[str, tuple[str, ...]], _State] = {}
 _LOCK = threading.RLock()
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class WalkSpec:
     """What one walk looks for. A directory named in ``match_dirs`` is
     recorded and not entered; one in ``skip_dirs`` (or at a path of
@@ -119,7 +120,7 @@ class WalkSpec:
     revalidate_budget_s: float = 1.0
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class WalkResult:
     """``found``: matching paths; ``unscanned``: directories the budget did
     not reach; ``unchecked``: known directories it did not re-check (what

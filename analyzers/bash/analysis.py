@@ -15,9 +15,9 @@ Order of judgement (first match decides):
 
 from __future__ import annotations
 
-import dataclasses
 import posixpath
-from dataclasses import dataclass, field
+
+from values import field, replace, valueclass
 
 from ..errors import InvalidArgument
 from .checks import CheckInput, Finding, run_checks
@@ -47,7 +47,7 @@ MAX_SHELL_NESTING = 8
 _SHELL_SPECIAL_VARS = frozenset({"http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "no_proxy"})
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class _Acc:
     """Everything gathered while walking one command line and its payloads."""
 
@@ -129,7 +129,7 @@ def _hostile_repository(s: Subcommand, programs: tuple[str, ...]) -> Subcommand:
     sub = next((a for a in s.argv[1:] if not a.startswith("-")), "")
     if sub in _GIT_CONFIG_FREE or s.argv[1:] == ("--version",):
         return s
-    return dataclasses.replace(
+    return replace(
         s, read_only=False,
         reason=f"the repository's configuration runs programs ({programs[0]}), and git {sub} "
                "may run them")
@@ -269,11 +269,11 @@ def _walk_reaches(
         # a listing through a link lists wherever it leads (from a review:
         # `ls -aR up`, `find -L .` with up -> .. listed ~/.ssh)
         why = f"lists below {root} through a link to a directory"
-    reached = [dataclasses.replace(p, raw=f"{_BELOW}{root}")
+    reached = [replace(p, raw=f"{_BELOW}{root}")
                for path in dotenv_reached(root, tree, None if climbs else workspace)
                for p in judge_path(path, Access.READ, cwds, home, roots)]
     for start in dict.fromkeys((root, *real.get(root, ()))):
-        walk = dataclasses.replace(tree, root=start)
+        walk = replace(tree, root=start)
         # the entry itself is the judgement: no second match needed
         # (`find / -name x` reaches some 260 entries)
         reached.extend(PathAccess(f"{_BELOW}{root}", pattern, Access.READ, False, entry, glob=True)
@@ -431,12 +431,12 @@ def _subcommand(
         if redirect:
             # a rule allowing the command is not a rule allowing this file:
             # the gateway checks a redirection's target as an Edit of it
-            found = [dataclasses.replace(p, redirect=True) for p in found]
+            found = [replace(p, redirect=True) for p in found]
         paths.extend(found)
         # the path a link leads to is judged too (`cat up/.ssh/id_rsa`, up -> ..)
         for p in found:
             for leads_to in real.get(p.path, ()):
-                paths.extend(dataclasses.replace(q, raw=f"{raw} (through a link)")
+                paths.extend(replace(q, raw=f"{raw} (through a link)")
                              for q in judge_path(leads_to, access, cwds, home, roots))
 
     if any(w.value is None for w in cmd.words):
@@ -475,7 +475,7 @@ def _subcommand(
                 if root is None:
                     reason = reason or f"reads every file below {tree.root}, wherever it is"
                     continue
-                trees.append(dataclasses.replace(tree, root=root))
+                trees.append(replace(tree, root=root))
                 reached, why = _walk_reaches(tree, root, cwd, cwds, home, roots, workspace, real)
                 paths.extend(reached)
                 reason = reason or why

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
 
 from profiles import read_toml
+from values import valueclass
 
 from .commands.find import analyze_find
 from .commands.writers import writer_paths
@@ -32,7 +32,7 @@ _BLOCK_DEVICE_RE = re.compile(
 _MKFS_RE = re.compile(r"^(?:mkfs(?:\.\w+)?|mke2fs|mkswap|wipefs|mkdosfs|mkntfs)$")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class HardLimit:
     """A command that no rule may allow, and why."""
 

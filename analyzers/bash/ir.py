@@ -7,8 +7,9 @@ legacy splitter produce this IR so everything downstream has one shape to read.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
+
+from values import valueclass
 
 
 class ParseStatus(StrEnum):
@@ -26,7 +27,7 @@ class ParseStatus(StrEnum):
     PARSE_UNAVAILABLE = "parse-unavailable"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Word:
     """One shell word after quote removal.
 
@@ -51,7 +52,7 @@ class Word:
         return self.value is not None and not self.brace
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Assignment:
     """``NAME=value`` (or ``NAME+=value``) written before a command or alone."""
 
@@ -60,7 +61,7 @@ class Assignment:
     append: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Redirect:
     """One redirection: ``op`` is the operator as written (``>``, ``>>``, ``<``,
     ``&>``, ``>&``, ``<&``, ``>|``, ``<<``, ``<<<`` ...), ``fd`` the explicit
@@ -86,7 +87,7 @@ class Redirect:
         return value is not None and (value.isdigit() or value == "-")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class SimpleCommand:
     """One simple command: assignments, words and redirects, in source order.
 
@@ -120,7 +121,7 @@ class SimpleCommand:
         return self.words[0].value
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class ParseResult:
     """What a parser produced: status, best-effort commands and why.
 

@@ -10,8 +10,9 @@ reports the parse as ``too-complex``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from values import valueclass
 
 from .ir import Word
 from .words import (
@@ -52,7 +53,7 @@ _IFS_CHARS = frozenset(" \t\n")
 _NUMERIC_SPECIALS = frozenset({"?", "#"})
 
 
-@dataclass(slots=True)
+@valueclass(frozen=False)
 class _Piece:
     value: str | None
     mask: str

@@ -25,8 +25,9 @@ from __future__ import annotations
 import re
 from _thread import _local
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
 from typing import Any
+
+from values import field, replace, valueclass
 
 from .braces import expand_braces
 from .grammar import bash_language
@@ -217,7 +218,7 @@ def _syntax_error_reason(root: Any, src: bytes) -> str:
     return "syntax error"
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class _Walker(WordEvaluator):
     src: bytes
     home: str | None

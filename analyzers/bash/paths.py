@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
-from dataclasses import dataclass
 from enum import StrEnum
+
+from values import valueclass
 
 from .sensitive import SensitivePath, match_sensitive, sensitive_anywhere
 
@@ -30,7 +31,7 @@ class Access(StrEnum):
     UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class PathAccess:
     """One path a command touches, resolved and judged."""
 

@@ -26,7 +26,8 @@ desync checks need (:attr:`QuoteViews.comment_quote_desync`,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from values import valueclass
 
 # One tokenizer per quoting state; the scan switches between them.
 # Unquoted, `$'...'` (ANSI-C) is one token: `\'` inside it does not end it.
@@ -37,7 +38,7 @@ _WORD_START_BEFORE = frozenset(" \t\n;&|()<>")
 _HASH_LINE_RE = re.compile(r"[ \t]*#")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class QuoteViews:
     with_double_quotes: str
     fully_unquoted: str

@@ -3,8 +3,9 @@ subcommand as it will run, and the whole analysis with its JSON form."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
+
+from values import valueclass
 
 from .checks import Finding
 from .classify import Classification
@@ -25,7 +26,7 @@ class Verdict(StrEnum):
     DENY = "deny"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Subcommand:
     """One simple command as it will run (wrappers and safe env stripped)."""
 
@@ -77,7 +78,7 @@ class Subcommand:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class BashAnalysis:
     """The analyzer's verdict on one command line, with every fact behind it."""
 

@@ -16,7 +16,8 @@ operand into a write.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from values import valueclass
 
 from .commands.flags import Arg, Spec, parse_args
 
@@ -63,7 +64,7 @@ _S_FLAGS_RE = re.compile(r"^[gpiImM1-9]*$")
 _SCRIPT_FILE_RE = re.compile(r"(?:^|[;}\s\d$/])[rRwW]\s*([^;\s}][^;}\n]*)")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class SedFacts:
     in_place: bool
     files: tuple[str, ...]

@@ -8,10 +8,10 @@ meaning.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from values import valueclass
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class ExitMeaning:
     is_error: bool
     message: str | None = None

@@ -15,12 +15,12 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from dataclasses import dataclass
 
 from profiles import read_toml
+from values import valueclass
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class SensitivePath:
     pattern: str
     why: str
@@ -81,7 +81,7 @@ def _static_prefix(parts: tuple[str, ...]) -> str | None:
     return None if static in ([], [""]) else "/".join(static) + "/"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class _Expanded:
     """One sensitive entry spelled for one home directory."""
     entry: SensitivePath

@@ -18,13 +18,13 @@ review: ``rg -g '*' KEY`` and an ``.ignore`` saying ``!.env`` both printed
 
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
 import posixpath
-from dataclasses import dataclass
+
+from values import replace, valueclass
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class WorkspaceFacts:
     """What the caller found around the command (the analyzer does no I/O).
 
@@ -55,7 +55,7 @@ class WorkspaceFacts:
 Filter = tuple[str, bool, bool]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class TreeRead:
     """A command reads the contents of files it finds itself below ``root``.
 
@@ -150,7 +150,7 @@ def dotenv_reached(root: str, tree: TreeRead, facts: WorkspaceFacts | None) -> l
         return unknown
     if tree.follows_links and any(_within(link, root) for link in facts.dir_links):
         return unknown
-    walk = dataclasses.replace(tree, root=root)
+    walk = replace(tree, root=root)
     files = [f for f in facts.dotenv_files if _within(f, root) and f != root and walk.reaches(f)]
     dirs = [d for d in facts.dotenv_dirs if _within(d, root) and walk.enters(d, 1)]
     return files + dirs
@@ -163,8 +163,8 @@ def glob_tree(root: str, tree: TreeRead) -> TreeRead:
     read another project's .env through ``shared -> ../other``)."""
     start = glob_root(root)
     if start == root:
-        return dataclasses.replace(tree, root=root)
-    return dataclasses.replace(tree, root=start, follows_links=True)
+        return replace(tree, root=root)
+    return replace(tree, root=start, follows_links=True)
 
 
 def glob_root(root: str) -> str:

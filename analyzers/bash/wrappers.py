@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from values import valueclass
 
 from .ir import Assignment
 
@@ -137,7 +138,7 @@ _INT_RE = re.compile(r"^[+-]?\d+$")
 MAX_WRAPPERS = 16
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Unwrapped:
     """What actually runs once wrappers and assignments are peeled off."""
 
@@ -188,7 +189,7 @@ def base_name(word: str) -> str:
     return word.rpartition("/")[2]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class _Peel:
     """One wrapper peeled: what remains to run and what the wrapper adds."""
 

@@ -18,10 +18,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
+
+from values import field, valueclass
 
 from .chain import AuditError, parse_line
 from .events import PERMISSION_DECIDED, TOOL_COMPLETED, TOOL_REQUESTED
@@ -64,7 +65,7 @@ def log_files(paths: Iterable[Path]) -> list[Path]:
     return files
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Entry:
     """One line read back: its event, or what is wrong with it."""
 
@@ -124,7 +125,7 @@ def text_of(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Filter:
     decision: str | None = None
     tool: str | None = None
@@ -133,7 +134,7 @@ class Filter:
     rule: str | None = None
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class _Call:
     tool: str | None = None
     decisions: set[str] = field(default_factory=set)
@@ -207,7 +208,7 @@ def input_summary(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class DecisionRow:
     ts: str
     session: str
@@ -235,9 +236,10 @@ def _outcome(record: Mapping[str, Any] | None) -> str:
 
 
 def decision_rows(records: Sequence[Mapping[str, Any]],
-                  flt: Filter = Filter()) -> list[DecisionRow]:
+                  flt: Filter | None = None) -> list[DecisionRow]:
     """One row per ``permission.decided`` (of ``flt``'s decision and rule),
     joined by ``call_id`` to its request (what was asked) and completion."""
+    flt = flt or Filter()
     requested = _by_call(records, TOOL_REQUESTED)
     completed = _by_call(records, TOOL_COMPLETED)
     rows = []
@@ -264,7 +266,7 @@ def decision_rows(records: Sequence[Mapping[str, Any]],
 
 # --- the summary -------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Summary:
     events: int
     calls: int

@@ -31,7 +31,6 @@ of a short value (a password) could be brute-forced back into it.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import functools
 import hashlib
@@ -40,6 +39,8 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
+
+from values import fields, is_value
 
 __all__ = ["MASK", "MAX_CHARS", "is_secret_name", "redact_text", "scrub"]
 
@@ -291,8 +292,8 @@ def _scrub(value: Any, depth: int, secret: bool, limit: int) -> Any:
     dump: Callable[..., Any] | None = getattr(value, "model_dump", None)
     if dump is not None:  # a pydantic model: its JSON form
         value = dump(mode="json")
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    elif is_value(value) and not isinstance(value, type):
+        value = {f.name: getattr(value, f.name) for f in fields(value)}
     if isinstance(value, Mapping):
         return {_key(k): _scrub(v, depth + 1, secret or is_secret_name(str(k)), limit)
                 for k, v in value.items()}

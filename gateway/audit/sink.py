@@ -36,10 +36,11 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+
+from values import valueclass
 
 from .chain import AuditError, audit_key, seal, utc_stamp
 from .redact import MAX_CHARS, scrub
@@ -82,7 +83,7 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class _Tail:
     """The last line of the log: its bytes, and whether it lacks its newline
     (and in which file it is)."""

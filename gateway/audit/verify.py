@@ -25,9 +25,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
+
+from values import field, valueclass
 
 from .chain import GENESIS, HMAC_SHA256, KEY_ENV, SHA256, AuditError, digest, parse_line
 
@@ -37,7 +38,7 @@ __all__ = ["Problem", "Verification", "verify"]
 MAX_PROBLEMS: Final = 100
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Problem:
     path: Path
     line: int | None
@@ -48,7 +49,7 @@ class Problem:
             f"{self.path}: {self.reason}"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Verification:
     files: tuple[Path, ...]
     lines: int
@@ -91,7 +92,7 @@ def _normal_head(text: str) -> str:
     return text
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class _Walk:
     key: bytes | None
     problems: list[Problem] = field(default_factory=list)

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import os
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from values import replace
 
 from ..decisions import Decision
 from ..errors import UsageError
@@ -448,7 +449,7 @@ def _permissions(project: str, home: str) -> PermissionSettings:
     sandbox = loaded.sandbox
     if sandbox is not None:
         sandbox = sandbox.model_copy(update={"auto_allow_bash_if_sandboxed": False})
-    return dataclasses.replace(
+    return replace(
         loaded, rules=tuple(r for r in loaded.rules if r.behavior != "allow"),
         mode=Mode.DEFAULT, sandbox=sandbox)
 

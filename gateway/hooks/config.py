@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from values import valueclass
 
 #: the events the gateway and its agent client fire
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
@@ -34,7 +35,7 @@ MAX_MATCHER_CHARS = 1000
 _PLAIN = re.compile(r"[A-Za-z0-9_|]+")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class HookCommand:
     """One configured command hook, with where it came from."""
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from values import valueclass
 
 from ..decisions import Decision
 from .runner import HookRun
@@ -31,7 +32,7 @@ _DECISIONS = {"allow": Decision.ALLOW, "approve": Decision.ALLOW, "ask": Decisio
 MAX_TEXT = 10_000
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class HookVerdict:
     """One hook run, interpreted."""
 
@@ -131,7 +132,7 @@ def _from_json(run: HookRun, data: dict[str, Any]) -> HookVerdict:
     return HookVerdict(run, decision, reason, updated, context, block, stop, error)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Combined:
     """Every matching hook of one event, together."""
 

@@ -21,7 +21,8 @@ import re
 import shlex
 import stat
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+
+from values import valueclass
 
 from .config import HookCommand
 
@@ -58,7 +59,7 @@ _PROJECT_TOOLS = {
 _MAX_BASES = 8
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Watch:
     """A path a hook runs from, as it was when the session started."""
 
@@ -88,7 +89,7 @@ class Watch:
         return f"{self.named} was changed or removed after the session started"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Guard:
     """What the sandbox must keep, and what each hook is checked against."""
 

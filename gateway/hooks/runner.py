@@ -16,8 +16,9 @@ import os
 import signal
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from values import valueclass
 
 from .config import HookCommand
 
@@ -28,7 +29,7 @@ MAX_OUTPUT_BYTES = 1 << 20
 SHELL = "/bin/sh"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class HookRun:
     """How one hook run ended."""
 

@@ -4,15 +4,16 @@ comes back through it."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
+
+from values import valueclass
 
 from ..context import ToolContext
 from ..decisions import Decision
 from ..messages import ToolResultMessage
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class HookOutcome:
     """What the pre-tool hooks said: a decision (None: no opinion) and why;
     an input to run instead (the call is validated, analyzed and decided
@@ -31,7 +32,7 @@ class HookOutcome:
 NO_OPINION = HookOutcome()
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class PostHookOutcome:
     """What the post-tool hooks said: feedback for the model (``decision:
     "block"`` or exit 2), context, a request to stop, their errors."""

@@ -21,8 +21,9 @@ source and rule. Hooks (the next layer) come in through ``hook``.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Protocol
+
+from values import replace
 
 from ..context import ApprovalRequest, ToolContext
 from ..decisions import Decision, PermissionResult, Validation

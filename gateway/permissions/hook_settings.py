@@ -12,13 +12,14 @@ a cloned repository must not switch off the user's own guard hooks;
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from values import valueclass
 
 from ..hooks import HookCommand, parse_hooks
 from .settings import Problem, SettingsFile, Source
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class HookSettings:
     hooks: tuple[HookCommand, ...] = ()
     #: from a repository's files: run only in a trusted workspace

@@ -13,10 +13,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from analyzers import ParseStatus
+from values import valueclass
 
 from ..context import ToolContext
 from ..decisions import Decision, PermissionResult
@@ -57,7 +57,7 @@ _RULE_COVERS = re.compile(
     r"changes the stash|runs the command as another user|appends arguments read from stdin")
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class Matcher:
     settings: PermissionSettings
     tool: AnyTool

@@ -20,8 +20,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any
+
+from values import field, replace, valueclass
 
 from ..hooks import HookCommand
 from ..tools.paths import inside
@@ -43,7 +44,7 @@ _WIDENING = {("filesystem", "allowWrite"), ("filesystem", "allowSecretWrites"),
 _WRITERS = frozenset({"Bash", "Edit", "Write", "NotebookEdit", "MultiEdit"})
 
 
-@dataclass(frozen=True)
+@valueclass(slots=False)
 class PermissionSettings:
     """The effective permissions of a session."""
 

@@ -17,8 +17,9 @@ A rule that cannot be read is reported with its file and line and skipped.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Literal
+
+from values import valueclass
 
 from .settings import Problem, Source
 
@@ -38,7 +39,7 @@ _MCP = re.compile(r"mcp__[A-Za-z0-9_-]+(?:__(?:[A-Za-z0-9_.-]+|\*))?")
 _DOMAIN = re.compile(r"(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Rule:
     """One rule with where it came from (named on every decision it makes)."""
 

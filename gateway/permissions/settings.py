@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from values import field, valueclass
 
 from .modes import MODE_NAMES, Mode
 
@@ -56,7 +57,7 @@ _LABELS = {Source.SESSION: "session", Source.USER: "userSettings",
            Source.POLICY: "policySettings"}
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Problem:
     """A mistake in a settings file, said once: where and what."""
 
@@ -81,7 +82,7 @@ class PermissionsBlock(BaseModel):
     disable_bypass: str | bool | None = Field(default=None, alias="disableBypassPermissionsMode")
 
 
-@dataclass(frozen=True)
+@valueclass(slots=False)
 class SettingsFile:
     """One source's settings as read, with its mistakes."""
 

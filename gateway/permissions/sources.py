@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+
+from values import replace, valueclass
 
 from ..tools.paths import inside
 from .settings import PermissionsBlock, Problem, SettingsFile, Source, read_settings, settings_root
@@ -22,7 +23,7 @@ from .settings import PermissionsBlock, Problem, SettingsFile, Source, read_sett
 MANAGED_DIRS = ("/etc/shellgate", "/etc/claude-code")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class CliPermissions:
     """What the command line says about permissions (the cliArg source)."""
 

@@ -6,7 +6,8 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+
+from values import field, valueclass
 
 from ..context import SessionContext, ToolContext
 from ..decisions import Decision
@@ -25,7 +26,7 @@ def _ignore(_: Progress) -> None:
     return None
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class Pipeline:
     """A session's pipeline: its context, its tool pool, who decides and
     which hooks run."""

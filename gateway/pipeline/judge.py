@@ -10,8 +10,9 @@ a :class:`Judgement` with no permission, never as an exception."""
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 from typing import Any
+
+from values import valueclass
 
 from ..decisions import PermissionResult
 from ..hooks import NO_OPINION
@@ -22,7 +23,7 @@ from .core import Pipeline
 from .results import classify_tool_error
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Judgement:
     """The call looked up, validated, prepared and decided — or the error
     that stopped it (``permission`` is then ``None``)."""

@@ -16,7 +16,8 @@ import hashlib
 import os
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from values import valueclass
 
 from ..context import SessionContext
 from ..messages import BlobBlock, Block, ImageBlock, TextBlock, ToolResultMessage
@@ -153,7 +154,7 @@ def _whole_note(session: SessionContext, message: ToolResultMessage) -> tuple[Bl
     return tuple(notes)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class _Unsaved:
     error: str
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
+
+from values import valueclass
 
 from ..context import ToolContext
 from ..decisions import VALID, Decision, PermissionResult, Validation
@@ -27,7 +28,7 @@ In = TypeVar("In", bound=BaseModel)
 DEFAULT_MAX_RESULT_CHARS = 50_000
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class SearchOrRead:
     """How a call is shown collapsed: a search, a read, a listing."""
 
@@ -36,7 +37,7 @@ class SearchOrRead:
     is_list: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Subject:
     """What permission rules see of a call: Bash's subcommands, a file
     path with the access it needs, a domain — or nothing (rules then match

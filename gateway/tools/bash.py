@@ -15,12 +15,12 @@ import os
 import secrets
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from analyzers import BashAnalysis, Classification, ParseStatus, Verdict
+from values import field, fields, valueclass
 
 from ..context import SessionContext, ToolContext
 from ..decisions import VALID, Decision, PermissionResult, Validation, invalid, needs_person
@@ -78,7 +78,7 @@ class BashInput(BaseModel):
         "do not set it unless asked to")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class BashOutput:
     """How the command ended, output still in bytes."""
 
@@ -496,7 +496,7 @@ def _cwd_still_there(session: SessionContext) -> str | None:
 
 
 def _fields(out: BashOutput) -> dict[str, Any]:
-    return {f: getattr(out, f) for f in BashOutput.__dataclass_fields__}
+    return {f: getattr(out, f) for f in (spec.name for spec in fields(BashOutput))}
 
 
 def _one_line(text: str, limit: int) -> str:

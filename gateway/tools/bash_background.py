@@ -10,9 +10,10 @@ differs. The task registry and what a read shows are :mod:`.tasks`."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from values import replace
 
 from ..context import SessionContext, ToolContext
 from ..messages import ToolResult
@@ -82,7 +83,7 @@ async def follow(task: BackgroundTask, process: BackgroundProcess, ctx: ToolCont
     result = process.wait()
     if result is None:  # pragma: no cover - the stop waited for the end
         return None
-    return dataclasses.replace(result, timed_out=True, killed_reason=(
+    return replace(result, timed_out=True, killed_reason=(
         f"wall timeout of {budget_s:g}s (not moved to the background: {full})"))
 
 

@@ -12,10 +12,11 @@ import hashlib
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import IntEnum
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from values import valueclass
 
 from ..context import ReadRecord, ToolContext
 from ..decisions import VALID, Decision, PermissionResult, Validation, invalid, needs_person
@@ -77,7 +78,7 @@ def is_absolute(path: str) -> bool:
     return path.startswith(("/", "~/")) or path == "~"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class _Pin:
     file_path: str
     target: Resolved
@@ -238,7 +239,7 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
          (codecs.BOM_UTF16_BE, "utf-16-be"))
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Encoding:
     """A text file's codec and byte-order mark, kept across a rewrite."""
 

@@ -19,10 +19,11 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from values import field, valueclass
 
 from ..context import ToolContext
 from ..decisions import VALID, Decision, PermissionResult, Validation, invalid
@@ -183,7 +184,7 @@ def pattern_problem(pattern: str) -> str | None:
 # -- the walk ---------------------------------------------------------------------
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class WalkResult:
     """What a walk found: (mtime, absolute path) of each match, how many
     dotenv files it left out, and why it stopped early (empty: it did not)."""

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import io
 import threading
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from values import valueclass
 
 from ..messages import ImageBlock
 
@@ -82,7 +83,7 @@ def whole_image(data: bytes) -> str | None:
     return media if media is not None and ends.get(media, False) else None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Fitted:
     """An image as the model is shown it, and what was done to it (empty:
     nothing, the original bytes)."""

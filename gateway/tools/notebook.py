@@ -20,8 +20,9 @@ import os
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, BinaryIO
+
+from values import field, valueclass
 
 from ..messages import ImageBlock, TextBlock
 from .filetext import SNIFF_BYTES, detect_encoding
@@ -144,7 +145,7 @@ def read_notebook(stream: BinaryIO, st: os.stat_result, display: str, offset: in
     return Shown((note, *shown.blocks), shown.digest, shown.complete)
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class _Page:
     """The blocks being built, within the text and image budgets: once the
     text would pass MAX_TEXT_BYTES it is cut there, a marker says where

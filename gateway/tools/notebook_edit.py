@@ -17,10 +17,11 @@ import json
 import os
 import re
 import secrets
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from values import valueclass
 
 from ..context import ToolContext
 from ..decisions import VALID, PermissionResult, Validation, invalid
@@ -57,7 +58,7 @@ class NotebookEditInput(BaseModel):
 
 # -- the notebook's layout -------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Layout:
     """How a notebook's JSON is written."""
 
@@ -155,7 +156,7 @@ def _typed(cell: dict[str, Any], kind: str, cells: list[dict[str, Any]]) -> dict
     return cell if set(cell) <= had else _ordered(cell, cells)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Edited:
     """What an edit did, in words."""
 
@@ -228,7 +229,7 @@ def edit_cells(notebook: dict[str, Any], data: NotebookEditInput) -> Edited | Va
 
 # -- the tool ----------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class NotebookPlan:
     """An edit worked out and checked, not yet written."""
 
@@ -327,7 +328,7 @@ def _validate(data: NotebookEditInput, ctx: ToolContext) -> Validation:
     return plan if isinstance(plan, Validation) else VALID
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class NotebookChange:
     """What NotebookEdit returns."""
 

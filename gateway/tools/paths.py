@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import dataclass
 
 from analyzers import match_sensitive
+from values import valueclass
 
 from ..context import ToolContext
 from ..decisions import Decision, PermissionResult
@@ -37,7 +37,7 @@ _MOUNTS_TTL_S = 5.0
 _mounts: tuple[float, tuple[str, ...]] = (0.0, ())
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Resolved:
     """A path as the model gave it, made absolute (``display``), and where
     it really leads (``real``: links and ``..`` resolved)."""

@@ -14,10 +14,11 @@ import hashlib
 import itertools
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import BinaryIO, Literal
 
 from pydantic import Field
+
+from values import valueclass
 
 from ..context import ReadRecord, ToolContext
 from ..decisions import VALID, Decision, PermissionResult, Validation, invalid
@@ -63,7 +64,7 @@ class ReadInput(FileInput):
                               f"{MAX_PAGES_PER_READ} pages per request")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class ReadOutput:
     """What a Read returns: text (numbered lines, a PDF's pages, a note),
     an image, or a notebook's text and images in order."""

@@ -14,8 +14,9 @@ import io
 import itertools
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, BinaryIO, Literal
+
+from values import valueclass
 
 from ..messages import ImageBlock, TextBlock
 from .filetext import Encoding
@@ -27,7 +28,7 @@ MAX_TEXT_BYTES = 256 * 1024
 EMPTY_NOTE = "<system-reminder>The file exists but is empty.</system-reminder>"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Shown:
     """What a Read shows (text and images, in order), and what it saw of
     the file for the read record: the content's hash (empty when the file
@@ -38,7 +39,7 @@ class Shown:
     complete: bool
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Window:
     """The lines shown and why the showing stopped."""
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Iterable, Sequence, Set
-from dataclasses import dataclass
+
+from values import valueclass
 
 from .base import AnyTool
 
@@ -65,7 +66,7 @@ def builtin_tool(name: str) -> AnyTool | None:
     return tool if tool.name == name else None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class PoolOptions:
     """What shapes the pool: simple mode, and the names of tools a deny rule
     names whole (``Bash`` with no parentheses, ``mcp__server``)."""
@@ -115,7 +116,7 @@ def assemble_tool_pool(options: PoolOptions, extra_tools: Sequence[AnyTool] = ()
     return pool
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Found:
     tool: AnyTool
     #: the deprecated alias the call used, if any

@@ -32,13 +32,14 @@ import time
 import zlib
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from values import valueclass
 
 #: a check a match must pass to count: its groups, and ``m.string`` for context
 Check = Callable[[re.Match[str]], bool]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class SecretKind:
     """One kind of secret: what it is called in a refusal, its shape (a
     regex, compiled on first use: a session that never writes does not
@@ -62,7 +63,7 @@ def _compile(regex: str, flags: int) -> re.Pattern[str]:
     return re.compile(regex, flags)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Finding:
     """A secret found: its kind and where it is (offsets into the text
     scanned, the line counted from 1). Never the secret itself."""

@@ -5,9 +5,9 @@ beside other calls, and an interrupt cancels its wait (the task runs on)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+from values import valueclass
 
 from ..context import ToolContext
 from ..decisions import VALID, Validation, invalid
@@ -75,7 +75,7 @@ class TaskOutputTool(ReadOnlyTool[TaskOutputInput]):
                                  result.is_error)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class _Retrieved:
     """A read and whether the wait saw the end (``exit_code`` for the audit
     log's ``tool.completed``)."""

@@ -20,8 +20,9 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
+
+from values import valueclass
 
 from ..context import SessionContext
 from .bash_output import MarkerFilter, is_binary
@@ -44,7 +45,7 @@ TaskStatus = Literal["running", "completed", "failed", "killed"]
 STREAMS = ("stdout", "stderr")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class TaskRead:
     """One read of a task: its state now and what it printed since the
     last read (decoded; binary output described, never decoded)."""

@@ -10,10 +10,11 @@ alone, and the pipeline applies the change before the next call starts
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from values import valueclass
 
 from ..context import SessionContext, ToolContext
 from ..decisions import VALID, Validation, invalid
@@ -52,7 +53,7 @@ class TodoWriteInput(BaseModel):
         "The updated todo list: it replaces the whole list"))
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Todo:
     """One task of the session's list, as the terminal shows it."""
 

@@ -22,10 +22,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from values import valueclass
 
 from ..context import ToolContext
 from ..messages import ProgressCallback, ToolResult
@@ -56,7 +57,7 @@ class ToolSearchInput(BaseModel):
         "The most tools to return (default: 5)"))
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Query:
     """A keyword query: the terms every result's name must hold, and the
     rest."""

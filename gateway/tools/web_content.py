@@ -27,8 +27,9 @@ import re
 import sys
 import threading
 import zlib
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from values import valueclass
 
 #: media types read as text besides ``text/*``
 TEXT_TYPES = frozenset({
@@ -47,7 +48,7 @@ _SNIFF = 4096
 Kind = Literal["html", "text", "binary"]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class MediaType:
     """A ``Content-Type`` header, split: the type in lowercase and its charset."""
 
@@ -230,7 +231,7 @@ RENDERERS = 2
 _RENDERERS = threading.BoundedSemaphore(RENDERERS)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Rendered:
     title: str
     text: str

@@ -24,11 +24,12 @@ import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urljoin
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from values import valueclass
 
 from ..context import ToolContext
 from ..decisions import VALID, Decision, PermissionResult, Validation, invalid
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     import httpx
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class FetchLimits:
     """The caps of one fetch: its whole time (every hop), the body read
     (streamed; reading stops there), the redirects followed, the text
@@ -56,7 +57,7 @@ class FetchLimits:
     cache_entries: int = 32
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Page:
     url: str
     status: int
@@ -67,7 +68,7 @@ class Page:
     notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Redirect:
     """A redirect to another host: reported, not followed."""
 
@@ -78,7 +79,7 @@ class Redirect:
     refused: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Fetched:
     """What a call returns: the page (or the redirect), the prompt, and
     the age of the cached copy it came from."""

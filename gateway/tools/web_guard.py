@@ -23,8 +23,9 @@ import ipaddress
 import re
 import socket
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from values import valueclass
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 #: a name and port in, the addresses it resolves to out
@@ -91,7 +92,7 @@ def classify(ip: IPAddress) -> str | None:
     return None if ip.is_global else "not a public address"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class AddressPolicy:
     """Which non-public addresses may be reached anyway: none, except in
     tests (``WebFetchTool(allow_private_addresses=…)``, constructor only)."""
@@ -116,7 +117,7 @@ class AddressPolicy:
         return classify(ip)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Target:
     """A URL as WebFetch fetches it: scheme, host (lowercase ASCII, no
     trailing dot; an IPv6 address without brackets), port, and the path

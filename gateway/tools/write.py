@@ -11,10 +11,11 @@ import os
 import secrets
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import Field
+
+from values import valueclass
 
 from ..context import ReadRecord, ToolContext
 from ..decisions import VALID, Decision, PermissionResult, Validation, invalid
@@ -48,7 +49,7 @@ from .secret_writes import secret_refusal
 MAX_FILE_BYTES = 1 << 30
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Existing:
     """The file a change starts from, as loaded for it."""
 
@@ -83,7 +84,7 @@ def load_existing(target: Resolved, ctx: ToolContext) -> Existing | Validation |
     return Existing(raw, seen, detect_encoding(raw[:SNIFF_BYTES], whole=len(raw) <= SNIFF_BYTES))
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Change:
     """A change worked out and checked, not yet made."""
 
@@ -97,7 +98,7 @@ class Change:
     seen: os.stat_result | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class FileChange:
     """What Edit and Write return: the kind of change, where, its diff."""
 

@@ -14,7 +14,8 @@ is an error, never a guess.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+
+from values import valueclass
 
 # struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
 _DATA = struct.Struct("<iIQ6Q")
@@ -37,7 +38,7 @@ class BpfError(ValueError):
     """The program is malformed or uses an instruction seccomp cannot."""
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Verdict:
     """What the filter returns: ``action`` is ``allow``, ``errno``, ``kill``,
     ``trap``, ``trace`` or ``log``; ``errno`` is set for ``errno``."""

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from values import valueclass
 
 from ..plan import FsPlan
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class BwrapOptions:
     share_net: bool = False
     seccomp_fd: int | None = None

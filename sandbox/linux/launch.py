@@ -17,7 +17,6 @@ command ran:
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import errno
 import functools
 import json
@@ -30,11 +29,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import profiles as profile_data
+from values import field, replace, valueclass
 
 from ..cgroups import RunCgroup
 from ..cleanup import remove_tree
@@ -91,7 +90,7 @@ def sys_visible(as_root: bool) -> tuple[str, ...]:
     return tuple(p for p in _kernel_interfaces()["sys"]["visible_as_root"] if os.path.isdir(p))
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class Resources:
     """Everything a launch holds on the host, released by :meth:`close`."""
 
@@ -143,7 +142,7 @@ class Resources:
             os.close(fd)
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class SandboxMonitor:
     """The limits' view of one sandbox (a :class:`~sandbox.supervise.TreeMonitor`):
     its cgroup, if it has one, and its PID 1 once bubblewrap reports it."""
@@ -193,7 +192,7 @@ class SandboxMonitor:
                 os.kill(self.pid, signal.SIGKILL)
 
 
-@dataclass
+@valueclass(frozen=False, slots=False)
 class Launch:
     """A prepared bwrap run: what to execute and how to read its outcome."""
 
@@ -218,7 +217,7 @@ class Launch:
                 f"{path} was put back as it was before the run; the version found there is "
                 f"{path}.replaced-during-run (review it: the command may have written to it)"
                 for path in restored)
-            return dataclasses.replace(result, killed_reason=self.watch.tripped,
+            return replace(result, killed_reason=self.watch.tripped,
                                        tampered=(*result.tampered, *restored),
                                        reports=(*result.reports, *notes))
         if result.timed_out or result.killed_reason:
@@ -298,7 +297,7 @@ def _exec_failure(
     result: ExecResult, argv0: str, strerror: str, code: int | None = None
 ) -> ExecResult:
     code = code if code is not None else _STRERROR.get(strerror, errno.ENOENT)
-    return dataclasses.replace(
+    return replace(
         result,
         exit_code=126 if code in _NOT_EXECUTABLE else 127,
         signal=None,

@@ -24,8 +24,9 @@ import functools
 import os
 import platform
 import stat
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from values import valueclass
 
 from ..errors import SandboxUnavailable
 
@@ -131,7 +132,7 @@ _FAMILY_NAMES = {0: "AF_UNSPEC", 4: "AF_IPX", 5: "AF_APPLETALK", 9: "AF_X25", 15
 Op = Literal["eq", "masked_eq"]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class ArgCmp:
     """One comparison on a syscall argument: ``arg == value`` or
     ``arg & mask == value``.
@@ -149,7 +150,7 @@ class ArgCmp:
     mask: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Rule:
     """Return ``errno`` for ``syscall`` when every comparison holds (the
     comparisons name distinct arguments: libseccomp's limit)."""
@@ -169,7 +170,7 @@ class Rule:
         return f"{self.syscall}({conds})" if conds else self.syscall
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class SeccompSpec:
     """Which socket families the sandboxed process may create."""
 

@@ -8,13 +8,12 @@ so adjacency such as ``'x'#`` stays visible. Escapes are kept in every view.
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from analyzers import QuoteViews, extract_quoted_content
+from values import FrozenInstanceError
 
 
 def views(
@@ -194,7 +193,7 @@ def test_ansi_c_string_with_an_escaped_quote_is_terminated() -> None:
 
 def test_quote_views_are_immutable() -> None:
     v = extract_quoted_content("echo 'x'")
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(FrozenInstanceError):
         v.fully_unquoted = "rm -rf ~"  # type: ignore[misc]
 
 

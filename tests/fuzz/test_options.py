@@ -6,7 +6,6 @@ is that the installed tool, not a table written by hand, is the truth.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import random
 import re
@@ -19,6 +18,7 @@ import pytest
 
 from analyzers import option_tables
 from fuzz.options import Option, ToolOptions, installed_options, parse_help, spellings
+from values import FrozenInstanceError
 
 NAME = re.compile(r"-[A-Za-z0-9?]|--[A-Za-z0-9][A-Za-z0-9-]*")
 KINDS = {"none", "required", "optional"}
@@ -221,7 +221,7 @@ def test_options_are_frozen_slotted_and_sorted_by_name_without_duplicates() -> N
     options = parse_help(GNU + GNU)
     names = [o.name for o in options]
     assert names == sorted(set(names))
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(FrozenInstanceError):
         options[0].name = "-x"  # type: ignore[misc]
     assert not hasattr(options[0], "__dict__")
     tool = ToolOptions(("sort",), options, "sample")

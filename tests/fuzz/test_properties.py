@@ -4,7 +4,6 @@ unrelated change); and each property's check seen to catch what it is for."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from analyzers import BashAnalysis, Verdict
 from fuzz import PROPERTIES, Context, FuzzConfig, Oracle, Property, make_context
 from fuzz.properties import bash_rejects, contain
+from values import replace
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST = [name for name, prop in PROPERTIES.items() if not prop.oracle]
@@ -68,7 +68,7 @@ class _Weakened(Context):
     def analyze(self, cmd: str, *, ts: bool = True) -> BashAnalysis:
         result = super().analyze(cmd, ts=ts)
         if self.marker in cmd and (ts is False or not self.legacy_only):
-            return dataclasses.replace(result, verdict=self.verdict)
+            return replace(result, verdict=self.verdict)
         return result
 
 

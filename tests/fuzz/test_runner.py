@@ -6,7 +6,6 @@ reverted option-table fix is found by the oracle's sweep."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 import socket
@@ -22,6 +21,7 @@ from analyzers import BashAnalysis, Verdict
 from analyzers.bash.commands.flags import spec
 from analyzers.bash.commands.readers import READERS
 from fuzz import FuzzConfig, load_findings, run_fuzz
+from values import replace
 
 real_analyze = fuzz.properties.analyze_bash
 
@@ -31,7 +31,7 @@ def _backticks_allowed(command: str, cwd: str, **kw: object) -> BashAnalysis:
     (a containment bug to find: `echo \\`touch pwned\\``)."""
     result = real_analyze(command, cwd, **kw)  # type: ignore[arg-type]
     if "`" in command:
-        return dataclasses.replace(result, verdict=Verdict.ALLOW)
+        return replace(result, verdict=Verdict.ALLOW)
     return result
 
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from values import valueclass
 
 from ..ir import ParseResult, ParseStatus
 from ..quoting import QuoteViews
 from .ids import CheckId, Finding
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class CheckInput:
     """The facts a check may look at.
 

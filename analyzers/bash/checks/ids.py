@@ -6,8 +6,9 @@ audit logs and telemetry record the number, not a message that may evolve.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import IntEnum
+
+from values import valueclass
 
 
 class CheckId(IntEnum):
@@ -36,7 +37,7 @@ class CheckId(IntEnum):
     QUOTED_NEWLINE = 23
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Finding:
     """One fired check: its ID and a message naming what was seen."""
 

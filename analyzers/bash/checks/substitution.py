@@ -4,14 +4,15 @@ substitutions, expansions, IFS games, variables in redirections."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from values import valueclass
 
 from ..braces import expand_braces
 from .base import CheckInput, check
 from .ids import CheckId
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class SubstitutionPattern:
     pattern: re.Pattern[str]
     message: str

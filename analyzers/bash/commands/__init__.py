@@ -3,9 +3,9 @@ read or write? One entry point, :func:`command_facts`."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from dataclasses import dataclass
+
+from values import replace, valueclass
 
 from ..sed import analyze_sed
 from ..words import NON_SECRET_VARS
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class CommandFacts:
     read_only: bool
     reason: str | None = None
@@ -103,14 +103,14 @@ def command_facts(
         return CommandFacts(True)
     facts = _facts(argv)
     if argv[0] == "diff" and facts.read_only:
-        facts = dataclasses.replace(facts, trees=diff_trees(parse_args(argv, READERS["diff"])))
+        facts = replace(facts, trees=diff_trees(parse_args(argv, READERS["diff"])))
     if argv[0] in ("ls", "du", "tree") and facts.read_only:
         listed = listing_trees(argv, parse_args(argv, READERS[argv[0]]), None)
-        facts = dataclasses.replace(facts, trees=facts.trees + listed)
+        facts = replace(facts, trees=facts.trees + listed)
     if stdin_find is not None and argv[0] in PATH_OPERAND_READERS:
         find = analyze_find(stdin_find)
         trees = found_trees(find, argv, _reader_args(argv), find.follows)
-        return dataclasses.replace(facts, trees=facts.trees + trees)
+        return replace(facts, trees=facts.trees + trees)
     if stdin_args and facts.read_only and argv[0] not in ARGUMENT_AGNOSTIC:
         return CommandFacts(
             False,
@@ -530,7 +530,7 @@ _SPECIAL_READERS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class OptionTable:
     """The options the analyzer accepts for one program (or git subcommand):
     for a fuzzer that draws the installed tool's options and wants to know

@@ -10,7 +10,8 @@ be a known test or option; an unknown primary is not read-only.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from values import valueclass
 
 FORBIDDEN = {
     "-execdir": "runs a command",
@@ -117,7 +118,7 @@ _NEWER_XY_RE = re.compile(r"^-newer[aBcm][aBcmt]$")
 _GLOBAL_OPTS_RE = re.compile(r"^-(?:[HLP]|O\d|D\S*)$")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class FindFacts:
     roots: tuple[str, ...]
     reads: tuple[str, ...]

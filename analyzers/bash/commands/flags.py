@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from enum import Enum
+
+from values import field, valueclass
 
 
 class Arg(Enum):
@@ -26,7 +27,7 @@ class Arg(Enum):
 _NUM_RE = re.compile(r"^[+-]?\d[\w.]*$")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class ParsedArgs:
     flags: tuple[tuple[str, str | None], ...]
     positionals: tuple[str, ...]
@@ -43,7 +44,7 @@ class ParsedArgs:
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Spec:
     """How one command is called.
 

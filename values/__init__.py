@@ -89,7 +89,8 @@ def _is_classvar(annotation: object) -> bool:
     # with `from __future__ import annotations` an annotation is its source
     # text; dataclasses reads it the same way
     if isinstance(annotation, str):
-        return annotation.startswith(("ClassVar", "typing.ClassVar"))
+        head = annotation.strip().partition("[")[0].strip()
+        return head in ("ClassVar", "typing.ClassVar", "t.ClassVar")
     return getattr(annotation, "__origin__", annotation) is ClassVar
 
 
@@ -105,31 +106,32 @@ def _collect(cls: type) -> tuple[Field, ...]:
             continue
         declared = cls.__dict__.get(name, MISSING)
         spec = declared if isinstance(declared, Field) else Field(declared)
-        if isinstance(spec.default, list | dict | set):
+        # an unhashable default is a mutable one, shared by every value
+        if spec.default is not MISSING and type(spec.default).__hash__ is None:
             raise ValueError(f"mutable default {type(spec.default)} for field {name} "
                              "is not allowed: use default_factory")
         spec.name = name
-        found.pop(name, None)
-        found[name] = spec
+        found[name] = spec  # an overridden field keeps its place, as in dataclasses
     return tuple(found.values())
 
 
 def _init(cls: type, specs: tuple[Field, ...], frozen: bool) -> Callable[..., None]:
     """The one compiled method: a plain ``__init__`` keeps construction as
     fast as a dataclass's on the analyzer's hot path."""
-    namespace: dict[str, Any] = {"_set": object.__setattr__, "_FACTORY": MISSING}
+    # the helpers' names cannot be a field's (fields never start with "__v_")
+    namespace: dict[str, Any] = {"__v_set": object.__setattr__, "__v_factory": MISSING}
     params, body = [], []
     seen_default = False
     for spec in specs:
         name = spec.name
         if spec.default_factory is not MISSING:
-            namespace[f"_f_{name}"] = spec.default_factory
-            params.append(f"{name}=_FACTORY")
-            got = f"_f_{name}() if {name} is _FACTORY else {name}"
+            namespace[f"__v_f_{name}"] = spec.default_factory
+            params.append(f"{name}=__v_factory")
+            got = f"__v_f_{name}() if {name} is __v_factory else {name}"
             seen_default = True
         elif spec.default is not MISSING:
-            namespace[f"_d_{name}"] = spec.default
-            params.append(f"{name}=_d_{name}")
+            namespace[f"__v_d_{name}"] = spec.default
+            params.append(f"{name}=__v_d_{name}")
             got = name
             seen_default = True
         else:
@@ -137,7 +139,8 @@ def _init(cls: type, specs: tuple[Field, ...], frozen: bool) -> Callable[..., No
                 raise TypeError(f"non-default argument {name!r} follows default argument")
             params.append(name)
             got = name
-        body.append(f"    _set(self, {name!r}, {got})" if frozen else f"    self.{name} = {got}")
+        body.append(f"    __v_set(self, {name!r}, {got})" if frozen
+                    else f"    self.{name} = {got}")
     if hasattr(cls, "__post_init__"):
         body.append("    self.__post_init__()")
     source = f"def __init__(self, {', '.join(params)}):\n" + ("\n".join(body) or "    pass")
@@ -147,7 +150,7 @@ def _init(cls: type, specs: tuple[Field, ...], frozen: bool) -> Callable[..., No
     return made
 
 
-def _methods(names: tuple[str, ...], frozen: bool, eq: bool,
+def _methods(names: tuple[str, ...], frozen: bool, slots: bool, eq: bool,
              explicit_hash: bool) -> dict[str, Any]:
     key: Callable[[Any], Any] = attrgetter(*names) if names else (lambda _self: ())
 
@@ -179,8 +182,9 @@ def _methods(names: tuple[str, ...], frozen: bool, eq: bool,
             for name, item in zip(names, state, strict=True):
                 object.__setattr__(self, name, item)
 
-        made.update(__setattr__=__setattr__, __delattr__=__delattr__,
-                    __getstate__=__getstate__, __setstate__=__setstate__)
+        made.update(__setattr__=__setattr__, __delattr__=__delattr__)
+        if slots:  # pickle's own way sets a slot through the refused __setattr__
+            made.update(__getstate__=__getstate__, __setstate__=__setstate__)
     return made
 
 
@@ -214,8 +218,11 @@ def _process(cls: type, frozen: bool, slots: bool, eq: bool) -> type:
     specs = _collect(cls)
     names = tuple(spec.name for spec in specs)
     own = cls.__dict__
+    if frozen and ("__setattr__" in own or "__delattr__" in own):
+        # a class's own __setattr__ would quietly make a frozen value mutable
+        raise TypeError(f"cannot overwrite __setattr__/__delattr__ of frozen {cls.__name__}")
     explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
-    for name, method in _methods(names, frozen, eq, explicit_hash).items():
+    for name, method in _methods(names, frozen, slots, eq, explicit_hash).items():
         if name not in own or (name == "__hash__" and not explicit_hash):
             setattr(cls, name, method)
     if "__init__" not in own:

@@ -37,10 +37,18 @@ import hashlib
 import math
 import os
 import re
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from values import fields, is_value
+
+
+def _is_dataclass(value: object) -> bool:
+    """A standard dataclass instance (without importing dataclasses: no
+    dataclass can exist before someone imported it)."""
+    found = sys.modules.get("dataclasses")
+    return found is not None and found.is_dataclass(value) and not isinstance(value, type)
 
 __all__ = ["MASK", "MAX_CHARS", "is_secret_name", "redact_text", "scrub"]
 
@@ -292,8 +300,10 @@ def _scrub(value: Any, depth: int, secret: bool, limit: int) -> Any:
     dump: Callable[..., Any] | None = getattr(value, "model_dump", None)
     if dump is not None:  # a pydantic model: its JSON form
         value = dump(mode="json")
-    elif is_value(value) and not isinstance(value, type):
+    elif is_value(value):
         value = {f.name: getattr(value, f.name) for f in fields(value)}
+    elif _is_dataclass(value):  # someone else's dataclass: its fields, masked by name
+        value = {name: getattr(value, name) for name in value.__dataclass_fields__}
     if isinstance(value, Mapping):
         return {_key(k): _scrub(v, depth + 1, secret or is_secret_name(str(k)), limit)
                 for k, v in value.items()}

@@ -217,3 +217,45 @@ def test_importing_values_pulls_in_neither_dataclasses_nor_inspect() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_an_overridden_field_keeps_its_place() -> None:
+    @valueclass(slots=False)
+    class Base:
+        a: int = 0
+        b: int = 1
+
+    @valueclass
+    class Child(Base):
+        a: int = 5
+
+    assert [f.name for f in fields(Child)] == ["a", "b"]
+    assert (Child(10, 20).a, Child(10, 20).b) == (10, 20)
+
+
+@pytest.mark.parametrize("default", [bytearray(b"x"), PICKLED[False, True](1)])
+def test_any_unhashable_default_is_refused(default: object) -> None:
+    with pytest.raises(ValueError, match="mutable default"):
+        valueclass(type("Bad", (), {"__annotations__": {"x": "object"}, "x": default}))
+
+
+def test_a_frozen_class_may_not_bring_its_own_setattr() -> None:
+    with pytest.raises(TypeError, match="__setattr__"):
+        valueclass(type("Open", (), {"__annotations__": {"x": "int"},
+                                     "__setattr__": object.__setattr__}))
+
+
+@pytest.mark.parametrize("name", ["_set", "_FACTORY", "self_", "MISSING"])
+def test_a_field_may_have_any_name_the_generated_init_uses(name: str) -> None:
+    made = valueclass(type("Odd", (), {"__annotations__": {name: "int", "z": "list[int]"},
+                                       "z": field(default_factory=list)}))
+    value = made(3)
+    assert getattr(value, name) == 3 and value.z == []
+
+
+@pytest.mark.parametrize(("annotation", "is_field"), [
+    ("ClassVar[int]", False), ("typing.ClassVar[int]", False), ("ClassVariable", True),
+    ("int", True)])
+def test_only_a_classvar_annotation_is_left_out(annotation: str, is_field: bool) -> None:
+    made = valueclass(type("C", (), {"__annotations__": {"x": annotation}, "x": 1}))
+    assert ("x" in [f.name for f in fields(made)]) == is_field

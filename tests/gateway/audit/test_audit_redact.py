@@ -194,3 +194,26 @@ def test_nesting_past_the_bound_is_replaced_by_a_marker() -> None:
         node = child
     text = repr(scrub(deep))
     assert "[nested too deeply]" in text
+
+
+def test_a_value_or_a_dataclass_is_logged_as_its_fields_with_secrets_masked() -> None:
+    """From a review: after the move to value classes, a standard dataclass
+    fell through to its repr, and a password inside it was logged."""
+    import dataclasses
+
+    from values import valueclass
+
+    @dataclasses.dataclass
+    class Theirs:
+        name: str
+        password: str
+        auth: dict[str, str]
+
+    @valueclass
+    class Ours:
+        name: str
+        password: str
+
+    assert scrub(Theirs("x", "correct horse", {"bearer": "abc123"})) == {
+        "name": "x", "password": MASK, "auth": {"bearer": MASK}}
+    assert scrub(Ours("x", "correct horse")) == {"name": "x", "password": MASK}

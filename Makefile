@@ -9,7 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test setup system-deps lint typecheck unit clean
+.PHONY: demo test setup system-deps lint typecheck unit clean regexes
 
 demo: setup
 	@$(BIN)/python -m gateway.demo
@@ -51,11 +51,17 @@ $(STAMP): pyproject.toml
 	  | { grep -v "^WARNING: Location '.*' is ignored" || true; }
 	@touch $(STAMP)
 
-LINT_DIRS := $(wildcard analyzers sandbox gateway profiles values tests bench fuzz)
+LINT_DIRS := $(wildcard analyzers sandbox gateway profiles values regexes tests bench fuzz)
 
 lint: setup
 	@$(BIN)/ruff check $(LINT_DIRS)
 	@$(BIN)/lint-imports --no-cache
+	@$(BIN)/python -m regexes.build --check
+
+# The engine code of every regex the packages compile at import, for this
+# interpreter (regexes/__init__.py says why); rebuild after changing one.
+regexes: setup
+	@$(BIN)/python -m regexes.build
 
 typecheck: setup
 	@$(BIN)/mypy

@@ -17,17 +17,19 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
+from regexes import regex
+
 from . import grammar as g
 from .coverage import production
 from .pieces import S, quiet, shell_word
 
-_PLAIN_WORD = re.compile(r"(?<!\S)[A-Za-z0-9_./,:=@%+-]{2,}(?!\S)")
-_LONG_OPTION = re.compile(r"(?<!\S)--([a-z][a-z0-9-]{3,})")
-_ATTACHED = re.compile(r"(?<!\S)(--[a-z][a-z0-9-]+)=(\S+)")
-_DETACHED = re.compile(r"(?<!\S)(-[a-zA-Z]) ([^\s-]\S*)")
-_REDIRECTION = re.compile(r"\s+(\d?(?:>>|>|<))\s*([^\s;&|]+)")
-_SEPARATOR = re.compile(r"\s*(;|&&|\|\||\n)\s*")
-_COMMAND_START = re.compile(r"(^|;\s*|&&\s*|\|\|\s*|\|\s*|\n)(?=[A-Za-z])")
+_PLAIN_WORD = regex(r"(?<!\S)[A-Za-z0-9_./,:=@%+-]{2,}(?!\S)")
+_LONG_OPTION = regex(r"(?<!\S)--([a-z][a-z0-9-]{3,})")
+_ATTACHED = regex(r"(?<!\S)(--[a-z][a-z0-9-]+)=(\S+)")
+_DETACHED = regex(r"(?<!\S)(-[a-zA-Z]) ([^\s-]\S*)")
+_REDIRECTION = regex(r"\s+(\d?(?:>>|>|<))\s*([^\s;&|]+)")
+_SEPARATOR = regex(r"\s*(;|&&|\|\||\n)\s*")
+_COMMAND_START = regex(r"(^|;\s*|&&\s*|\|\|\s*|\|\s*|\n)(?=[A-Za-z])")
 
 
 def _pick(matches: list[re.Match[str]], n: int) -> re.Match[str] | None:

@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from subprocess import DEVNULL, PIPE, STDOUT
 
 from analyzers import option_tables
+from regexes import regex
 from values import valueclass
 
 _Program = tuple[str, ...]  # ("sort",), ("git", "log")
@@ -36,13 +37,13 @@ _Merge = Callable[["Option", "Option"], "Option"]
 # ---- data -----------------------------------------------------------------
 
 #: the words that make an option worth running first: it names a file or a program to run
-_VALUE_WORDS = re.compile(r"\b(?:file|path|command\b(?![ -]line)|exec|pager|editor|script|socket"
+_VALUE_WORDS = regex(r"\b(?:file|path|command\b(?![ -]line)|exec|pager|editor|script|socket"
                           r"|url|dir|shell|hook|helper|external)", re.IGNORECASE)
 #: the same, said in a name or metavar ("--output=FILE", "PROG"), not in help ("the output")
-_NAME_WORDS = re.compile(r"output|write|prog|cmd|command|file|dir|path", re.IGNORECASE)
+_NAME_WORDS = regex(r"output|write|prog|cmd|command|file|dir|path", re.IGNORECASE)
 #: a switch names no file itself ("list one file per line" is harmless), and "write"
 #: is how GNU says "print"; only switches that run something are worth running first
-_SWITCH_WORDS = re.compile(r"\b(?:command\b(?![ -]line)|exec|pager|editor|script|socket|url"
+_SWITCH_WORDS = regex(r"\b(?:command\b(?![ -]line)|exec|pager|editor|script|socket|url"
                            r"|shell|hook|helper|external)", re.IGNORECASE)
 #: parsers that take only exact long names: clap 2 (rg), jq's, xxd's and which's own; git's
 #: revision walkers (``git log --oneli`` is "unrecognized argument"), and blame/shortlog,
@@ -60,31 +61,31 @@ _MAN_PAGE: dict[tuple[str, ...], str] = {("git", "whatchanged"): "git-log"}
 _MAX_OUTPUT = 1 << 20  # a help longer than this is garbage; parse its head only
 _ABBREVIATIONS = 3
 _MAX_BINARY = 1 << 26
-_C_STRING = re.compile(rb"(?<=\x00)[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?=\x00)")
+_C_STRING = regex(rb"(?<=\x00)[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?=\x00)")
 _ENV = {"LANG": "C", "LC_ALL": "C", "MANWIDTH": "200", "MANPAGER": "cat", "PAGER": "cat",
         "GIT_PAGER": "cat", "GIT_CONFIG_NOSYSTEM": "1", "NO_COLOR": "1", "TERM": "dumb"}
 
-_LONG = re.compile(r"--(\[no-\])?([A-Za-z0-9][A-Za-z0-9-]*)(.*)")
-_SHORT = re.compile(r"-([A-Za-z0-9?])(.*)")
-_METAVAR = re.compile(r"[\[<{(].*|[A-Z][A-Z0-9_]*(?:[-+:.,/][A-Z0-9_]+)*(?:\.\.\.)?")
-_LOWER_METAVAR = re.compile(r"[a-z][a-z0-9_]*")
+_LONG = regex(r"--(\[no-\])?([A-Za-z0-9][A-Za-z0-9-]*)(.*)")
+_SHORT = regex(r"-([A-Za-z0-9?])(.*)")
+_METAVAR = regex(r"[\[<{(].*|[A-Z][A-Z0-9_]*(?:[-+:.,/][A-Z0-9_]+)*(?:\.\.\.)?")
+_LOWER_METAVAR = regex(r"[a-z][a-z0-9_]*")
 #: what the first character after a short option's letter says of its value
 _SHORT_VALUE = {"": "none", "[": "optional", **dict.fromkeys("<{:=", "required")}
 #: words between aliases: "-c, -C", "--objects | --objects-edge", "--slurp/-s"
 _SEPARATORS = frozenset({"|", "/", "-", "or", "and"})
 #: man's list bullets, as rendered in UTF-8 and in the C locale: "◦   --seq:", "O   --seq:"
-_BULLET = re.compile(r"^(\s*)(?:[oO*+\u2022\u25e6\u00b7])\s{2,}(?=-)")
+_BULLET = regex(r"^(\s*)(?:[oO*+\u2022\u25e6\u00b7])\s{2,}(?=-)")
 #: dash words that name no option: "-<number>", "-.", "--"
-_NOT_A_NAME = re.compile(r"-<[^>]*>|-[^A-Za-z0-9?\s]")
+_NOT_A_NAME = regex(r"-<[^>]*>|-[^A-Za-z0-9?\s]")
 #: "--LTYPE-line-format": a placeholder in a name stands for a family of options
-_PLACEHOLDER_NAME = re.compile(r"[A-Z]{2,}-[a-z]|[a-z]-[A-Z]{2,}")
+_PLACEHOLDER_NAME = regex(r"[A-Z]{2,}-[a-z]|[a-z]-[A-Z]{2,}")
 #: a placeholder value ("FILE", "<n>", "{name|descriptor}"), not a literal one ("quiet")
-_PLACEHOLDER = re.compile(r"[\[<{(A-Z]")
+_PLACEHOLDER = regex(r"[\[<{(A-Z]")
 #: git's parse-options prints one usage per option: its short takes what its long takes
-_SHARED_ARGUMENT = re.compile(r"\s*usage: git ")
+_SHARED_ARGUMENT = regex(r"\s*usage: git ")
 #: rg documents its negations in prose: "This flag can be disabled with --no-hidden."
-_PROSE_NEGATION = re.compile(r"\b(?:disabled|negated) (?:with|by) (?:the )?(--no-[A-Za-z0-9-]+)")
-_OVERSTRIKE = re.compile(r".\x08|\x1b\[[0-9;]*[A-Za-z]")
+_PROSE_NEGATION = regex(r"\b(?:disabled|negated) (?:with|by) (?:the )?(--no-[A-Za-z0-9-]+)")
+_OVERSTRIKE = regex(r".\x08|\x1b\[[0-9;]*[A-Za-z]")
 
 
 @valueclass

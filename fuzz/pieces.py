@@ -16,6 +16,8 @@ from typing import TypeVar
 
 from hypothesis import strategies as st
 
+from regexes import regex
+
 from . import grammar as g
 from .coverage import declare
 from .coverage import production as _p
@@ -37,8 +39,8 @@ PATHS_AND_WORDS = g.PATHS + g.WORDS
 
 # -- words and quoting ------------------------------------------------------------------------
 
-_PLAIN = re.compile(r"[A-Za-z0-9_./,:=@%+-]+")
-_BARE_OK = re.compile(r"[A-Za-z0-9_./,:=@%+~*{}$-]+")
+_PLAIN = regex(r"[A-Za-z0-9_./,:=@%+-]+")
+_BARE_OK = regex(r"[A-Za-z0-9_./,:=@%+~*{}$-]+")
 
 
 def shell_word(word: str) -> str:

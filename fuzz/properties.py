@@ -23,7 +23,6 @@ finding can be saved and replayed) and a check that returns a
 
 from __future__ import annotations
 
-import re
 import shlex
 import string
 import subprocess
@@ -35,6 +34,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from analyzers import BashAnalysis, Verdict, WorkspaceFacts, analyze_bash
+from regexes import regex
 from values import valueclass
 
 from . import grammar as g
@@ -321,7 +321,7 @@ def observe_many(ctx: Context, cmds: list[str]) -> list[tuple[str, tuple[str, ..
     return [(obs.command, obs.findings) for obs in seen]
 
 
-_TEMP_ROOT = re.compile(r"/[^ ]*?/shellgate-oracle-[^/ ]+")
+_TEMP_ROOT = regex(r"/[^ ]*?/shellgate-oracle-[^/ ]+")
 
 
 def oracle_signature(findings: tuple[str, ...]) -> str:

@@ -15,14 +15,15 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from regexes import regex
 from values import valueclass
 
-_LINE = re.compile(r"^(?P<pid>\d+)\s+(?P<call>\w+)\((?P<args>.*)\)\s+=\s+(?P<ret>-?\d+|\?)")
-_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_LINE = regex(r"^(?P<pid>\d+)\s+(?P<call>\w+)\((?P<args>.*)\)\s+=\s+(?P<ret>-?\d+|\?)")
+_STRING = regex(r'"((?:[^"\\]|\\.)*)"')
 #: strace -y names the file a call opened: `= 3</path>`
-_OPENED = re.compile(r"\)\s+=\s+\d+<([^>]*)>\s*$")
+_OPENED = regex(r"\)\s+=\s+\d+<([^>]*)>\s*$")
 #: strace -y names the working directory of an *at call: AT_FDCWD</path>
-_AT_CWD = re.compile(r"^AT_FDCWD<([^>]*)>")
+_AT_CWD = regex(r"^AT_FDCWD<([^>]*)>")
 
 
 @valueclass
@@ -40,14 +41,14 @@ class Event:
     harness: bool = False
 
 
-_FD_PATH = re.compile(r"^(\d+)<([^>]*)>")
+_FD_PATH = regex(r"^(\d+)<([^>]*)>")
 _DIRFD_CALLS = frozenset({"openat", "openat2", "unlinkat", "mkdirat", "renameat", "renameat2",
                           "linkat", "fchmodat", "execveat"})
 
 
-_HOST_PID = re.compile(r"/\* (\d+) in strace's PID NS \*/")
-_UNFINISHED = re.compile(r"^(?P<pid>\d+)\s+(?P<head>.*?)\s*<unfinished \.\.\.>$")
-_RESUMED = re.compile(r"^(?P<pid>\d+)\s+<\.\.\. (?P<call>\w+) resumed>\s*(?P<rest>.*)$")
+_HOST_PID = regex(r"/\* (\d+) in strace's PID NS \*/")
+_UNFINISHED = regex(r"^(?P<pid>\d+)\s+(?P<head>.*?)\s*<unfinished \.\.\.>$")
+_RESUMED = regex(r"^(?P<pid>\d+)\s+<\.\.\. (?P<call>\w+) resumed>\s*(?P<rest>.*)$")
 
 
 def _joined(lines: list[str]) -> Iterator[str]:

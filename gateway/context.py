@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -19,6 +18,13 @@ if TYPE_CHECKING:
     from sandbox import Backend, FsPlan, SandboxPolicy
 
     from .decisions import PermissionResult
+
+
+def new_id(length: int) -> str:
+    """A random id of ``length`` lowercase hex characters. os.urandom, not
+    uuid4: the same randomness, and importing uuid (which imports platform)
+    cost every cold `shellgate hook` ~5 ms."""
+    return os.urandom((length + 1) // 2).hex()[:length]
 
 
 class AuditSink(Protocol):
@@ -105,7 +111,7 @@ class SessionContext:
     results_dir: str
     extra_dirs: tuple[str, ...] = ()
     backend: Backend | None = None
-    session_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    session_id: str = field(default_factory=lambda: new_id(16))
     env: dict[str, str] | None = None
     audit: AuditSink = field(default_factory=MemoryAudit)
     approver: Approver | None = None
@@ -218,7 +224,7 @@ class ToolContext:
 
     session: SessionContext
     tool_use_id: str
-    call_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    call_id: str = field(default_factory=lambda: new_id(16))
     analysis: Any = None
     #: what permission rules see of the call (``tools.base.Subject``),
     #: computed once in the permission stage

@@ -10,17 +10,17 @@ line of the report) and bytes that are not UTF-8 are written as ``\\xNN``.
 
 from __future__ import annotations
 
-import re
 import shlex
 from typing import IO
 
 from analyzers import BashAnalysis
+from regexes import regex
 
 #: every control character (a newline of the command would forge a line of
 #: the report: from a review, `echo hi<LF>ALLOW  ls` printed an ALLOW line),
 #: and the bytes that are not UTF-8 (read as lone surrogates: 0x9b is a CSI
 #: on a terminal that is not UTF-8)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\udc80-\udcff]")
+_CONTROL = regex(r"[\x00-\x1f\x7f-\x9f\udc80-\udcff]")
 
 
 def _clean(text: str) -> str:

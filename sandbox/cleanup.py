@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import stat
 
 #: removal passes before giving up (each one opens every locked directory)
@@ -29,6 +28,8 @@ def remove_tree(path: str) -> str | None:
             return None
         try:
             if os.path.isdir(path) and not os.path.islink(path):
+                import shutil  # noqa: PLC0415 - shutil pulls in bz2 and lzma: not for a check
+
                 shutil.rmtree(path)
             else:
                 os.unlink(path)

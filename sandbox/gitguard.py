@@ -54,11 +54,11 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from regexes import regex
 from values import field, valueclass
 
 from .cleanup import prune_caches
@@ -257,7 +257,7 @@ class GitGuard:
 # runtime directory: a run reads only the entries of its own repositories.
 
 
-_ENTRY_NAME = re.compile(r"[0-9a-f]{24}\.json")
+_ENTRY_NAME = regex(r"[0-9a-f]{24}\.json")
 
 
 def _entry_path(cache: Path, worktree: str) -> Path:

@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal, Self
 
+from regexes import regex
 from values import field, fields, replace, valueclass
 
 from .errors import PolicyError
@@ -83,12 +84,13 @@ SECRET_PATTERNS: tuple[str, ...] = (
 @functools.lru_cache(maxsize=32)
 def _patterns_re(patterns: tuple[str, ...]) -> re.Pattern[str]:
     """One compiled regex for a tuple of shell-style patterns."""
-    return re.compile("|".join(fnmatch.translate(p) for p in patterns) or "(?!)")
+    return regex("|".join(fnmatch.translate(p) for p in patterns) or "(?!)")
 
 
 _SECRET_RE = _patterns_re(SECRET_PATTERNS)
+_patterns_re(DEFAULT_ENV_ALLOW)  # at import: from the build-time table (regexes/)
 
-_DOMAIN_RE = re.compile(
+_DOMAIN_RE = regex(
     r"^(?:\*\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*"
     r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"
 )

@@ -30,11 +30,11 @@ import asyncio
 import contextlib
 import ipaddress
 import os
-import re
 import socket
 import threading
 from collections.abc import Callable
 
+from regexes import regex
 from values import field, valueclass
 
 from .policy import NetworkPolicy
@@ -58,7 +58,7 @@ _NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1:
 #: else is refused before the decision: getaddrinfo applies IDNA nameprep,
 #: which drops a soft hyphen, so `f\xadiles.example.org` passed a deny rule
 #: for `files.example.org` and then reached it (from a review).
-_HOST_RE = re.compile(r"^(?:[a-z0-9](?:[a-z0-9-]{0,62})(?:\.[a-z0-9-]{1,63})*\.?|[0-9a-f:.]+)$")
+_HOST_RE = regex(r"^(?:[a-z0-9](?:[a-z0-9-]{0,62})(?:\.[a-z0-9-]{1,63})*\.?|[0-9a-f:.]+)$")
 _MAX_HOST = 253
 #: decisions kept in memory for the caller (older ones are only reported)
 _MAX_EVENTS = 1000

@@ -19,11 +19,14 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from values import valueclass
 
 from .walk import WalkSpec, walk
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: how deep below a writable root repositories are looked for
 MAX_DEPTH = 4

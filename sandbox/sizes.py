@@ -12,11 +12,13 @@ import functools
 import os
 import re
 
+from regexes import regex
+
 from .errors import PolicyError
 
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?", re.IGNORECASE)
-_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%")
+_SIZE = regex(r"(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?", re.IGNORECASE)
+_PERCENT = regex(r"(\d+(?:\.\d+)?)\s*%")
 #: words meaning "no memory limit"
 _OFF = frozenset({"off", "none", "unlimited", "no"})
 

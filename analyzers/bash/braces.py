@@ -22,14 +22,15 @@ checked against the installed bash by ``tests/analyzers/test_braces.py``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
+
+from regexes import regex
 
 #: the most words one brace word may expand to before it is refused
 MAX_BRACE_WORDS = 256
 
-_PLAIN_RE = re.compile(r"[A-Za-z0-9_./+:=@%,{}-]+")
-_SEQUENCE_RE = re.compile(
+_PLAIN_RE = regex(r"[A-Za-z0-9_./+:=@%,{}-]+")
+_SEQUENCE_RE = regex(
     r"(?:(?P<n1>0|[1-9][0-9]{0,4})\.\.(?P<n2>0|[1-9][0-9]{0,4})"
     r"|(?P<l1>[a-z])\.\.(?P<l2>[a-z])|(?P<u1>[A-Z])\.\.(?P<u2>[A-Z]))"
     r"(?:\.\.(?P<step>[1-9][0-9]{0,3}))?"

@@ -16,6 +16,7 @@ import posixpath
 import re
 
 from profiles import read_toml
+from regexes import regex
 from values import valueclass
 
 from .commands.find import analyze_find
@@ -25,11 +26,11 @@ from .paths import resolve
 #: Removing anything at or below these is a hard limit (shared data with
 #: the sandbox, which never makes them writable).
 SYSTEM_DIRS = frozenset(read_toml("system-dirs.toml")["trees"])
-_BLOCK_DEVICE_RE = re.compile(
+_BLOCK_DEVICE_RE = regex(
     r"^/dev/(?:sd[a-z]+|hd[a-z]+|vd[a-z]+|xvd[a-z]+|nvme\d+n\d+(?:p\d+)?|mmcblk\d+(?:p\d+)?|"
     r"loop\d+|md\d+|dm-\d+|sr\d+|disk/.*|mapper/.*)\d*$"
 )
-_MKFS_RE = re.compile(r"^(?:mkfs(?:\.\w+)?|mke2fs|mkswap|wipefs|mkdosfs|mkntfs)$")
+_MKFS_RE = regex(r"^(?:mkfs(?:\.\w+)?|mke2fs|mkswap|wipefs|mkdosfs|mkntfs)$")
 
 
 @valueclass
@@ -175,10 +176,10 @@ SQL_CLIENTS = frozenset(
         "cqlsh",
     }
 )
-_SQL_DROP_RE = re.compile(
+_SQL_DROP_RE = regex(
     r"\b(?:DROP\s+(?:TABLE|DATABASE|SCHEMA|INDEX|VIEW)|TRUNCATE)\b", re.IGNORECASE
 )
-_SQL_DELETE_RE = re.compile(r"\bDELETE\s+FROM\s+[\w.\"`]+\s*(?:;|$)", re.IGNORECASE)
+_SQL_DELETE_RE = regex(r"\bDELETE\s+FROM\s+[\w.\"`]+\s*(?:;|$)", re.IGNORECASE)
 
 
 def destructive_warnings(argv: tuple[str, ...]) -> list[str]:

@@ -11,11 +11,22 @@ from __future__ import annotations
 
 import re
 
+from regexes import regex
+
 from .ir import Assignment, ParseResult, ParseStatus, Redirect, SimpleCommand, Word
 from .quoting import extract_quoted_content
 from .words import expand_tilde, unquote_word
 
-_TOKEN_RE = re.compile(
+# patterns the functions below use (module constants: see regexes/)
+_COMMENT_CONTINUATION_RE = regex(r"#[^\n]*\\\n")
+_EXPANSION_START_RE = regex(r"\$[({\[]|`|[<>]\(")
+_FD_DIGITS_RE = regex(r"\d+")
+_LINE_CONTINUATION_RE = regex(r"(?<!\\)((?:\\\\)*)\\\n")
+_SINGLE_QUOTED_RE = regex(r"'[^']*'")
+_SURROGATE_RE = regex("[\ud800-\udfff]")
+
+
+_TOKEN_RE = regex(
     r"""
     (?P<ws>[ \t]+)
   | (?P<nl>\n)
@@ -28,8 +39,8 @@ _TOKEN_RE = re.compile(
     """,
     re.VERBOSE,
 )
-_DYNAMIC_RE = re.compile(r"\$[\w{(\[@*#?$!-]|`")
-_ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
+_DYNAMIC_RE = regex(r"\$[\w{(\[@*#?$!-]|`")
+_ASSIGN_RE = regex(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
 _KEYWORDS = frozenset(
     {
         "if",
@@ -53,7 +64,7 @@ _KEYWORDS = frozenset(
 )
 
 
-_HOME_RE = re.compile(r"\$(?:HOME\b|\{HOME\})")
+_HOME_RE = regex(r"\$(?:HOME\b|\{HOME\})")
 
 
 def _word(raw: str, home: str | None, cwd: str | None, reasons: list[str]) -> Word:
@@ -61,7 +72,7 @@ def _word(raw: str, home: str | None, cwd: str | None, reasons: list[str]) -> Wo
         # $HOME is the one variable the legacy splitter resolves, so that
         # `rm -rf $HOME` still meets its hard limit.
         raw = _HOME_RE.sub(lambda _: home, raw)
-    live = re.sub(r"'[^']*'", "", raw)
+    live = _SINGLE_QUOTED_RE.sub("", raw)
     if _DYNAMIC_RE.search(live):
         reasons.append(f"expansion in {raw[:40]!r} (legacy parser)")
         return Word(raw, None, True)
@@ -84,19 +95,19 @@ def parse_legacy(
     text = command.replace("\0", "")
     if text != command:
         reasons.append("NUL byte in command")
-    if re.search(r"#[^\n]*\\\n", text):
+    if _COMMENT_CONTINUATION_RE.search(text):
         # bash ends a comment at the newline; joining the lines first made
         # `ls # \<newline>cat /etc/shadow` one comment (from a review)
         reasons.append("a line continuation after a '#' (legacy parser)")
-    text = re.sub(r"(?<!\\)((?:\\\\)*)\\\n", r"\1", text)
+    text = _LINE_CONTINUATION_RE.sub(r"\1", text)
     # The regex tokens below cannot follow `$(...)` nesting; any substitution
     # outside single quotes makes the whole line unanalyzable here.
     views = extract_quoted_content(text)
-    if re.search(r"\$[({\[]|`|[<>]\(", views.with_double_quotes):
+    if _EXPANSION_START_RE.search(views.with_double_quotes):
         reasons.append("substitution (legacy parser)")
     if "((" in views.fully_unquoted:
         reasons.append("arithmetic command (( )) (legacy parser)")
-    if re.search("[\ud800-\udfff]", text):
+    if _SURROGATE_RE.search(text):
         reasons.append("invalid UTF-8 in command")
     commands: list[SimpleCommand] = []
     words: list[Word] = []
@@ -174,7 +185,7 @@ def parse_legacy(
                 flush(m.start(), tok)
                 start = m.end()
         elif kind == "redir":
-            fd_m = re.match(r"\d+", tok)
+            fd_m = _FD_DIGITS_RE.match(tok)
             op_text = tok[fd_m.end() :] if fd_m else tok
             if op_text.startswith("{"):
                 reasons.append("named file descriptor")

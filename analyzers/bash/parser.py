@@ -22,17 +22,21 @@ Known differentials between tree-sitter and bash, each handled here:
 
 from __future__ import annotations
 
-import re
 from _thread import _local
 from collections.abc import Iterable
 from typing import Any
 
+from regexes import regex
 from values import field, replace, valueclass
 
 from .braces import expand_braces
 from .grammar import bash_language
 from .ir import Assignment, ParseResult, ParseStatus, Redirect, SimpleCommand, Word
 from .nodewords import WORDISH, WordEvaluator
+
+# patterns the functions below use (module constants: see regexes/)
+_ESCAPED_NEWLINE_RE = regex(rb"(\\+)\n")
+
 
 try:  # tree-sitter is a hard dependency, but a broken install must not crash us
     import tree_sitter
@@ -47,7 +51,7 @@ MAX_AST_DEPTH = 256
 MAX_COLLECTED_COMMANDS = 1000
 
 _local_state = _local()
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+_SURROGATE_RE = regex("[\ud800-\udfff]")
 
 _STATEMENT_SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&"})
 _GROUPING_TOKENS = frozenset({"(", ")", "{", "}"})
@@ -146,7 +150,7 @@ def _join_continuations(src: bytes, root: Any) -> bytes | None:
         stack.extend(node.children)
     out = bytearray()
     i = 0
-    for m in re.finditer(rb"(\\+)\n", src):
+    for m in _ESCAPED_NEWLINE_RE.finditer(src):
         if len(m.group(1)) % 2 == 0:  # `\\` + newline: an escaped backslash
             continue
         pos = m.end() - 2

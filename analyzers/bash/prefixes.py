@@ -8,16 +8,21 @@ would allow every command there is.
 
 from __future__ import annotations
 
-import re
 import shlex
+
+from regexes import regex
 
 from .wrappers import BARE_WRAPPERS
 
 #: Rules suggested for one compound command are capped; past the cap a
 #: prompt should describe "similar commands" instead of listing them.
+# patterns the functions below use (module constants: see regexes/)
+_PLAIN_NAME_RE = regex(r"[A-Za-z0-9._+-]+")
+
+
 MAX_SUGGESTED_RULES = 5
 
-_SUBCOMMAND_RE = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
+_SUBCOMMAND_RE = regex(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
 #: Commands whose second word is an operand (a file, a pattern), never a
 #: subcommand: `rm a b` must not suggest `Bash(rm a:*)`.
 _NO_SUBCOMMANDS = frozenset(
@@ -54,7 +59,7 @@ def command_prefix(argv: tuple[str, ...]) -> str | None:
     if len(argv) < 2:
         return None
     name, second = argv[0], argv[1]
-    if name in _NO_PREFIX or "/" in name or not re.fullmatch(r"[A-Za-z0-9._+-]+", name):
+    if name in _NO_PREFIX or "/" in name or not _PLAIN_NAME_RE.fullmatch(name):
         return None
     if name in _NO_SUBCOMMANDS:
         return None

@@ -25,17 +25,16 @@ desync checks need (:attr:`QuoteViews.comment_quote_desync`,
 
 from __future__ import annotations
 
-import re
-
+from regexes import regex
 from values import valueclass
 
 # One tokenizer per quoting state; the scan switches between them.
 # Unquoted, `$'...'` (ANSI-C) is one token: `\'` inside it does not end it.
-_UNQUOTED_RE = re.compile(r"\$'(?:\\[\s\S]|[^\\'])*'|\\[\s\S]?|'|\"|\n|#|\$|[^\\'\"\n#$]+")
-_DOUBLE_RE = re.compile(r"\\[\s\S]?|\"|\n|[^\\\"\n]+")
-_SINGLE_RE = re.compile(r"'|\n|[^'\n]+")
+_UNQUOTED_RE = regex(r"\$'(?:\\[\s\S]|[^\\'])*'|\\[\s\S]?|'|\"|\n|#|\$|[^\\'\"\n#$]+")
+_DOUBLE_RE = regex(r"\\[\s\S]?|\"|\n|[^\\\"\n]+")
+_SINGLE_RE = regex(r"'|\n|[^'\n]+")
 _WORD_START_BEFORE = frozenset(" \t\n;&|()<>")
-_HASH_LINE_RE = re.compile(r"[ \t]*#")
+_HASH_LINE_RE = regex(r"[ \t]*#")
 
 
 @valueclass

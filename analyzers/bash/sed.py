@@ -15,11 +15,14 @@ operand into a write.
 
 from __future__ import annotations
 
-import re
-
+from regexes import regex
 from values import valueclass
 
 from .commands.flags import Arg, Spec, parse_args
+
+# patterns the functions below use (module constants: see regexes/)
+_SED_REGEX_ADDRESS_RE = regex(r"/(?:[^/\\]|\\.)*/")
+
 
 _SED_SPEC = Spec(
     flags={
@@ -54,14 +57,14 @@ _SED_SPEC = Spec(
 
 _ADDR = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\\n]|\\.)*/[IM]*)"
 # Used with .match(script, pos): no `^`, which would only match at index 0.
-_RANGE_RE = re.compile(rf"\s*(?:{_ADDR}(?:\s*,\s*(?:{_ADDR}|\+\d+|~\d+))?)?\s*")
+_RANGE_RE = regex(rf"\s*(?:{_ADDR}(?:\s*,\s*(?:{_ADDR}|\+\d+|~\d+))?)?\s*")
 _SIMPLE_CMDS = frozenset("pdqQ=l")
-_S_FLAGS_RE = re.compile(r"^[gpiImM1-9]*$")
+_S_FLAGS_RE = regex(r"^[gpiImM1-9]*$")
 
 
 # `r FILE`, `R FILE`, `w FILE`, `W FILE` commands and the `w FILE` flag of
 # `s`: the file name runs to the end of the command.
-_SCRIPT_FILE_RE = re.compile(r"(?:^|[;}\s\d$/])[rRwW]\s*([^;\s}][^;}\n]*)")
+_SCRIPT_FILE_RE = regex(r"(?:^|[;}\s\d$/])[rRwW]\s*([^;\s}][^;}\n]*)")
 
 
 @valueclass
@@ -170,4 +173,4 @@ def _substitution_end(script: str, start: int) -> tuple[int, str | None]:
 
 def _outside_regexes(script: str) -> str:
     """Script text with /regex/ bodies blanked (braces there are literal)."""
-    return re.sub(r"/(?:[^/\\]|\\.)*/", "//", script)
+    return _SED_REGEX_ADDRESS_RE.sub("//", script)

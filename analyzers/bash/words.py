@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from regexes import regex
+
 #: variables that hold no secrets: printing one is read-only (the
 #: environment is not scrubbed where the command runs unsandboxed)
 NON_SECRET_VARS = frozenset({"PATH", "HOME", "PWD", "OLDPWD", "SHELL", "USER", "LOGNAME", "LANG",
@@ -22,7 +24,7 @@ GLOB_CHARS = frozenset("*?[")
 # are replaced by NUL, so `'{a,b}'` is not a brace expansion but `{'a',b}` is.
 # Deliberately loose: bash skips a `}` with no comma before it, so
 # `{@'{'0},--output=x}` is one expansion; any `{` .. `,`/`..` .. `}` counts.
-_BRACE_RE = re.compile(r"\{[^\s]*?(?:,|\.\.)[^\s]*?\}")
+_BRACE_RE = regex(r"\{[^\s]*?(?:,|\.\.)[^\s]*?\}")
 
 _ANSI_SIMPLE = {
     "a": "\a",
@@ -39,7 +41,7 @@ _ANSI_SIMPLE = {
     '"': '"',
     "?": "?",
 }
-_ANSI_RE = re.compile(
+_ANSI_RE = regex(
     r"\\(?:(?P<simple>[abeEfnrtv\\'\"?])|(?P<oct>[0-7]{1,3})|x(?P<hex>[0-9A-Fa-f]{1,2})"
     r"|u(?P<u4>[0-9A-Fa-f]{1,4})|U(?P<u8>[0-9A-Fa-f]{1,8})|c(?P<ctl>.))",
     re.DOTALL,
@@ -149,7 +151,7 @@ def expand_tilde(value: str, mask: str, home: str | None, cwd: str | None) -> st
     return value
 
 
-_QUOTED_PART_RE = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"|\\.", re.DOTALL)
+_QUOTED_PART_RE = regex(r"'[^']*'|\"(?:\\.|[^\"\\])*\"|\\.", re.DOTALL)
 
 
 def unquote_word(raw: str) -> tuple[str, bool, bool, bool]:

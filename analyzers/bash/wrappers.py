@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from regexes import regex
 from values import valueclass
 
 from .ir import Assignment
@@ -21,6 +22,11 @@ from .ir import Assignment
 #: matches ``Bash(npm test:*)``. Anything else (``LD_PRELOAD``, ``PAGER``,
 #: ``GIT_*``, ``PYTHONWARNINGS``, ``BROWSER``, ``NODE_OPTIONS``, ``PATH`` …)
 #: changes what a program executes and makes the command not read-only.
+# patterns the functions below use (module constants: see regexes/)
+_SHELL_C_FLAG_RE = regex(r"[-+][eux]*c[eux]*")
+_SHELL_OPTION_FLAGS_RE = regex(r"[-+][euxv]+")
+
+
 SAFE_ENV_VARS = frozenset(
     {
         # Go: build target and toolchain switches
@@ -128,13 +134,13 @@ POSIX_SHELLS = frozenset({"sh", "dash", "busybox-sh"})
 #:   sh -c 'ls &> out'      `ls &` then `> out`
 #:   sh -c "cat <<< x"      a heredoc and a redirection
 #:   sh -c "echo \$'a'"     `$` then a quoted 'a': bash's decoding is not sh's
-_BASH_ONLY = re.compile(
+_BASH_ONLY = regex(
     r"\[\[|\]\]|\(\(|\)\)|\$'|\$\"|<<<|&>|>&\s*[^\s\d-]|\|&|[<>]\(|;;&|;&"
     r"|\{[^}\s]*(?:,|\.\.)[^}\s]*\}|\bfunction\b|\bselect\b|\bcoproc\b|\[@\]|\[\*\]"
     r"|\$\{[!#]?\w+(?::[-=?+]?\d|/|\^|,|@|:\s|:\d)|\w=\(")
-_DURATION_RE = re.compile(r"^\d+(?:\.\d+)?[smhd]?$")
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_INT_RE = re.compile(r"^[+-]?\d+$")
+_DURATION_RE = regex(r"^\d+(?:\.\d+)?[smhd]?$")
+_NAME_RE = regex(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_INT_RE = regex(r"^[+-]?\d+$")
 MAX_WRAPPERS = 16
 
 
@@ -482,11 +488,11 @@ def _shell(argv: tuple[str, ...]) -> _Peel | None:
         if a in ("-o", "+o", "-O", "+O"):
             i += 2
             continue
-        if re.fullmatch(r"[-+][eux]*c[eux]*", a):
+        if _SHELL_C_FLAG_RE.fullmatch(a):
             has_c = True
             i += 1
             break
-        if re.fullmatch(r"[-+][euxv]+", a):
+        if _SHELL_OPTION_FLAGS_RE.fullmatch(a):
             i += 1
             continue
         break

@@ -15,13 +15,13 @@ its start (the table shows a short one); ``--since`` by time.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
+from regexes import regex
 from values import field, valueclass
 
 from .chain import AuditError, parse_line
@@ -88,7 +88,7 @@ def read_entries(files: Sequence[Path]) -> Iterator[Entry]:
             raise AuditError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-_RELATIVE = re.compile(r"(\d+)\s*([smhdw])")
+_RELATIVE = regex(r"(\d+)\s*([smhdw])")
 _UNITS: Final = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
@@ -293,7 +293,7 @@ class Summary:
         }
 
 
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_ASSIGNMENT = regex(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def command_prefix(command: str) -> str:

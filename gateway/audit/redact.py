@@ -41,6 +41,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from regexes import regex
 from values import fields, is_value
 
 
@@ -107,7 +108,7 @@ def is_secret_name(name: str) -> bool:
 _EDGE = r"(?<![A-Za-z0-9])"
 #: credential formats; the group kept visible names the kind of key, so a
 #: reader knows what leaked without seeing it
-_SHAPES: Final[tuple[re.Pattern[str], ...]] = tuple(re.compile(_EDGE + pattern) for pattern in (
+_SHAPES: Final[tuple[re.Pattern[str], ...]] = tuple(regex(_EDGE + pattern) for pattern in (
     r"(sk-ant-)[A-Za-z0-9_-]{16,}",
     r"(sk-(?:proj-|svcacct-|admin-)?)(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{32,}",
     r"(gh[pousr]_)[A-Za-z0-9]{30,}",
@@ -123,18 +124,18 @@ _SHAPES: Final[tuple[re.Pattern[str], ...]] = tuple(re.compile(_EDGE + pattern) 
 ))
 
 #: a private key, to its END line or — a key cut short — to the end
-_PEM = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?)-----"
+_PEM = regex(r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?)-----"
                   r".*?(?:-----END \1PRIVATE KEY\2-----|\Z)", re.S)
 #: scheme://user:PASSWORD@host
-_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:)[^\s/?#@]+@")
+_URL_PASSWORD = regex(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:)[^\s/?#@]+@")
 #: a cookie header's value runs to the end of the line (several name=value)
-_COOKIE = re.compile(r"(?im)((?<![\w-])(?:set-)?cookie\s*:\s*)[^\r\n'\"]+")
+_COOKIE = regex(r"(?im)((?<![\w-])(?:set-)?cookie\s*:\s*)[^\r\n'\"]+")
 #: --name=value, -name value (not --flag --other, nor --with-token < file)
-_OPTION = re.compile(r"""(?<![\w-])(--?([A-Za-z][\w-]*))(=|[ \t]+(?![-<>|;&]))"""
+_OPTION = regex(r"""(?<![\w-])(--?([A-Za-z][\w-]*))(=|[ \t]+(?![-<>|;&]))"""
                      r"""("(?:[^"\\]|\\.)*"|'[^']*'|[^\s'"]+)""")
 #: NAME=value, name: value, "name": "value", 'name': 'value' — an auth
 #: scheme word (Authorization: Bearer x) stays visible
-_ASSIGN = re.compile(r"""(["']?)(?<![\w.-])([A-Za-z_][\w.-]*)\1(\s*[:=]\s*)"""
+_ASSIGN = regex(r"""(["']?)(?<![\w.-])([A-Za-z_][\w.-]*)\1(\s*[:=]\s*)"""
                      r"""((?i:bearer|basic|token|digest|negotiate|bot)[ \t]+)?"""
                      r"""("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s'",;&|)}\]]+)""")
 
@@ -144,7 +145,7 @@ _SAME_COMMAND = r"[^\n|;&]*?"
 #: a program's own way of taking a secret as an argument (from a review:
 #: `mysql -pS3cr3t`, `curl -u admin:hunter2`, `sshpass -p x` were logged);
 #: group 1 is kept, group 2 masked
-_PROGRAM_SECRETS: Final[tuple[re.Pattern[str], ...]] = tuple(re.compile(p) for p in (
+_PROGRAM_SECRETS: Final[tuple[re.Pattern[str], ...]] = tuple(regex(p) for p in (
     # mysql's password sticks to its -p
     rf"(\b(?:mysql|mariadb|mysqldump|mysqladmin|mysqlimport|mysqlshow)\b{_SAME_COMMAND}"
     rf"\s-p)(?=[^\s-]){_VALUE}",
@@ -211,11 +212,13 @@ def _sub_named(pattern: re.Pattern[str], text: str,
 #: name holds (each name is_secret_name accepts holds one). A text without
 #: any — most of an event: ids, tool names, decisions — is returned as it
 #: is, skipping some fifteen substitutions (they cost an event ~0.5 ms).
-_TRIGGER = re.compile(
+_TRIGGER = regex(
     r"[A-Za-z0-9_-]{16}|eyJ|-----BEGIN|://|(?<!\S)-u\b|(?i:mysql|mariadb|--user|"
     r"--proxy-user|--http-user|redis-cli|login|ssh-keygen|openssl|identified|"
+    # longest first, then by name: the same text in every process (the
+    # build-time regex table is keyed by it)
     + "|".join(sorted({*_SECRET_ENDINGS, *_SECRET_WORDS, "key", "pwd", "pass", "pin"},
-                      key=len, reverse=True)) + ")")
+                      key=lambda word: (-len(word), word))) + ")")
 
 
 def redact_text(text: str) -> str:

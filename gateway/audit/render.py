@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
+
+from regexes import regex
 
 from .query import DecisionRow, Summary
 from .verify import Verification
@@ -31,11 +32,11 @@ __all__ = ["print_rows", "print_summary", "print_verification", "safe_json", "sa
            "verification_json"]
 
 #: C0 and C1 controls (newline and tab too: one table cell, one line) and DEL
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROLS = regex(r"[\x00-\x1f\x7f-\x9f]")
 _NAMED: Final = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 #: characters that JSON output leaves raw but a terminal may obey or hide:
 #: DEL and C1 controls, and the invisible format characters (bidi overrides)
-_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2028\u2029"
+_JSON_UNSAFE = regex(r"[\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2028\u2029"
                           r"\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]")
 
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -40,6 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from regexes import regex
 from values import valueclass
 
 from .chain import AuditError, audit_key, seal, utc_stamp
@@ -53,7 +53,7 @@ __all__ = ["LOG_ENV", "FileAudit", "audit_location", "daily_name", "is_daily_nam
 #: the environment variable naming the log (the ``--audit-log`` flag wins)
 LOG_ENV: Final = "SHELLGATE_AUDIT_LOG"
 LOCK_NAME: Final = ".lock"
-_DAILY = re.compile(r"\d{4}-\d{2}-\d{2}\.jsonl")
+_DAILY = regex(r"\d{4}-\d{2}-\d{2}\.jsonl")
 _CHUNK = 65536
 
 

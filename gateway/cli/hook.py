@@ -29,13 +29,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from values import replace
 
+from ..context import new_id
 from ..decisions import Decision
 from ..errors import UsageError
 from ..messages import ToolUse
@@ -174,7 +174,7 @@ class _Judge:
     def __init__(self, cwd: str, project: str, tool_use_id: str) -> None:
         self.cwd, self.project, self.home = cwd, project, os.path.expanduser("~")
         self.real_project = os.path.realpath(project)
-        self.tool_use_id = tool_use_id or f"toolu_{uuid.uuid4().hex[:20]}"
+        self.tool_use_id = tool_use_id or f"toolu_{new_id(20)}"
         self.permissions = _permissions(self.real_project, self.home)
 
     def session(self, tool_name: str) -> Session:

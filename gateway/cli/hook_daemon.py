@@ -64,7 +64,7 @@ MAX_JUDGEMENT_S = 30.0
 #: the libraries whose upgrade makes the daemon stale (those it has loaded)
 _LIBRARIES = ("tree_sitter", "tree_sitter_bash", "pydantic", "pydantic_core", "httpx")
 #: the directories whose files make the daemon's version
-_SOURCES = ("gateway", "analyzers", "sandbox", "profiles", "values")
+_SOURCES = ("gateway", "analyzers", "sandbox", "profiles", "values", "regexes")
 
 
 def fingerprint(root: str = hook_client.PACKAGE_ROOT) -> tuple[tuple[str, int, int], ...]:

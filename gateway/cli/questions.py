@@ -12,9 +12,10 @@ a bidirectional override would make an option read as another)."""
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TextIO
+
+from regexes import regex
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -25,7 +26,7 @@ MAX_TRIES = 5
 #: must not scroll its own options off the screen)
 MAX_QUESTION_LINES = 20
 _WORDS_FOR_OTHER = frozenset({"o", "other"})
-_SEPARATORS = re.compile(r"[\s,]+")
+_SEPARATORS = regex(r"[\s,]+")
 
 Choice = list[int] | Literal["other"]
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 from typing import IO, TextIO
@@ -197,6 +196,8 @@ def _report(result: ExecResult) -> int:
 
 
 def _read_sandbox_key(path: str) -> object:
+    import json  # noqa: PLC0415 - only with a settings file: not every cold run
+
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)

@@ -10,13 +10,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import sys
 import unicodedata
-import uuid
 from typing import TYPE_CHECKING, Any
 
-from ..context import ApprovalRequest
+from regexes import regex
+
+from ..context import ApprovalRequest, new_id
 from ..errors import UsageError
 from ..messages import ImageBlock, Progress, TextBlock, ToolResultMessage, ToolUse
 from .common import one_line
@@ -35,7 +35,7 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("give NAME and --input JSON (or --batch FILE)")
     tool_input = _parse_input(args.input)
     session = _open(args, interactive=True)
-    use = ToolUse(f"toolu_{uuid.uuid4().hex[:20]}", args.name, tool_input)
+    use = ToolUse(f"toolu_{new_id(20)}", args.name, tool_input)
     live = not args.json and sys.stderr.isatty()
 
     async def one() -> ToolResultMessage:
@@ -120,7 +120,7 @@ def _read_batch(source: str) -> list[ToolUse]:
             raise UsageError(f"--batch line {n}: unknown keys {sorted(unknown)} (name, input, id)")
         ident = call.get("id")
         uses.append(ToolUse(ident if isinstance(ident, str) and ident
-                            else f"toolu_{uuid.uuid4().hex[:20]}", name, tool_input))
+                            else f"toolu_{new_id(20)}", name, tool_input))
     if not uses:
         raise UsageError("--batch holds no calls")
     return uses
@@ -155,7 +155,7 @@ def _parse_input(raw: str, where: str = "--input") -> dict[str, Any]:
 #: C0 and C1 controls but newline and tab, and DEL: a command's output must
 #: not drive the user's terminal (from a review: `printf '\e]52;c;…'` set
 #: the clipboard, `\e[1A\e[2K` rewrote the line above with "tests passed")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROLS = regex(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def shown(text: str) -> str:

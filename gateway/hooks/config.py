@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from regexes import regex
 from values import valueclass
 
 #: the events the gateway and its agent client fire
@@ -32,7 +33,7 @@ MAX_TIMEOUT_S = 3600.0
 MAX_MATCHER_CHARS = 1000
 #: a bare name or list: exact comparison, never a pattern (`Bash` must not
 #: match `BashOutput`)
-_PLAIN = re.compile(r"[A-Za-z0-9_|]+")
+_PLAIN = regex(r"[A-Za-z0-9_|]+")
 
 
 @valueclass

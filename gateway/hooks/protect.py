@@ -17,29 +17,29 @@ another program.
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import stat
 from collections.abc import Iterable, Mapping, Sequence
 
+from regexes import regex
 from values import valueclass
 
 from .config import HookCommand
 
-_PROJECT_VARS = re.compile(r"\$\{?(CLAUDE_PROJECT_DIR|SHELLGATE_PROJECT_DIR)\}?")
-_HOME_VAR = re.compile(r"\$\{?HOME\}?(?![A-Za-z0-9_])")
+_PROJECT_VARS = regex(r"\$\{?(CLAUDE_PROJECT_DIR|SHELLGATE_PROJECT_DIR)\}?")
+_HOME_VAR = regex(r"\$\{?HOME\}?(?![A-Za-z0-9_])")
 #: programs whose first operand is a script they run
-_INTERPRETERS = re.compile(
+_INTERPRETERS = regex(
     r"(?:ba|da|z|k|fi|c|tc)?sh|python[0-9.]*|pypy[0-9.]*|node(?:js)?|deno|bun|ruby|perl"
     r"|php|lua|Rscript|tsx|ts-node|source|\.")
 #: what runs a script given after it (`deno run x.ts`, `bun x.ts`)
 _RUNNER_VERBS = frozenset({"run", "exec"})
 #: a missing operand that names a script (it could be made later)
-_SCRIPT_NAME = re.compile(r".*\.(?:sh|bash|zsh|py|js|mjs|cjs|ts|mts|rb|pl|php|lua|R)")
+_SCRIPT_NAME = regex(r".*\.(?:sh|bash|zsh|py|js|mjs|cjs|ts|mts|rb|pl|php|lua|R)")
 #: a word split at what ends a file name in a shell (`<in.sh`, `--file=x.sh`)
-_SEPARATORS = re.compile(r"[<>|;&()=`]+")
+_SEPARATORS = regex(r"[<>|;&()=`]+")
 #: the shell's operators between simple commands, as shlex leaves them
-_OPERATOR = re.compile(r"[;&|]+|[()]")
+_OPERATOR = regex(r"[;&|]+|[()]")
 #: programs that run what a project's files say — files sandboxed commands
 #: may write, and no path in the hook's command names them
 _PROJECT_TOOLS = {

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -86,6 +85,8 @@ def trust(directory: str, path: Path | None = None, *, remove: bool = False) -> 
         current.append(real)
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        import tempfile  # noqa: PLC0415 - only to record a trust: not every hook call
+
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".trusted.")
         try:
             with os.fdopen(fd, "w") as fh:

@@ -11,11 +11,11 @@ path a tool reads (Read, Glob, Grep).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from typing import Any
 
 from analyzers import ParseStatus
+from regexes import regex
 from values import valueclass
 
 from ..context import ToolContext
@@ -49,10 +49,10 @@ _WRITE_RULES = PATH_TOOLS - _READ_RULES
 #: was written for sed the reader, and only an exact rule covers the rest.
 #: what a broad allow covers while deny or ask rules are in force: unknown
 #: programs and plain writers (their paths are checked against the rules)
-_BROAD_COVERS = re.compile(
+_BROAD_COVERS = regex(
     r"is not a known read-only|writes files|edits files in place|deletes files|"
     r"changes the stash")
-_RULE_COVERS = re.compile(
+_RULE_COVERS = regex(
     r"is not a known read-only|writes files|edits files in place|deletes files|"
     r"changes the stash|runs the command as another user|appends arguments read from stdin")
 

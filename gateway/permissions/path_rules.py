@@ -21,8 +21,10 @@ import functools
 import posixpath
 import re
 
+from regexes import regex
+
 #: characters that make a component a glob
-_GLOB = re.compile(r"(?<!\\)[*?\[]")
+_GLOB = regex(r"(?<!\\)[*?\[]")
 
 
 @functools.lru_cache(maxsize=4096)

@@ -10,7 +10,6 @@ import contextlib
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Callable
 
 from .settings import MAX_SETTINGS_BYTES
@@ -54,6 +53,8 @@ def save_allow_rule(project: str, rule: str) -> str:
         allow.append(rule)
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     _plain(os.path.dirname(path), stat.S_ISDIR)  # made by us, or still what we checked
+    import tempfile  # noqa: PLC0415 - only to save a rule: not every cold start
+
     fd, tmp = tempfile.mkstemp(prefix=".settings.", dir=os.path.dirname(path))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

@@ -16,9 +16,9 @@ A rule that cannot be read is reported with its file and line and skipped.
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
+from regexes import regex
 from values import valueclass
 
 from .settings import Problem, Source
@@ -34,9 +34,9 @@ KNOWN_TOOLS = CONTENT_TOOLS | {"Glob", "Grep", "WebSearch", "TodoWrite", "Agent"
                                "ExitPlanMode", "AskUserQuestion", "ToolSearch", "Skill",
                                "SlashCommand", "EnterPlanMode", "TaskOutput", "TaskStop"}
 
-_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
-_MCP = re.compile(r"mcp__[A-Za-z0-9_-]+(?:__(?:[A-Za-z0-9_.-]+|\*))?")
-_DOMAIN = re.compile(r"(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?")
+_NAME = regex(r"[A-Za-z][A-Za-z0-9_-]*")
+_MCP = regex(r"mcp__[A-Za-z0-9_-]+(?:__(?:[A-Za-z0-9_.-]+|\*))?")
+_DOMAIN = regex(r"(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?")
 
 
 @valueclass

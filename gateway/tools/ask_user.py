@@ -13,11 +13,12 @@ own words ("Other"): the model does not offer that option itself."""
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from regexes import regex
 
 from ..context import ToolContext
 from ..decisions import VALID, Validation, invalid
@@ -70,7 +71,7 @@ def _key(text: str) -> str:
 
 #: what a header or a label may not hold: line breaks and other controls,
 #: and the invisible characters that make text read otherwise than it is
-_NOT_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e"
+_NOT_ONE_LINE = regex("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e"
                            "\u2066-\u2069\ufeff]")
 
 

@@ -18,12 +18,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import shutil
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from regexes import regex
 
 from ..context import SessionContext, ToolContext
 from ..decisions import VALID, Decision, PermissionResult, Validation, invalid
@@ -49,7 +50,7 @@ MAX_ERROR_CHARS = 300
 #: search into "only files matching one" — Read opens a template instead.
 DOTENV_GLOBS = (".env", ".env.*", ".envrc", ".envs")
 #: ripgrep file types are plain names (`py`, `ts`, `cpp`); anything else is refused
-_TYPE_RE = re.compile(r"[A-Za-z0-9_+.-]{1,40}")
+_TYPE_RE = regex(r"[A-Za-z0-9_+.-]{1,40}")
 
 OutputMode = Literal["content", "files_with_matches", "count"]
 
@@ -267,7 +268,7 @@ def render(data: GrepInput, lines: list[str]) -> str:
     return "\n".join([*body, note] if note else body)
 
 
-_CUT_MARKER = re.compile(r"\[\.\.\. \d+ bytes of output truncated \.\.\.\]")
+_CUT_MARKER = regex(r"\[\.\.\. \d+ bytes of output truncated \.\.\.\]")
 
 
 def outcome(result: ExecResult | None, target: str) -> tuple[list[str], list[str], str]:

@@ -17,11 +17,11 @@ import binascii
 import hashlib
 import json
 import os
-import re
 import shlex
 from collections.abc import Sequence
 from typing import Any, BinaryIO
 
+from regexes import regex
 from values import field, valueclass
 
 from ..messages import ImageBlock, TextBlock
@@ -50,9 +50,9 @@ MAX_IMAGE_BYTES = RAW_BUDGET
 #: image budget was looked at — which is now looked at first
 MAX_NOTEBOOK_PIXELS = 2 * MAX_PIXELS
 
-_CELL_N = re.compile(r"cell-(\d+)")
+_CELL_N = regex(r"cell-(\d+)")
 #: CSI (colours, cursor moves), OSC (titles, links) and two-byte escapes
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+_ANSI = regex(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 #: the text forms of a result, best first
 _TEXT_MIMES = ("text/plain", "text/markdown", "text/latex")
 _IMAGE_MIMES = ("image/png", "image/jpeg")

@@ -15,12 +15,12 @@ import asyncio
 import contextlib
 import json
 import os
-import re
 import secrets
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from regexes import regex
 from values import valueclass
 
 from ..context import ToolContext
@@ -79,7 +79,7 @@ class Layout:
 
 #: Jupyter's own: one space, non-ASCII as it is, a newline at the end
 JUPYTER = Layout(1, (",", ": "), False, True)
-_INDENT = re.compile(r"\{\n([ \t]+)\S")
+_INDENT = regex(r"\{\n([ \t]+)\S")
 
 
 def detect_layout(text: str, document: Any) -> tuple[Layout, bool]:

@@ -18,11 +18,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
 import threading
 from typing import Any, BinaryIO
+
+from regexes import regex
 
 from ..messages import TextBlock
 from .read_text import MAX_TEXT_BYTES, Shown
@@ -43,7 +44,7 @@ PDF_WORKERS = 2
 _WORKERS = threading.BoundedSemaphore(PDF_WORKERS)
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pdf_worker.py")
-_RANGE = re.compile(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?")
+_RANGE = regex(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?")
 
 PAGES_HELP = ('pages is one page ("3"), a range ("1-5") or a list of both ("2,4-6"), '
               f"1-based, at most {MAX_PAGES_PER_READ} pages")

@@ -33,6 +33,7 @@ import zlib
 from collections import Counter
 from collections.abc import Callable
 
+from regexes import regex
 from values import valueclass
 
 #: a check a match must pass to count: its groups, and ``m.string`` for context
@@ -81,8 +82,8 @@ class Finding:
 #: "your" or "xxxx"); a mixed-case "YoUr" is what a random key may hold
 _PLACEHOLDER_WORDS = ("example", "xxxx", "your", "redacted", "dummy", "placeholder",
                       "changeme", "sample", "fake", "insert", "replace", "here")
-_TEMPLATE = re.compile(r"\.\.\.|[<>{}$*]|(.)\1{5}")
-_HEX = re.compile(r"[0-9a-fA-F]+")
+_TEMPLATE = regex(r"\.\.\.|[<>{}$*]|(.)\1{5}")
+_HEX = regex(r"[0-9a-fA-F]+")
 
 
 def _entropy(value: str) -> float:
@@ -161,10 +162,10 @@ def _b64decode(text: str) -> bytes | None:
 #: characters): such a body did not decode, so the key went unrefused
 #: (reproducer: Write ``k.py`` with ssh-keygen's key lines each in
 #: ``"…\\n"``, or Write a notebook holding the key as a cell's source).
-_NOT_BASE64 = re.compile(r"""[\s"'`,();\\]+|(?<![A-Za-z0-9+/=])[rRbBuU]{1,2}(?=["'`])"""
+_NOT_BASE64 = regex(r"""[\s"'`,();\\]+|(?<![A-Za-z0-9+/=])[rRbBuU]{1,2}(?=["'`])"""
                          r"|(?<![A-Za-z0-9+/=])\+(?![A-Za-z0-9+/])")
-_ARMOR_HEADER = re.compile(r"""(?:^|[\s"'`(])([A-Za-z][A-Za-z-]*): """)
-_ARMOR_CRC = re.compile(r"=[A-Za-z0-9+/]{4}")
+_ARMOR_HEADER = regex(r"""(?:^|[\s"'`(])([A-Za-z][A-Za-z-]*): """)
+_ARMOR_CRC = regex(r"=[A-Za-z0-9+/]{4}")
 
 
 def armor_body(body: str) -> tuple[str, bool]:
@@ -206,8 +207,8 @@ def pypi_macaroon(m: re.Match[str]) -> bool:
     return data is not None and (b"pypi.org" in data[:48])
 
 
-_AWS_KEY_ID = re.compile(r"(?:AKIA|ASIA)[A-Z2-7]{16}")
-_AWS_SECRET_NAME = re.compile(r"(?i:secret_?(?:access_?)?key)[\"']?\s*[:=]\s*[\"']?$")
+_AWS_KEY_ID = regex(r"(?:AKIA|ASIA)[A-Z2-7]{16}")
+_AWS_SECRET_NAME = regex(r"(?i:secret_?(?:access_?)?key)[\"']?\s*[:=]\s*[\"']?$")
 
 
 def near_aws_key_id(m: re.Match[str]) -> bool:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
+from regexes import regex
 from values import valueclass
 
 from ..context import SessionContext
@@ -385,7 +386,7 @@ def started_text(task: BackgroundTask, so_far: TaskRead | None = None,
 
 #: the tags a read is made of: in a command's output their ``<`` is shown
 #: as ``&lt;``, so that no output closes its block and adds a state after it
-_TAGS = re.compile(r"<(?=/?(?:output|stderr|status|exit_code|task_id|task_type|"
+_TAGS = regex(r"<(?=/?(?:output|stderr|status|exit_code|task_id|task_type|"
                    r"retrieval_status)\b)", re.IGNORECASE)
 
 

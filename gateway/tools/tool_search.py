@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from regexes import regex
 from values import valueclass
 
 from ..context import ToolContext
@@ -40,9 +41,9 @@ MAX_RESULTS = 50
 #: the deferred tools named when a search finds nothing
 MAX_LISTED = 50
 
-_SELECT = re.compile(r"\s*select\s*:", re.IGNORECASE)
+_SELECT = regex(r"\s*select\s*:", re.IGNORECASE)
 #: a name's words: `NotebookEdit` → notebook, edit; `MCPTool` → mcp, tool
-_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_CAMEL = regex(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _TRIM = "\"'`,.;:()[]{}"
 
 

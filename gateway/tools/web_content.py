@@ -23,12 +23,12 @@ from __future__ import annotations
 import codecs
 import json
 import os
-import re
 import sys
 import threading
 import zlib
 from typing import Any, Literal
 
+from regexes import regex
 from values import valueclass
 
 #: media types read as text besides ``text/*``
@@ -149,7 +149,7 @@ def decode(body: bytes, charset: str | None) -> str:
 #: regex met on the way (markdownify's, a trailing-blank strip) is then
 #: quadratic in this, not in the page
 MAX_BLANKS = 64
-_LONG_BLANKS = re.compile(rf"(?<!\s)\s{{{MAX_BLANKS + 1},}}")
+_LONG_BLANKS = regex(rf"(?<!\s)\s{{{MAX_BLANKS + 1},}}")
 #: a title longer than this is cut (it sits in the head, outside the text's cap)
 MAX_TITLE = 300
 
@@ -195,7 +195,7 @@ def _known(charset: str | None) -> str | None:
     return info.name if text and info.name.replace("-", "_") not in _NOT_CHARSETS else None
 
 
-_BLANK_RUNS = re.compile(r"\n{3,}")
+_BLANK_RUNS = regex(r"\n{3,}")
 
 
 def tidy(text: str) -> str:

@@ -20,11 +20,11 @@ the same way everywhere."""
 from __future__ import annotations
 
 import ipaddress
-import re
 import socket
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from urllib.parse import urlsplit
 
+from regexes import regex
 from values import valueclass
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -146,11 +146,11 @@ class Target:
 
 
 MAX_URL_CHARS = 2000
-_HOST = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")
+_HOST = regex(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")
 #: a label the C resolver reads as a number (decimal, octal, hex): a host
 #: ending in one is an IPv4 address, however written (as in WHATWG's URL)
-_NUMERIC = re.compile(r"(?:0x[0-9a-f]*|[0-9]+)")
-_UNSAFE = re.compile(r"[\s\\\x00-\x1f\x7f]")
+_NUMERIC = regex(r"(?:0x[0-9a-f]*|[0-9]+)")
+_UNSAFE = regex(r"[\s\\\x00-\x1f\x7f]")
 
 
 def parse_url(raw: str, *, upgrade: bool = True) -> Target | str:

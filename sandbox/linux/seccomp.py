@@ -22,7 +22,6 @@ import contextlib
 import errno
 import functools
 import os
-import platform
 import stat
 from typing import Any, Literal
 
@@ -313,7 +312,9 @@ def seccomp_available() -> tuple[bool, str]:
 
 
 def native_arch() -> str:
-    machine = platform.machine().lower()
+    # os.uname, not platform.machine: the same field, without importing
+    # platform (which compiles ten regexes: ~2 ms of every cold run)
+    machine = os.uname().machine.lower()
     if machine in ("x86_64", "amd64"):
         return "x86_64"
     if machine in ("aarch64", "arm64"):

@@ -71,7 +71,7 @@ def _source_copy() -> Path:
     skip = shutil.ignore_patterns("__pycache__", "*.egg-info", "build", ".*")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, dest / name)
-    for package in ("analyzers", "sandbox", "gateway", "profiles", "values"):
+    for package in ("analyzers", "sandbox", "gateway", "profiles", "values", "regexes"):
         shutil.copytree(ROOT / package, dest / package, ignore=skip)
     return dest
 

@@ -3,13 +3,17 @@ differently from how bash reads them."""
 
 from __future__ import annotations
 
-import re
+from regexes import regex
 
 from ..ir import ParseStatus
 from .base import CheckInput, check
 from .ids import CheckId
 
-_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x9f\ud800-\udfff]")
+# patterns the functions below use (module constants: see regexes/)
+_QUOTED_DASH_RE = regex(r"(?:^|\s)(?:['\"]+-|-+['\"\\])|(?:^|\s)-[\w-]*['\"\\]")
+
+
+_CONTROL_RE = regex("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x9f\ud800-\udfff]")
 
 
 @check(CheckId.CONTROL_CHARACTERS)
@@ -29,7 +33,7 @@ def control_characters(inp: CheckInput) -> str | None:
     return None
 
 
-_UNICODE_WS_RE = re.compile(
+_UNICODE_WS_RE = regex(
     "[\u00a0\u00ad\u061c\u115f\u1160\u1680\u180e\u2000-\u200f\u2028-\u202f"
     "\u205f-\u206f\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f]"
 )
@@ -49,7 +53,7 @@ def unicode_whitespace(inp: CheckInput) -> str | None:
     return None
 
 
-_ESCAPED_WS_RE = re.compile(r"(?<!\\)(?:\\\\)*\\[ \t]")
+_ESCAPED_WS_RE = regex(r"(?<!\\)(?:\\\\)*\\[ \t]")
 
 
 @check(CheckId.BACKSLASH_ESCAPED_WHITESPACE)
@@ -65,7 +69,7 @@ def backslash_escaped_whitespace(inp: CheckInput) -> str | None:
     return None
 
 
-_ESCAPED_OP_RE = re.compile(r"(?<!\\)(?:\\\\)*\\[;|&<>]")
+_ESCAPED_OP_RE = regex(r"(?<!\\)(?:\\\\)*\\[;|&<>]")
 
 
 @check(CheckId.BACKSLASH_ESCAPED_OPERATORS)
@@ -95,7 +99,7 @@ def backslash_escaped_operators(inp: CheckInput) -> str | None:
 
 
 #: what may follow a `\;` word: a blank, an operator, the end
-_STANDALONE_END_RE = re.compile(r"[\s;&|)]|$")
+_STANDALONE_END_RE = regex(r"[\s;&|)]|$")
 
 
 def _find_exec_terminators(argvs: tuple[tuple[str, ...], ...]) -> int:
@@ -115,7 +119,7 @@ def _find_exec_terminators(argvs: tuple[tuple[str, ...], ...]) -> int:
 
 
 # Any `#` that does not start a word, except `$#` and `${#name}`.
-_MID_WORD_HASH_RE = re.compile(r"(?<=[^\s;&|()<>])(?<!\$)(?<!\$\{)#")
+_MID_WORD_HASH_RE = regex(r"(?<=[^\s;&|()<>])(?<!\$)(?<!\$\{)#")
 
 
 @check(CheckId.MID_WORD_HASH)
@@ -134,7 +138,7 @@ def mid_word_hash(inp: CheckInput) -> str | None:
     return None
 
 
-_ANSI_C_RE = re.compile(r"\$['\"]")
+_ANSI_C_RE = regex(r"\$['\"]")
 
 
 @check(CheckId.OBFUSCATED_FLAGS)
@@ -149,7 +153,7 @@ def obfuscated_flags(inp: CheckInput) -> str | None:
     if inp.views.ansi_c or _ANSI_C_RE.search(inp.views.unquoted_keep_quote_chars):
         return "ANSI-C or locale quoting ($'...' / $\"...\")"
     if inp.parse.status is ParseStatus.PARSE_UNAVAILABLE:
-        if re.search(r"(?:^|\s)(?:['\"]+-|-+['\"\\])|(?:^|\s)-[\w-]*['\"\\]", inp.text):
+        if _QUOTED_DASH_RE.search(inp.text):
             return "quotes or escapes inside a flag"
         return None
     for cmd in inp.parse.commands:

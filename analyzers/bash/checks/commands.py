@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import re
+from regexes import regex
 
 from .base import CheckInput, check
 from .ids import CheckId
@@ -13,6 +13,11 @@ from .ids import CheckId
 #: assignment), zsh/zpty (pseudo-terminal command execution), zsh/net/tcp
 #: (``ztcp`` exfiltration) and zsh/files (``zf_rm`` and friends, builtin
 #: rm/mv/ln/chmod that never exec a binary). ``emulate -c`` is an eval.
+# patterns the functions below use (module constants: see regexes/)
+_FORCE_SHORT_FLAG_RE = regex(r"-[a-zA-Z]*[fL]")
+_QUOTES_AND_ESCAPES_RE = regex(r"[\"'\\]")
+
+
 ZSH_DANGEROUS_COMMANDS = frozenset(
     {
         "zmodload",
@@ -52,7 +57,7 @@ def zsh_dangerous_commands(inp: CheckInput) -> str | None:
 
 # jq can read the environment (secrets), load modules from disk, and some
 # builds/forks expose shell-outs. None of that is "reading JSON".
-_JQ_DANGEROUS_FILTER_RE = re.compile(
+_JQ_DANGEROUS_FILTER_RE = regex(
     r"(?<![.\w$])system\b|\$\s*ENV\b|(?<![.\w$])env\b|\binput_filename\b|\$\s*__loc__"
     r"|\b(?:import|include)\s*\""
 )
@@ -167,13 +172,13 @@ def jq_file_arguments(inp: CheckInput) -> str | None:
             flag = a.split("=", 1)[0]
             if flag in _JQ_FILE_FLAGS:
                 return f"jq {flag} reads a file named on the command line"
-            if re.match(r"-[a-zA-Z]*[fL]", a) and not a.startswith("--"):
+            if _FORCE_SHORT_FLAG_RE.match(a) and not a.startswith("--"):
                 return f"jq {a} reads a file named on the command line"
     return None
 
 
-_GIT_COMMIT_RE = re.compile(r"\bgit\b[^;&|\n]*\bcommit\b")
-_SUBST_IN_DQ_RE = re.compile(r"\$\(|\$\{|`")
+_GIT_COMMIT_RE = regex(r"\bgit\b[^;&|\n]*\bcommit\b")
+_SUBST_IN_DQ_RE = regex(r"\$\(|\$\{|`")
 
 
 @check(CheckId.GIT_COMMIT_SUBSTITUTION)
@@ -190,7 +195,7 @@ def git_commit_substitution(inp: CheckInput) -> str | None:
     return None
 
 
-_PROC_ENVIRON_RE = re.compile(r"/proc/[^\s'\";&|]*env")
+_PROC_ENVIRON_RE = regex(r"/proc/[^\s'\";&|]*env")
 
 
 @check(CheckId.PROC_ENVIRON_ACCESS)
@@ -202,7 +207,7 @@ def proc_environ_access(inp: CheckInput) -> str | None:
     of other processes.
     """
     # Quotes and escapes are removed first: `/proc/self/"env"iron` is the same file.
-    m = _PROC_ENVIRON_RE.search(re.sub(r"[\"'\\]", "", inp.text))
+    m = _PROC_ENVIRON_RE.search(_QUOTES_AND_ESCAPES_RE.sub("", inp.text))
     if m:
         return f"process environment access {m.group(0)!r}"
     return None

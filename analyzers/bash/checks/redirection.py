@@ -3,15 +3,19 @@ target, so these read the IR; under the legacy splitter they read the text."""
 
 from __future__ import annotations
 
-import re
+from regexes import regex
 
 from .base import CheckInput, check
 from .ids import CheckId
 
 #: Output targets that write nothing anyone can read back.
+# patterns the functions below use (module constants: see regexes/)
+_INPUT_REDIRECT_RE = regex(r"(?<!<)<(?![<(])")
+
+
 SAFE_OUTPUT_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 
-_SAFE_REDIRECT_TEXT_RE = re.compile(
+_SAFE_REDIRECT_TEXT_RE = regex(
     r"(?:\d|&)?>>?\s*(?:/dev/(?:null|stdout|stderr)\b)|\d?>&\s*(?:\d+|-)(?!\S)|\d?<&\s*(?:\d+|-)(?!\S)"
 )
 
@@ -27,7 +31,7 @@ def input_redirection(inp: CheckInput) -> str | None:
     """
     if inp.legacy:
         view = _SAFE_REDIRECT_TEXT_RE.sub(" ", inp.views.fully_unquoted)
-        if re.search(r"(?<!<)<(?![<(])", view):
+        if _INPUT_REDIRECT_RE.search(view):
             return "input redirection (legacy parser)"
         return None
     if "<>" in inp.views.fully_unquoted:

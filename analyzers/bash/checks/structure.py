@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import itertools
-import re
+
+from regexes import regex
 
 from ..commands.find import FIND_PATTERN_PRIMARIES
 from .base import CheckInput, check
@@ -11,9 +12,9 @@ from .ids import CheckId
 
 # Redirections may legally stand first (`<in cat`, `>out echo x`); the
 # parser models them, so only operators and flags mark a fragment.
-_LEADING_FRAGMENT_RE = re.compile(r"^\s*(?:&&|\|\||;|\||&(?!>)|-)")
-_TRAILING_FRAGMENT_RE = re.compile(r"(?:&&|\|\||\|)\s*$")
-_COMMENT_RE = re.compile(r"(?:^|(?<=[\s;&|()]))#[^\n]*")
+_LEADING_FRAGMENT_RE = regex(r"^\s*(?:&&|\|\||;|\||&(?!>)|-)")
+_TRAILING_FRAGMENT_RE = regex(r"(?:&&|\|\||\|)\s*$")
+_COMMENT_RE = regex(r"(?:^|(?<=[\s;&|()]))#[^\n]*")
 
 
 @check(CheckId.INCOMPLETE_COMMANDS)
@@ -40,7 +41,7 @@ def incomplete_commands(inp: CheckInput) -> str | None:
     return None
 
 
-_META_IN_QUOTES_RE = re.compile(r"'[^']*[;&|`<>][^']*'|\"[^\"]*[;&|`<>][^\"]*\"")
+_META_IN_QUOTES_RE = regex(r"'[^']*[;&|`<>][^']*'|\"[^\"]*[;&|`<>][^\"]*\"")
 
 
 @check(CheckId.SHELL_METACHARACTERS)
@@ -67,7 +68,7 @@ def shell_metacharacters(inp: CheckInput) -> str | None:
     return None
 
 
-_UNQUOTED_NEWLINE_RE = re.compile(r"(?<!\\)\n[ \t]*\S")
+_UNQUOTED_NEWLINE_RE = regex(r"(?<!\\)\n[ \t]*\S")
 
 
 @check(CheckId.NEWLINES)

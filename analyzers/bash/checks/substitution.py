@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from regexes import regex
 from values import valueclass
 
 from ..braces import expand_braces
@@ -22,7 +23,7 @@ class SubstitutionPattern:
 #: Matched against the ``with_double_quotes`` view: substitution is live in
 #: double quotes, dead in single quotes.
 COMMAND_SUBSTITUTION_PATTERNS: tuple[SubstitutionPattern, ...] = tuple(
-    SubstitutionPattern(re.compile(p), m)
+    SubstitutionPattern(regex(p), m)
     for p, m in (
         (r"<\(", "process substitution <()"),
         (r">\(", "process substitution >()"),
@@ -44,8 +45,8 @@ COMMAND_SUBSTITUTION_PATTERNS: tuple[SubstitutionPattern, ...] = tuple(
     )
 )
 
-_BACKTICK_RE = re.compile(r"(?<!\\)(?:\\\\)*`")
-_INPUT_PIPE_RE = re.compile(r"<\(")
+_BACKTICK_RE = regex(r"(?<!\\)(?:\\\\)*`")
+_INPUT_PIPE_RE = regex(r"<\(")
 
 
 @check(CheckId.DANGEROUS_PATTERNS_COMMAND_SUBSTITUTION)
@@ -73,7 +74,7 @@ def command_substitution(inp: CheckInput) -> str | None:
     return None
 
 
-_IFS_RE = re.compile(
+_IFS_RE = regex(
     r"(?:^|[\s;&|(])(?:export\s+|declare\s+|local\s+)?IFS\+?=|\$\{?[!#]?IFS\b"
     r"|\b(?:read|mapfile|readarray|getopts)\b[^;&|\n]*\bIFS\b|\bprintf\s+-v\s*IFS\b"
 )
@@ -93,9 +94,9 @@ def ifs_injection(inp: CheckInput) -> str | None:
     return None
 
 
-_BRACE_TEXT_RE = re.compile(r"\{[^\s]*?(?:,|\.\.)[^\s]*?\}")
+_BRACE_TEXT_RE = regex(r"\{[^\s]*?(?:,|\.\.)[^\s]*?\}")
 #: a shell word as the quote-keeping view shows it (operators split words)
-_TOKEN_RE = re.compile(r"[^\s;&|()<>]+")
+_TOKEN_RE = regex(r"[^\s;&|()<>]+")
 
 
 @check(CheckId.BRACE_EXPANSION)
@@ -120,7 +121,7 @@ def brace_expansion(inp: CheckInput) -> str | None:
     return None
 
 
-_VAR_REDIRECT_RE = re.compile(r"[<>|]\s*\$[A-Za-z_{(]|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\s*[|<>]")
+_VAR_REDIRECT_RE = regex(r"[<>|]\s*\$[A-Za-z_{(]|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\s*[|<>]")
 
 
 @check(CheckId.DANGEROUS_VARIABLES)

@@ -3,8 +3,7 @@ read or write? One entry point, :func:`command_facts`."""
 
 from __future__ import annotations
 
-import re
-
+from regexes import regex
 from values import replace, valueclass
 
 from ..sed import analyze_sed
@@ -83,7 +82,7 @@ _JQ = Spec(
     }
 )
 _ARITH_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
-_INT_RE = re.compile(r"^\s*[+-]?\d+\s*$")
+_INT_RE = regex(r"^\s*[+-]?\d+\s*$")
 
 
 def is_known_reader(name: str) -> bool:

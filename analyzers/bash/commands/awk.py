@@ -24,7 +24,7 @@ the program from a file, gawk's ``-o``/``-p``/``-d`` write files, mawk's
 
 from __future__ import annotations
 
-import re
+from regexes import regex
 
 from ..wrappers import skip_options
 
@@ -38,7 +38,7 @@ AWK_NAMES = frozenset({"awk", "gawk", "mawk", "nawk"})
 _FORBIDDEN_WORDS = frozenset(
     {"getline", "system", "close", "ENVIRON", "PROCINFO", "SYMTAB", "FUNCTAB", "ARGV", "ARGC"}
 )
-_WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD_RE = regex(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def awk_facts(argv: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
@@ -207,7 +207,7 @@ def _scan(program: str, i: int, operand: bool, sure: str, code: list[str],
 _UNENDED = -1
 #: ... and of a regex whose bracket expression it does not read
 _REFUSED = -2
-_NUMBER_RE = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NUMBER_RE = regex(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def _literal_end(program: str, start: int) -> int:

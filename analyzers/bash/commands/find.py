@@ -9,8 +9,7 @@ be a known test or option; an unknown primary is not read-only.
 
 from __future__ import annotations
 
-import re
-
+from regexes import regex
 from values import valueclass
 
 FORBIDDEN = {
@@ -114,8 +113,8 @@ _OUTPUTS = frozenset({"-print", "-print0", "-printf", "-ls", "-fls", "-fprint", 
 #: for every file
 _ALTERNATIVES = frozenset({"-o", "-or", ",", "!", "-not", "(", ")"})
 _PATH_ARG = frozenset(["-newer", "-anewer", "-cnewer", "-samefile"])
-_NEWER_XY_RE = re.compile(r"^-newer[aBcm][aBcmt]$")
-_GLOBAL_OPTS_RE = re.compile(r"^-(?:[HLP]|O\d|D\S*)$")
+_NEWER_XY_RE = regex(r"^-newer[aBcm][aBcmt]$")
+_GLOBAL_OPTS_RE = regex(r"^-(?:[HLP]|O\d|D\S*)$")
 
 
 @valueclass

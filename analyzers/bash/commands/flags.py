@@ -8,11 +8,14 @@ and the command is then not read-only. Exact long names only.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from enum import Enum
 
+from regexes import regex
 from values import field, valueclass
+
+# patterns the functions below use (module constants: see regexes/)
+_NUMERIC_SHORTHAND_RE = regex(r"-\d+")
 
 
 class Arg(Enum):
@@ -24,7 +27,7 @@ class Arg(Enum):
     VALUE2 = "value2"  # takes two arguments (jq --arg NAME VALUE)
 
 
-_NUM_RE = re.compile(r"^[+-]?\d[\w.]*$")
+_NUM_RE = regex(r"^[+-]?\d[\w.]*$")
 
 
 @valueclass
@@ -108,7 +111,7 @@ def parse_args(argv: tuple[str, ...], sp: Spec) -> ParsedArgs:
         if not a.startswith("-") or a == "-":
             positionals.append(a)
             continue
-        if sp.numeric_shorthand and re.fullmatch(r"-\d+", a):
+        if sp.numeric_shorthand and _NUMERIC_SHORTHAND_RE.fullmatch(a):
             flags.append(("-n", a[1:]))
             continue
         if not sp.clusters and not a.startswith("--"):

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import re
 
+from regexes import regex
+
 from ..workspace import TreeRead, glob_tree
 from .flags import Arg, ParsedArgs, Spec, parse_args
 
@@ -223,11 +225,11 @@ for _bad in ("--no-index", "--textconv"):
 
 
 #: configuration keys whose values are credentials or carry them
-_SECRET_KEY = re.compile(
+_SECRET_KEY = regex(
     r"(^credential\.|pass|token|secret|auth|extraheader|cookie|\.insteadof$|^url\.)", re.I)
 #: placeholders of --format/--pretty that make git run gpg (which then
 #: creates ~/.gnupg): %G?, %GG, %GS, %GK, %GF, %GP, %GT
-_SIGNATURE_FORMAT = re.compile(r"%G")
+_SIGNATURE_FORMAT = regex(r"%G")
 
 
 def _format_problem(args: tuple[str, ...]) -> str | None:

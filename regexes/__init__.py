@@ -12,9 +12,13 @@ object is the one ``re.compile`` returns, made in microseconds.
 
 Why it is safe:
 
-* the table is used only by the interpreter it was built for: the same
-  implementation, ``major.minor`` version and ``_sre`` engine (``MAGIC``,
-  code size, limits); any other gets ``re.compile`` for every pattern;
+* the table is used only by an interpreter of the kind it was built for:
+  the same implementation, ``major.minor`` version, byte order and ``_sre``
+  engine (``MAGIC``, code size, limits); any other gets ``re.compile`` for
+  every pattern. Patch releases share the engine's code format, and
+  ``tests/regexes`` holds every installed interpreter of the table's minor
+  version (the unprivileged leg's system ``python3``) to assembling the
+  very same code;
 * a pattern missing from the table (new, edited, or made at run time) is
   compiled by ``re.compile``: a stale table costs time, never a verdict;
 * ``_sre.compile`` validates the code it is given (a malformed table raises,

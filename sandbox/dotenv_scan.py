@@ -15,13 +15,13 @@ run, and the next run carries on where this one stopped.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from pathlib import Path
 
 from values import valueclass
 
+from .hashing import hex_digest
 from .walk import WalkResult, WalkSpec, walk
 
 #: Directory names never walked: tool caches and installed dependencies,
@@ -238,7 +238,7 @@ def dotenv_below(
     roots = sorted({os.path.abspath(d) for d in dirs if os.path.isdir(d)})
     cache = None
     if cache_dir is not None:
-        key = hashlib.sha256("\0".join(roots).encode()).hexdigest()[:16]
+        key = hex_digest("\0".join(roots).encode())[:16]
         cache = cache_dir / f"dotenv-below-{key}.json"
     found = walk(WORKSPACE_SPEC, roots, cache, budget=budget)
     names = [p for p in found.found if not p.endswith("/")]

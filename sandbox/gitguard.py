@@ -51,7 +51,6 @@ nothing here raises.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import time
@@ -75,6 +74,7 @@ from .gitpaths import (
     nested_gitdir,
     safe_link_name,
 )
+from .hashing import hex_digest
 
 if TYPE_CHECKING:
     from .runner import Backend
@@ -261,7 +261,7 @@ _ENTRY_NAME = regex(r"[0-9a-f]{24}\.json")
 
 
 def _entry_path(cache: Path, worktree: str) -> Path:
-    return cache / (hashlib.sha256(worktree.encode()).hexdigest()[:24] + ".json")
+    return cache / (hex_digest(worktree.encode())[:24] + ".json")
 
 
 def _load_entry(cache: Path | None, worktree: str) -> tuple[Stamp, frozenset[str]] | None:

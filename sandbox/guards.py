@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import functools
-import hashlib
 import os
 import stat
 import tempfile
@@ -36,6 +35,7 @@ from .cleanup import remove_tree
 from .errors import SandboxUnavailable
 from .gitguard import GitGuard
 from .gitpaths import defuse, nested_changed, open_below, rename_aside
+from .hashing import hex_digest
 from .hostrun import host_files
 from .plan import FsPlan
 from .repos import find_repos, gitdirs, resolve_gitdir
@@ -213,7 +213,7 @@ class Guards:
         roots = list(self.plan.writable)
         if not roots:
             return
-        key = hashlib.sha256("\0".join(roots).encode()).hexdigest()[:16]
+        key = hex_digest("\0".join(roots).encode())[:16]
         scan = find_repos(roots, runtime_dir() / f"repos-deep-{key}.json", deep=True,
                           budget=_AFTER_BUDGET_S, revalidate_budget=_AFTER_BUDGET_S,
                           exclude=frozenset(s for s, _ in self.plan.stubs))

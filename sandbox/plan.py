@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import glob
-import hashlib
 import os
 import pwd
 from pathlib import Path
@@ -33,6 +32,7 @@ from values import field, valueclass
 
 from . import dotenv_scan
 from .errors import PolicyError
+from .hashing import hex_digest
 from .hostrun import host_run_targets
 from .listings import Candidates, existing, group
 from .policy import SandboxPolicy
@@ -410,7 +410,7 @@ def _writable_roots(policy: SandboxPolicy, cwd: str, home: str) -> list[str]:
 def _repo_cache(state_dir: Path | None, roots: list[str]) -> Path | None:
     if state_dir is None:
         return None
-    key = hashlib.sha256("\0".join(roots).encode()).hexdigest()[:16]
+    key = hex_digest("\0".join(roots).encode())[:16]
     return state_dir / f"repos-{key}.json"
 
 

@@ -20,13 +20,13 @@ Every step goes through directory descriptors below its writable root
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import stat
 
 from values import field, valueclass
 
 from .gitpaths import open_below, rename_aside
+from .hashing import hex_digest
 
 #: files larger than this are not copied before the run (a change is then
 #: quarantined but the original cannot be put back: said so)
@@ -62,7 +62,7 @@ def _pth_snapshot(directory: str) -> Snapshot:
             if e.name.endswith(".pth") and (st := e.stat(follow_symlinks=False)))
     except OSError:
         return Snapshot("absent")
-    return Snapshot("dir", digest=hashlib.sha256(repr(sorted(found)).encode()).hexdigest(),
+    return Snapshot("dir", digest=hex_digest(repr(sorted(found)).encode()),
                     entries=found)
 
 
@@ -85,7 +85,7 @@ def snapshot(path: str) -> Snapshot:
     if not stat.S_ISREG(st.st_mode):
         return Snapshot("other")
     data = _read(path) if st.st_size <= _MAX_COPY else None
-    digest = (hashlib.sha256(data).hexdigest() if data is not None
+    digest = (hex_digest(data) if data is not None
               else f"{st.st_ino}:{st.st_size}:{st.st_ctime_ns}")
     return Snapshot("file", data, stat.S_IMODE(st.st_mode), digest=digest)
 
@@ -110,7 +110,7 @@ def _dir_digest(path: str) -> str:
         entries = sorted((e.name, e.stat(follow_symlinks=False).st_size) for e in os.scandir(path))
     except OSError:
         return "?"
-    return hashlib.sha256(repr(entries[:10000]).encode()).hexdigest()
+    return hex_digest(repr(entries[:10000]).encode())
 
 
 @valueclass(frozen=False, slots=False)

@@ -77,3 +77,33 @@ def test_a_malformed_entry_is_refused_by_the_engine_not_run() -> None:
     broken[1] = 10_000  # the INFO block's skip, pointing outside the code
     with pytest.raises(RuntimeError):
         _sre.compile(ENTRIES[0][0], final_flags, broken, groups, groupindex, indexgroup)
+
+
+def _interpreters_of_this_minor() -> list[str]:
+    """Other installed interpreters the table also serves (same major.minor:
+    the engine's code format is fixed within one, _sre.MAGIC says so)."""
+    found = []
+    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3", sys.executable):
+        if not os.path.exists(candidate):
+            continue
+        done = subprocess.run([candidate, "-c", "import sys; print(sys.version_info[:2])"],
+                              capture_output=True, text=True, check=False, timeout=30)
+        if done.stdout.strip() == str(sys.version_info[:2]):
+            found.append(os.path.realpath(candidate))
+    return sorted(set(found))
+
+
+@pytest.mark.parametrize("python", _interpreters_of_this_minor())
+def test_every_interpreter_the_table_serves_assembles_the_same_code(python: str) -> None:
+    # The key is major.minor, not the patch release: a 3.11.2 reads the
+    # table a 3.11.7 built. Held here for each one installed (the
+    # unprivileged leg's system python3 among them).
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); import regexes\n"
+             "from regexes import build, table\n"
+             "assert table.ENGINE == regexes.engine_key(), 'engine'\n"
+             "bad = [k for k, e in table.ENTRIES.items() if build.assemble(*k) != e]\n"
+             "print(len(table.ENTRIES), bad)")
+    done = subprocess.run([python, "-c", probe, str(ROOT)], capture_output=True, text=True,
+                          check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split(" ", 1)[1].strip() == "[]", done.stdout

@@ -9,7 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test setup system-deps lint typecheck unit clean regexes
+.PHONY: demo test setup system-deps lint typecheck unit clean tables
 
 demo: setup
 	@$(BIN)/python -m gateway.demo
@@ -57,11 +57,15 @@ lint: setup
 	@$(BIN)/ruff check $(LINT_DIRS)
 	@$(BIN)/lint-imports --no-cache
 	@$(BIN)/python -m regexes.build --check
+	@$(BIN)/python -m values.build --check
 
-# The engine code of every regex the packages compile at import, for this
-# interpreter (regexes/__init__.py says why); rebuild after changing one.
-regexes: setup
+# What every process would otherwise build at start, built once: the engine
+# code of the packages' regexes (regexes/__init__.py says why) and the
+# compiled __init__ of their value classes (values/build.py); rebuild after
+# changing a pattern or a value class's fields.
+tables: setup
 	@$(BIN)/python -m regexes.build
+	@$(BIN)/python -m values.build
 
 typecheck: setup
 	@$(BIN)/mypy

@@ -5,7 +5,6 @@ repository's configuration entries that make git run programs."""
 
 from __future__ import annotations
 
-import glob
 import os
 
 from analyzers import BashAnalysis, WorkspaceFacts, analyze_bash
@@ -86,6 +85,8 @@ def real_paths(analysis: BashAnalysis) -> tuple[tuple[str, str], ...]:
 
 def _glob_links(pattern: str) -> list[str]:
     """Where a glob's files lead, for those reached through a link."""
+    import glob  # noqa: PLC0415 - only a command with a glob needs it
+
     found: list[str] = []
     for n, path in enumerate(glob.iglob(pattern)):
         if n >= MAX_GLOB_LINKS:

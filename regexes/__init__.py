@@ -6,7 +6,7 @@ expressions. ``re.compile`` parses and assembles each one in pure Python
 (``re._parser``, ``re._compiler``): about 15 ms of a cold ``shellgate
 check`` went to it before the first command was read. The engine itself
 (``_sre``) only needs the assembled code, so :func:`regex` takes the code
-from a table built once by ``python -m regexes.build`` (``make regexes``)
+from a table built once by ``python -m regexes.build`` (``make tables``)
 with this same interpreter, and hands it to ``_sre.compile``: the pattern
 object is the one ``re.compile`` returns, made in microseconds.
 

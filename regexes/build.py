@@ -1,7 +1,7 @@
 """Build ``regexes/table.py``: the engine code of every pattern the packages
 compile through :func:`regexes.regex` when they are imported.
 
-Run: ``python -m regexes.build`` (``make regexes``) after changing a pattern;
+Run: ``python -m regexes.build`` (``make tables``) after changing a pattern;
 ``--check`` (run by ``make lint`` and ``tests/regexes``) fails while the
 table is stale. A stale table is slower, never wrong: a pattern it does not
 hold is compiled by ``re``.

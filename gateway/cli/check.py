@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import IO
@@ -35,12 +34,12 @@ def main(args: argparse.Namespace) -> int:
     except Exception as exc:
         message = f"internal error: {one_line(exc)}"
         if args.json:
-            sys.stdout.write(json.dumps({"decision": "ask", "error": message}) + "\n")
+            sys.stdout.write(_dumps({"decision": "ask", "error": message}) + "\n")
         else:
             print(f"shellgate: ASK (fail closed): {message}", file=sys.stderr)
         return 1
     if args.json:
-        sys.stdout.write(json.dumps(analysis.to_dict()) + "\n")
+        sys.stdout.write(_dumps(analysis.to_dict()) + "\n")
     elif not sys.stdout.isatty():
         # rich costs ~40 ms to import: a pipe or a file gets plain lines
         from ..report_text import render_text  # noqa: PLC0415
@@ -55,6 +54,14 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
+def _dumps(value: object) -> str:
+    # json only where JSON is written: the plain verdict of a cold check
+    # does not pay its import (~1.5 ms)
+    import json  # noqa: PLC0415
+
+    return json.dumps(value)
+
+
 def _check_jsonl(stdin: IO[bytes], out: IO[str], cwd: str, extra: tuple[str, ...]) -> int:
     """One result object per input line, same order; a bad line yields an
     ``error`` object and the stream goes on."""
@@ -63,7 +70,7 @@ def _check_jsonl(stdin: IO[bytes], out: IO[str], cwd: str, extra: tuple[str, ...
         line = raw.decode("utf-8", "surrogateescape").strip()
         if not line:
             continue
-        out.write(json.dumps(_check_line(line, number, cwd, extra, home_dir)) + "\n")
+        out.write(_dumps(_check_line(line, number, cwd, extra, home_dir)) + "\n")
         out.flush()
     return 0
 
@@ -75,6 +82,8 @@ def _check_line(
     extra: tuple[str, ...],
     home: str,
 ) -> dict[str, object]:
+    import json  # noqa: PLC0415 - loaded once, by the first line
+
     try:
         item = json.loads(line)
     except (ValueError, RecursionError) as exc:

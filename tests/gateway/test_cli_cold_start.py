@@ -37,7 +37,8 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules),
 """
 
 NEVER_LOADED = ["pydantic", "shutil", "bz2", "lzma", "asyncio", "psutil", "sandbox.policy",
-                "sandbox.launch", "dataclasses", "inspect", "pathlib", "threading"]
+                "sandbox.launch", "dataclasses", "inspect", "pathlib", "threading", "glob",
+                "hashlib", "uuid", "tempfile"]
 
 
 @pytest.fixture(scope="module")

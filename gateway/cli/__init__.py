@@ -13,6 +13,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
+    from types import SimpleNamespace
 
 __all__ = ["main"]
 
@@ -28,11 +33,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     import importlib  # noqa: PLC0415
 
     from ..errors import UsageError  # noqa: PLC0415
-    from .parser import build_parser  # noqa: PLC0415
+    from .fastpath import fast_check  # noqa: PLC0415
 
-    parser = build_parser(words)
     try:
-        args = parser.parse_args(argv)
+        args: argparse.Namespace | SimpleNamespace | None = fast_check(words)
+        if args is None:
+            from .parser import build_parser  # noqa: PLC0415
+
+            args = build_parser(words).parse_args(argv)
         verb = importlib.import_module(f"{__name__}.{args.verb_module}")
         result: int = verb.main(args)
         return result

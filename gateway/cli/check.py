@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from analyzers import AnalyzerError, BashAnalysis
 
 from ..errors import UsageError
 from ..workspace import analyze_in_workspace
 from .common import abs_dir, home, one_line
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def main(args: argparse.Namespace) -> int:

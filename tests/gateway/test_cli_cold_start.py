@@ -38,7 +38,7 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules),
 
 NEVER_LOADED = ["pydantic", "shutil", "bz2", "lzma", "asyncio", "psutil", "sandbox.policy",
                 "sandbox.launch", "dataclasses", "inspect", "pathlib", "threading", "glob",
-                "hashlib", "uuid", "tempfile"]
+                "hashlib", "uuid", "tempfile", "argparse", "locale"]
 
 
 @pytest.fixture(scope="module")

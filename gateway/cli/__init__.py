@@ -33,10 +33,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     import importlib  # noqa: PLC0415
 
     from ..errors import UsageError  # noqa: PLC0415
-    from .fastpath import fast_check  # noqa: PLC0415
+    from .fastpath import fast_parse  # noqa: PLC0415
 
     try:
-        args: argparse.Namespace | SimpleNamespace | None = fast_check(words)
+        args: argparse.Namespace | SimpleNamespace | None = fast_parse(words)
         if args is None:
             from .parser import build_parser  # noqa: PLC0415
 

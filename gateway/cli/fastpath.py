@@ -1,43 +1,67 @@
-"""The common forms of ``shellgate check``, read without argparse.
+"""The plain forms of ``shellgate check`` and ``shellgate run``, read
+without argparse.
 
-``shellgate check 'git log'`` is the verb an agent's hook or a script runs
-most, as a new process each time, and argparse is ~5 ms of it: its import,
-gettext's locale lookups, the parser's build and its own regexes. The forms
-read here are ``check [--json] COMMAND...`` whose first word of COMMAND is
-not an option; anything else (other options, ``--``, ``-``, help, a
-mistake) goes to the real parser, which stays the one definition of the
-command line (a word argparse would refuse, an ambiguous abbreviation of
-two options, goes there too). ``tests/gateway/test_cli_fastpath.py`` holds every form read
-here to the namespace argparse makes of it.
+``shellgate check 'git log'`` and ``shellgate run -- make`` are what a hook
+or a script runs most, each as a new process, and argparse is ~5 ms of it:
+its import, gettext's locale lookups, the parser's build and its own
+regexes. The forms read here are ``check [--json] COMMAND...`` and ``run
+[--] ARGV...`` with every option at its default; anything else (other
+options, ``-``, help, a mistake, a word argparse would refuse such as an
+abbreviation of two options) goes to the real parser, which stays the one
+definition of the command line. ``tests/gateway/test_cli_fastpath.py``
+holds every form read here to the namespace argparse makes of it, over
+every short combination of each verb's options, operands and mistakes (an
+option added to the parser and not here fails it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from types import SimpleNamespace
+from typing import Any
 
-__all__ = ["fast_check"]
+__all__ = ["fast_parse"]
 
-#: check's long options (parser.py): argparse refuses a word anywhere in the
-#: line that abbreviates two of them (`--js`), even inside COMMAND
-_OPTIONS = ("--cwd", "--add-dir", "--json", "--jsonl", "--help")
+#: each verb's long options and their defaults (parser.py), as argparse
+#: leaves them when none is given
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "check": {"cwd": None, "add_dir": [], "json": False, "jsonl": False},
+    "run": {"cwd": None, "profile": None, "allow_write": [], "allow_domain": [],
+            "git_read_only": False, "settings": None, "timeout": None, "memory": None,
+            "tmp_size": None, "shm_size": None, "run_size": None, "max_processes": None},
+}
+#: where each verb's operands go
+_OPERANDS = {"check": "command", "run": "argv"}
 
 
-def _ambiguous(word: str) -> bool:
+def _options(verb: str) -> tuple[str, ...]:
+    return ("--help", *(f"--{name.replace('_', '-')}" for name in _DEFAULTS[verb]))
+
+
+def _ambiguous(word: str, options: tuple[str, ...]) -> bool:
+    """argparse refuses a word anywhere in the line, operands included, that
+    abbreviates two of the verb's options (``check ls --js``)."""
     stem = word.partition("=")[0]
-    return (word.startswith("--") and stem not in _OPTIONS
-            and sum(option.startswith(stem) for option in _OPTIONS) > 1)
+    return (word.startswith("--") and stem not in options
+            and sum(option.startswith(stem) for option in options) > 1)
 
 
-def fast_check(words: Sequence[str]) -> SimpleNamespace | None:
-    """The parsed arguments of a plain ``check``, or None for the parser."""
-    if len(words) < 2 or words[0] != "check":
+def fast_parse(words: Sequence[str]) -> SimpleNamespace | None:
+    """The parsed arguments of a plain ``check`` or ``run``, or None for the
+    parser."""
+    verb = words[0] if words else ""
+    if len(words) < 2 or verb not in _DEFAULTS:
         return None
     rest = list(words[1:])
-    as_json = rest[0] == "--json"
-    if as_json:
-        rest = rest[1:]
-    if not rest or rest[0].startswith("-") or rest[0] == "" or any(map(_ambiguous, rest)):
+    values: dict[str, Any] = {name: (list(default) if isinstance(default, list) else default)
+                              for name, default in _DEFAULTS[verb].items()}
+    if verb == "check" and rest[0] == "--json":
+        values["json"], rest = True, rest[1:]
+    first = rest[1] if verb == "run" and rest[:1] == ["--"] and len(rest) > 1 else (
+        rest[0] if rest else "")
+    # after a `--`, argparse reads every word as an operand
+    before_marker = rest[:rest.index("--")] if "--" in rest else rest
+    if (not first or first.startswith("-") or (verb == "check" and rest[0] == "--")
+            or any(_ambiguous(word, _options(verb)) for word in before_marker)):
         return None
-    return SimpleNamespace(verb="check", verb_module="check", command=rest, cwd=None,
-                           add_dir=[], json=as_json, jsonl=False)
+    return SimpleNamespace(verb=verb, verb_module=verb, **{_OPERANDS[verb]: rest}, **values)

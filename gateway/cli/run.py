@@ -8,11 +8,10 @@ executable / not found), as a shell reports it; 128+N when a signal ended it.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import sys
-from typing import IO, TextIO
+from typing import IO, TYPE_CHECKING, TextIO
 
 from sandbox import (
     ExecResult,
@@ -28,6 +27,9 @@ from sandbox import (
 
 from ..errors import UsageError
 from .common import abs_dir, one_line
+
+if TYPE_CHECKING:
+    import argparse
 
 #: Exit statuses of `shellgate run` that are not the command's own.
 EXIT_TIMEOUT = 124

@@ -47,7 +47,7 @@ _LAZY = {
     "Probe": "doctor",
     "run_probes": "doctor",
     "sandbox_works": "doctor",
-    "repository_programs": "repos",
+    "repository_programs": "gitconfig",
     "runtime_dir": "guards",
     "DotenvBelow": "dotenv_scan",
     "dotenv_below": "dotenv_scan",
@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from .background import BackgroundProcess, start_background
     from .doctor import Probe, run_probes, sandbox_works
     from .dotenv_scan import DotenvBelow, dotenv_below
+    from .gitconfig import repository_programs
     from .guards import runtime_dir
     from .hostrun import HostFile, host_files
     from .plan import FsPlan, PathRight, build_plan, empty_views
@@ -83,7 +84,6 @@ if TYPE_CHECKING:
     )
     from .profiles import BUILTIN_PROFILES, DEFAULT_PROFILE, apply_settings, load_profile
     from .proxy import DomainProxy, ProxyEvent
-    from .repos import repository_programs
     from .runner import Backend, default_backend, run, sandbox_env
     from .settings import SandboxSettings, parse_settings
     from .supervise import ExecResult, OutputCapture

@@ -33,12 +33,13 @@ from values import field, valueclass
 
 from .cleanup import remove_tree
 from .errors import SandboxUnavailable
+from .gitconfig import gitdirs, resolve_gitdir
 from .gitguard import GitGuard
 from .gitpaths import defuse, nested_changed, open_below, rename_aside
 from .hashing import hex_digest
 from .hostrun import host_files
 from .plan import FsPlan
-from .repos import find_repos, gitdirs, resolve_gitdir
+from .repos import find_repos
 from .tripwires import Tripwires
 from .unseen import created_during, unseen_reports
 

@@ -23,7 +23,8 @@ import profiles as profile_data
 from values import field, valueclass
 
 from .errors import PolicyError
-from .repos import Repo, config_targets, gitdirs
+from .gitconfig import config_targets, gitdirs
+from .repos import Repo
 from .tripwires import PTH
 
 Protection = Literal["block", "tripwire", "report"]

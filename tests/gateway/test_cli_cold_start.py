@@ -38,7 +38,8 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules),
 
 NEVER_LOADED = ["pydantic", "shutil", "bz2", "lzma", "asyncio", "psutil", "sandbox.policy",
                 "sandbox.launch", "dataclasses", "inspect", "pathlib", "threading", "glob",
-                "hashlib", "uuid", "tempfile", "argparse", "locale"]
+                "hashlib", "uuid", "tempfile", "argparse", "locale", "sandbox.walk",
+                "sandbox.repos"]
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,230 @@
+"""A repository's git configuration, read without running git: its git
+directories (its own, each submodule's, each linked worktree's), what the
+configuration makes git run or read (``core.hooksPath``, ``include.path``,
+``includeIf.*.path``), and the entries that make git's *reads* run a
+program.
+
+Apart from the repository walk (:mod:`sandbox.repos`): `shellgate check`
+in a repository reads the configuration of one, and needs neither the walk
+nor its caches (~1.5 ms of every cold check).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+
+#: at most this many git directories per repository (submodules, worktrees)
+_MAX_GITDIRS = 256
+#: include files followed at most this deep
+_MAX_INCLUDE_DEPTH = 8
+
+
+def resolve_gitdir(worktree: str) -> str | None:
+    """The git directory of the work tree: ``.git`` itself, or what a
+    ``gitdir:`` file or a symlink names (resolved)."""
+    dotgit = os.path.join(worktree, ".git")
+    try:
+        st = os.lstat(dotgit)
+    except OSError:
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return dotgit
+    if stat.S_ISLNK(st.st_mode):
+        real = os.path.realpath(dotgit)
+        return real if os.path.isdir(real) else None
+    try:
+        with open(dotgit, "rb") as handle:
+            first = handle.read(4096).decode("utf-8", "replace").splitlines()[:1]
+    except OSError:
+        return None
+    if not first or not first[0].startswith("gitdir:"):
+        return None
+    target = os.path.realpath(os.path.join(worktree, first[0][len("gitdir:"):].strip()))
+    return target if os.path.isdir(target) else None
+
+
+def gitdirs(gitdir: str) -> list[str]:
+    """``gitdir``, each submodule's git directory below ``modules/`` (nested
+    ones too) and each linked worktree's below ``worktrees/``."""
+    out = [gitdir]
+    queue = [gitdir]
+    while queue and len(out) < _MAX_GITDIRS:
+        current = queue.pop()
+        for sub, recurse in (("modules", True), ("worktrees", False)):
+            base = os.path.join(current, sub)
+            for found in _git_dirs_below(base, nested=recurse):
+                if len(out) >= _MAX_GITDIRS:
+                    break
+                out.append(found)
+                if recurse:
+                    queue.append(found)
+    return out
+
+
+def _git_dirs_below(base: str, *, nested: bool) -> list[str]:
+    """Directories below ``base`` that are git directories (hold ``HEAD``);
+    submodule names may contain slashes, so `modules/a/b` is looked at too."""
+    out: list[str] = []
+    try:
+        entries = [e for e in os.scandir(base) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return out
+    for entry in entries:
+        if os.path.lexists(os.path.join(entry.path, "HEAD")):
+            out.append(entry.path)
+        elif nested:
+            out += _git_dirs_below(entry.path, nested=True)
+    return out
+
+
+#: configuration every repository reads before its own (system, global)
+_SHARED_CONFIGS = ("/etc/gitconfig", "~/.gitconfig", "~/.config/git/config")
+
+
+def config_targets(gitdir: str, worktree: str, home: str) -> list[tuple[str, str]]:
+    """(path, kind) of what the configuration makes git run or read for the
+    repository: the ``core.hooksPath`` directory and every ``include.path``
+    / ``includeIf.*.path`` file — from the system and global configuration
+    and the repository's ``config`` and ``config.worktree``, and the files
+    they include. A submodule's git directory names its work tree in
+    ``core.worktree``; a relative hooksPath is relative to that."""
+    worktree = _own_worktree(gitdir) or worktree
+    out: list[tuple[str, str]] = []
+    starts = [_expand(p, "/", home) for p in _SHARED_CONFIGS]
+    starts += [os.path.join(gitdir, name) for name in ("config", "config.worktree")]
+    for path, section, key, value in _config_entries(starts, home):
+        if section == "core" and key == "hookspath" and value:
+            out.append((_expand(value, worktree, home), "dir"))
+        elif section in ("include", "includeif") and key == "path" and value:
+            out.append((_expand(value, os.path.dirname(path), home), "file"))
+    return out
+
+
+def _config_entries(starts: list[str], home: str) -> Iterator[tuple[str, str, str, str]]:
+    """(file, section, key, value) of the config files ``starts`` and of
+    every file they include (``include.path``, ``includeIf.*.path``), at
+    most :data:`_MAX_INCLUDE_DEPTH` deep, each file once."""
+    seen: set[str] = set()
+    pending = [(p, 0) for p in starts]
+    while pending:
+        path, depth = pending.pop()
+        if path in seen or depth > _MAX_INCLUDE_DEPTH:
+            continue
+        seen.add(path)
+        for section, key, value in parse_config(path):
+            yield path, section, key, value
+            if section in ("include", "includeif") and key == "path" and value:
+                pending.append((_expand(value, os.path.dirname(path), home), depth + 1))
+
+
+#: (section, key) of a repository's configuration that make git's *reads*
+#: run a program: `git status` runs core.fsmonitor and clean filters, `git
+#: diff`/`log -p` textconv and diff.external, output goes through the pager,
+#: signatures through gpg.program
+_PROGRAM_KEYS = frozenset({
+    ("core", "fsmonitor"), ("core", "pager"), ("core", "sshcommand"), ("core", "askpass"),
+    ("core", "gitproxy"), ("core", "alternaterefscommand"), ("core", "editor"),
+    ("diff", "external"), ("diff", "textconv"), ("diff", "command"),
+    ("filter", "clean"), ("filter", "smudge"), ("filter", "process"),
+    ("gpg", "program"), ("interactive", "difffilter"),
+})
+_NOT_A_PROGRAM = frozenset({"", "false", "no", "off", "0", "true", "yes", "on", "1", "cat"})
+
+
+def repository_programs(cwd: str) -> tuple[str, ...]:
+    """``section.key=value`` of each entry of the configuration of the
+    repository holding ``cwd`` (its ``config``, ``config.worktree`` and the
+    files they include — not the user's own global configuration) that
+    makes git's reads run a program; read without running git."""
+    worktree = _containing_worktree(cwd)
+    gitdir = resolve_gitdir(worktree) if worktree else None
+    if gitdir is None:
+        return ()
+    out: list[str] = []
+    starts = [os.path.join(gitdir, name) for name in ("config", "config.worktree")]
+    for _, section, key, value in _config_entries(starts, "~"):
+        if section == "log":
+            if key == "showsignature" and value.lower() in ("true", "1"):
+                out.append(f"{section}.{key}={value}")  # runs gpg.program
+        elif (section == "pager" or (section, key) in _PROGRAM_KEYS) and (
+                value.lower() not in _NOT_A_PROGRAM):
+            out.append(f"{section}.{key}={value}")  # fsmonitor=true is git's own daemon
+    return tuple(out)
+
+
+def _containing_worktree(cwd: str) -> str | None:
+    path = os.path.abspath(cwd)
+    while True:
+        if os.path.lexists(os.path.join(path, ".git")):
+            return path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+
+
+def _own_worktree(gitdir: str) -> str | None:
+    """``core.worktree`` of a git directory's own config (submodules and
+    linked worktrees name their work tree there), resolved."""
+    for section, key, value in parse_config(os.path.join(gitdir, "config")):
+        if section == "core" and key == "worktree" and value:
+            return os.path.normpath(os.path.join(gitdir, value))
+    return None
+
+
+def _expand(value: str, base: str, home: str) -> str:
+    if value == "~" or value.startswith("~/"):
+        value = home + value[1:]
+    return os.path.normpath(os.path.join(base, value))
+
+
+def parse_config(path: str) -> list[tuple[str, str, str]]:
+    """(section, key, value) of a git config file, lower-cased section
+    (without its subsection) and key; enough of git's syntax for the keys
+    read here (quoted values, comments, continuation lines). An unreadable
+    file is empty."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(1 << 20).decode("utf-8", "replace")
+    except OSError:
+        return []
+    out: list[tuple[str, str, str]] = []
+    section = ""
+    lines = text.replace("\\\n", "").splitlines()
+    for raw in lines:
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("["):
+            header = line[1:].split("]", 1)[0].strip()
+            section = header.split(None, 1)[0].split(".", 1)[0].strip('"').lower()
+            rest = line.split("]", 1)[1].strip() if "]" in line else ""
+            if not rest:
+                continue
+            line = rest  # `[core] hooksPath = x` on one line
+        key, sep, value = line.partition("=")
+        if not sep:
+            continue
+        out.append((section, key.strip().lower(), _value(value)))
+    return out
+
+
+def _value(text: str) -> str:
+    """A config value: quotes removed, a trailing comment dropped."""
+    out, quoted = [], False
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            quoted = not quoted
+        elif c == "\\" and i + 1 < len(text):
+            i += 1
+            out.append({"n": "\n", "t": "\t", "b": "\b"}.get(text[i], text[i]))
+        elif c in "#;" and not quoted:
+            break
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out).strip()

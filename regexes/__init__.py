@@ -12,20 +12,23 @@ object is the one ``re.compile`` returns, made in microseconds.
 
 Why it is safe:
 
-* the table is used only by an interpreter of the kind it was built for:
-  the same implementation, ``major.minor`` version, byte order and ``_sre``
+* the table is used only by the interpreter it was built for: the same
+  implementation, ``major.minor.micro`` release, byte order and ``_sre``
   engine (``MAGIC``, code size, limits); any other gets ``re.compile`` for
-  every pattern. Patch releases share the engine's code format, and
-  ``tests/regexes`` holds every installed interpreter of the table's minor
-  version (the unprivileged leg's system ``python3``) to assembling the
-  very same code;
+  every pattern. The release is in the key because patch releases do
+  assemble some patterns differently (from a review: ``(?:ab){2147483647}c``
+  has another minimum width in 3.11.2 than in 3.11.7);
 * a pattern missing from the table (new, edited, or made at run time) is
-  compiled by ``re.compile``: a stale table costs time, never a verdict;
-* ``_sre.compile`` validates the code it is given (a malformed table raises,
-  it cannot make the engine read out of bounds), and
-  ``tests/regexes`` rebuilds every entry with ``re``'s own parser and
-  compiler and requires it to be identical, and requires the table to hold
-  every pattern the packages compile at import.
+  compiled by ``re.compile``: a stale table costs time, never a verdict; so
+  is a table or an entry that cannot be used (not loadable, of the wrong
+  shape, refused by ``_sre.compile``);
+* ``_sre.compile`` checks the code it is given for memory safety only (it
+  cannot make the engine read out of bounds): that each entry is *its*
+  pattern's code is held by ``tests/regexes``, which rebuilds every entry
+  with ``re``'s own parser and compiler, and by ``make lint`` (``python -m
+  regexes.build --check``). The table is the package's code like any other
+  module: what may write it may write the analyzer, and a sandboxed command
+  may write neither (``sandbox/selfcode.py``).
 
 This package imports nothing of shellgate: every package may use it.
 """
@@ -48,19 +51,22 @@ Entry = tuple[int, bytes, int, dict[str, int], tuple[str | None, ...]]
 def engine_key() -> tuple[object, ...]:
     """What the assembled code depends on: a table built under another key is
     never used."""
-    return (sys.implementation.name, sys.version_info[:2], _sre.MAGIC, _sre.CODESIZE,
+    return (sys.implementation.name, sys.version_info[:3], _sre.MAGIC, _sre.CODESIZE,
             _sre.MAXREPEAT, _sre.MAXGROUPS, sys.byteorder)
 
 
 def _entries() -> dict[tuple[str | bytes, int], Entry]:
     try:
         from regexes import table  # noqa: PLC0415 - it may be missing or being rebuilt
-    except (ImportError, SyntaxError, NameError):  # every pattern is compiled by re
+
+        engine, entries = table.ENGINE, table.ENTRIES
+    except Exception:  # any table that cannot load: every pattern is compiled by re
         return {}
     if memoryview(b"\0\0\0\0").cast("I").itemsize != _sre.CODESIZE:
         return {}  # the words are not the engine's size
-    return cast("dict[tuple[str | bytes, int], Entry]",
-                table.ENTRIES if engine_key() == table.ENGINE else {})
+    if engine != engine_key() or not isinstance(entries, dict):
+        return {}
+    return cast("dict[tuple[str | bytes, int], Entry]", entries)
 
 
 _ENTRIES = _entries()
@@ -71,18 +77,24 @@ _RECORDER: list[list[tuple[str | bytes, int]]] = []
 def regex(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
     """``re.compile(pattern, flags)``, from the build-time table when it holds
     the pattern for this interpreter."""
-    flags = int(flags)
+    if not isinstance(flags, int):
+        return re.compile(pattern, flags)  # re's own error for a wrong type
+    flags = int(flags)  # a RegexFlag is its value
     for recorded in _RECORDER:
         recorded.append((pattern, flags))
     # The key holds the pattern itself: 'a' and b'a' are different keys.
     entry = _ENTRIES.get((pattern, flags))
-    if entry is None:
-        return re.compile(pattern, flags)
-    final_flags, code, groups, groupindex, indexgroup = entry
-    compiled: re.Pattern[AnyStr] = _sre.compile(
-        pattern, final_flags, memoryview(code).cast("I").tolist(), groups, groupindex,
-        indexgroup)
-    return compiled
+    if entry is not None:
+        try:
+            final_flags, code, groups, groupindex, indexgroup = entry
+            compiled: re.Pattern[AnyStr] = _sre.compile(
+                pattern, final_flags, memoryview(code).cast("I").tolist(), groups,
+                groupindex, indexgroup)
+        except Exception:  # noqa: S110 - an entry of the wrong shape: re's way
+            pass
+        else:
+            return compiled
+    return re.compile(pattern, flags)
 
 
 def start_recording() -> list[tuple[str | bytes, int]]:

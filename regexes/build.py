@@ -10,9 +10,9 @@ hold is compiled by ``re``.
 from __future__ import annotations
 
 import importlib
-from array import array
 import pkgutil
 import sys
+from array import array
 from pathlib import Path
 from re import _compiler, _parser  # type: ignore[attr-defined]
 

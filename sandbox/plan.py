@@ -37,6 +37,7 @@ from .hostrun import host_run_targets
 from .listings import Candidates, existing, group
 from .policy import SandboxPolicy
 from .repos import find_repos
+from .selfcode import own_code
 
 #: Directories that are never a writable root, and trees nothing below which is
 #: (the system trees are shared data with the analyzer's hard limits).
@@ -306,6 +307,8 @@ def build_plan(
     repos = list(scan.repos)
     targets = host_run_targets(roots, repos, home, git_read_only=fs.git == "read-only")
     block = [*targets.block, *((expand(p, home, ws), "file", True) for p in fs.deny_write)]
+    # the gateway's own code, when it lies in a writable root (selfcode.py)
+    block += own_code(roots)
     # A work tree whose `.git` is a file (a linked worktree, a submodule):
     # rewriting it would point git at a planted directory.
     block += [(os.path.join(r.worktree, ".git"), "file", False)

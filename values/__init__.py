@@ -54,9 +54,15 @@ def _codes() -> dict[str, CodeType]:
     values.build``), by its source text; empty when the table cannot load."""
     try:
         from values import table  # noqa: PLC0415 - it may be missing or being rebuilt
-    except (ImportError, SyntaxError, NameError):
+
+        codes = table.CODES
+    except Exception:  # any table that cannot load: every __init__ is compiled here
         return {}
-    return table.CODES
+    if not isinstance(codes, dict):
+        return {}
+    # an entry of the wrong shape is left out (its class compiles its own)
+    return {text: code for text, code in codes.items()
+            if isinstance(text, str) and isinstance(code, CodeType) and not code.co_freevars}
 
 
 _CODES = _codes()

@@ -87,3 +87,16 @@ def _text_of(cls: type) -> str:
         values._RECORDER.clear()
     assert recorded, cls
     return recorded[-1]
+
+
+def test_a_table_entry_of_the_wrong_shape_is_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    good = SOURCES[0]
+
+    def closure() -> object:
+        return good
+
+    monkeypatch.setattr(table, "CODES", {good: table.CODES[good], "x": "not code", 3: None,
+                                         "y": closure.__code__})
+    assert values._codes() == {good: table.CODES[good]}
+    monkeypatch.setattr(table, "CODES", ["not", "a", "dict"])
+    assert values._codes() == {}

@@ -62,6 +62,12 @@ def test_a_cold_check_in_a_repository_never_loads(cold_check: dict[str, object],
 
 
 def test_a_cold_check_compiles_no_regex_of_its_own(cold_check: dict[str, object]) -> None:
-    # The packages' patterns come from regexes/table.py; what re still
-    # compiles is the standard library's own (argparse's, glob's, gettext's).
-    assert cold_check["compiled"] == [], cold_check["compiled"]
+    # The packages' patterns come from regexes/table.py (what re still
+    # compiles is the standard library's own) — under the Python release the
+    # table was built for; under another, re compiles them all.
+    from regexes import engine_key, table
+
+    if engine_key() == table.ENGINE:
+        assert cold_check["compiled"] == [], cold_check["compiled"]
+    else:
+        assert len(cold_check["compiled"]) > 20  # type: ignore[arg-type]

@@ -265,20 +265,37 @@ def test_run_help_lists_every_limit_with_its_default() -> None:
         assert flag in text and default in text
 
 
+#: a planted module that leaves a marker, then hands over to the real one
+_PLANTED = (
+    "open({marker!r}, 'w').write('ran')\n"
+    "import sys, os, importlib\n"
+    "del sys.modules[__name__]\n"
+    "here = os.path.dirname(os.path.abspath(__file__))\n"
+    "sys.path[:] = [p for p in sys.path if os.path.abspath(p or '.') != here]\n"
+    "sys.modules[__name__] = importlib.import_module(__name__)\n"
+)
+
+
+# (`python -m` itself imports warnings, functools, types, collections, keyword,
+# operator, reprlib and contextlib before any code of the package runs: no
+# package can keep those off the path; the sandbox puts back such a file a
+# command plants at a project's top, tests/sandbox/test_escapes_planted.py)
+@pytest.mark.parametrize("name", ["tomllib", "typing", "re", "enum", "copyreg", "__future__"])
 def test_python_m_gateway_never_imports_a_module_planted_in_its_working_directory(
-        tmp_path: Path) -> None:
-    """Attack (from a review): `python -m` puts the working directory — the
-    workspace, where commands write — first on sys.path, and modules are
-    imported when first used; a planted `psutil.py` ran on the host."""
+        tmp_path: Path, name: str) -> None:
+    """Attack (from reviews): `python -m` puts the working directory — the
+    workspace, where commands write — first on sys.path; modules imported
+    there ran on the host: a planted `psutil.py` at the first process count,
+    a `typing.py` while the package itself was imported."""
     marker = tmp_path / "host-ran-it"
-    (tmp_path / "tomllib.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n"
-                                         "def loads(text): return {}\n")
+    (tmp_path / f"{name}.py").write_text(_PLANTED.format(marker=str(marker)))
     (tmp_path / "p.toml").write_text("[limits]\nwall_timeout = 30\n")
     # the control: the planted module does run when the directory is on the path
-    subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, '.'); import tomllib"],
+    subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, '.'); import {name}"],
                    cwd=tmp_path, check=True)
     assert marker.exists()
     marker.unlink()
-    subprocess.run([sys.executable, "-m", "gateway", "run", "--profile", "./p.toml", "--",
-                    "true"], cwd=tmp_path, capture_output=True, timeout=120, check=False)
-    assert not marker.exists()
+    for verb in (["run", "--profile", "./p.toml", "--", "true"], ["check", "ls"]):
+        subprocess.run([sys.executable, "-m", "gateway", *verb], cwd=tmp_path,
+                       capture_output=True, timeout=120, check=False)
+        assert not marker.exists(), verb

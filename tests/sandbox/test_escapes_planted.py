@@ -23,6 +23,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -688,6 +689,15 @@ TOOL_PLANTS = {
         "language: system}\n"),
     "pip.conf index-url": Plant("pip.conf", "pip.conf", "tripwire",
                                 "[global]\nindex-url = http://planted.invalid/simple\n"),
+    # what every `python -m …` started in the project imports (runpy's own
+    # imports) or nearly every program's first line does
+    "warnings.py (python -m)": Plant("warnings.py", "warnings.py", "tripwire",
+                                     "import os; os.system('./planted.sh')\n"),
+    "collections/__init__.py (python -m)": Plant(
+        "collections/__init__.py", "collections/__init__.py", "tripwire",
+        "import os; os.system('./planted.sh')\n"),
+    "__future__.py": Plant("__future__.py", "__future__.py", "tripwire",
+                           "import os; os.system('./planted.sh')\n"),
     ".bashrc": Plant(".bashrc", ".bashrc", "tripwire", "./planted.sh\n"),
     ".envrc": Plant(".envrc", ".envrc", "block", "./planted.sh\n"),
     ".devcontainer/devcontainer.json initializeCommand": Plant(
@@ -1193,4 +1203,18 @@ def test_a_new_nested_repository_would_run_code_without_the_sandbox(
     marker = tmp_path / "PLANTED-CODE-RAN"
     _unsandboxed(workspace, _expand(NEW_REPOS[attack], marker))
     host_git(workspace / _NEW_REPO_DIR[attack], "status")
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("module", ["warnings.py", "collections/__init__.py"])
+def test_a_shadowed_standard_module_would_run_code_on_any_python_m_without_the_sandbox(
+        tmp_path: Path, module: str) -> None:
+    """The control of the standard-library entries: `python -m json.tool`
+    started in a directory holding one runs it before json.tool's code."""
+    marker = tmp_path / "RAN"
+    target = tmp_path / module
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(f"open({str(marker)!r}, 'w').close()\nraise SystemExit(0)\n")
+    subprocess.run([sys.executable, "-m", "json.tool", "--help"], cwd=tmp_path,
+                   capture_output=True, timeout=60, check=False)
     assert marker.exists()

@@ -302,20 +302,29 @@ def build_plan(
     hidden = [h for h in dict.fromkeys(hidden) if os.path.lexists(h)]
     # A read-deny wins over a write-allow: a root inside a hidden path is dropped.
     roots = [r for r in roots if not any(_inside(r, h) for h in hidden)]
+    # The gateway's own code (selfcode.py): a root at or below it is dropped,
+    # any inside a root is blocked below.
+    own = own_code(roots)
+    notes: list[str] = []
+    kept = [r for r in roots if not any(_inside(r, c) for c in own)]
+    if len(kept) < len(roots):
+        notes.append("the gateway's own code or import path holds "
+                     + ", ".join(r for r in roots if r not in kept)
+                     + ": not writable in this run")
+    roots = kept
 
     scan = find_repos(roots, _repo_cache(state_dir, roots))
     repos = list(scan.repos)
     targets = host_run_targets(roots, repos, home, git_read_only=fs.git == "read-only")
     block = [*targets.block, *((expand(p, home, ws), "file", True) for p in fs.deny_write)]
-    # the gateway's own code, when it lies in a writable root (selfcode.py)
-    block += own_code(roots)
+    block += [(c, "dir" if os.path.isdir(c) else "file", False) for c in own
+              if any(_inside(c, r) and c != r for r in roots)]
     # A work tree whose `.git` is a file (a linked worktree, a submodule):
     # rewriting it would point git at a planted directory.
     block += [(os.path.join(r.worktree, ".git"), "file", False)
               for r in repos if not os.path.isdir(os.path.join(r.worktree, ".git"))
               or os.path.islink(os.path.join(r.worktree, ".git"))]
     layout = _layout(block, roots, hidden)
-    notes: list[str] = []
     read_only = [d for d in targets.read_only if os.path.isdir(d)]
     # A bare repository in a writable root (`upstream.git`, a local remote)
     # has hooks and a config like any git directory, and no `.git` to find

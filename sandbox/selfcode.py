@@ -12,13 +12,17 @@ check 'cat {/etc/shadow,x}'`` said allow — with ``git status`` clean (a
 pyc is ignored by git). Editing ``analyzers/*.py`` itself worked the same
 way.
 
-So, when they lie in a writable root, these are blocked for the run: every
-package installed beside this one (the sibling directories holding an
-``__init__.py``: in a checkout, the gateway's packages — including those
-this process has not loaded, such as the analyzer under ``shellgate run``),
-every top-level module or package this process has imported, and its
-environment (``sys.prefix``). Known to the sandbox as "this process's
-code", nothing about tools.
+So these are never writable for a run: every directory on the process's
+import path (a new module there is imported by the next start: an editable
+checkout's top holds only what it imports, then), every package installed
+beside this one (the sibling directories holding an ``__init__.py``: in a
+checkout, the gateway's packages — including those this process has not
+loaded, such as the analyzer under ``shellgate run``), every top-level
+module or package this process has imported, and its environment
+(``sys.prefix``). One that lies in a writable root is blocked there; a
+writable root at or below one of them is dropped (the run may write
+nothing there). Known to the sandbox as "this process's code", nothing
+about tools.
 """
 
 from __future__ import annotations
@@ -29,23 +33,36 @@ import sys
 __all__ = ["own_code"]
 
 
-def own_code(roots: list[str]) -> list[tuple[str, str, bool]]:
-    """``block`` entries (path, kind, no stub) for the loaded code and the
-    environment of this process that lie in one of ``roots`` (real paths)."""
-    under = tuple(r.rstrip("/") + "/" for r in roots)
-    inside = set(roots)
-    real: dict[str, str] = {}  # a directory's real path, asked once
+def own_code(roots: list[str]) -> list[str]:
+    """The real paths of this process's code that lie in one of ``roots``
+    (real paths) or hold one of them: its import path entries, the packages
+    installed beside this one, the top-level modules it loaded, its
+    environment. A root at or below one of them is not writable at all
+    (build_plan drops it): a command could add a module the gateway would
+    import; any other is blocked inside its root."""
+    real: dict[str, str] = {}
 
     def resolved(path: str) -> str:
+        # the parent's real path, asked once; the last component followed
+        # too when it is a link (from a review: a venv or an installed
+        # package reached through a symlink into the workspace)
         head, tail = os.path.split(os.path.abspath(path))
         if head not in real:
             real[head] = os.path.realpath(head)
-        return os.path.join(real[head], tail)
+        joined = os.path.join(real[head], tail)
+        return os.path.realpath(joined) if os.path.islink(joined) else joined
 
-    found: set[str] = set()
+    def overlaps(path: str) -> bool:
+        return any(path == r or path.startswith(r.rstrip("/") + "/")
+                   or r.startswith(path.rstrip("/") + "/") for r in roots)
+
     candidates = [sys.prefix]
+    # every directory the process imports from: a command could add a
+    # module there (from a review: a sitecustomize.py at the top of an
+    # editable checkout ran at every interpreter start)
+    candidates += [p for p in sys.path if isinstance(p, str) and p]
     installed = resolved(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    if installed in inside or installed.startswith(under):
+    if overlaps(installed):
         with os.scandir(installed) as entries:
             candidates += [e.path for e in entries if e.is_dir(follow_symlinks=False)
                            and os.path.isfile(os.path.join(e.path, "__init__.py"))]
@@ -57,9 +74,5 @@ def own_code(roots: list[str]) -> list[tuple[str, str, bool]]:
             candidates += [p for p in package if isinstance(p, str)]
         elif isinstance(file := getattr(module, "__file__", None), str):
             candidates.append(file)  # a single-file module
-    for candidate in candidates:
-        path = resolved(candidate)
-        if path in inside or path.startswith(under):
-            found.add(path)
-    return [(p, "dir" if os.path.isdir(p) else "file", False) for p in sorted(found)
-            if os.path.exists(p)]
+    found = {path for path in map(resolved, candidates) if overlaps(path)}
+    return sorted(p for p in found if os.path.exists(p))

@@ -698,6 +698,11 @@ TOOL_PLANTS = {
         "import os; os.system('./planted.sh')\n"),
     "__future__.py": Plant("__future__.py", "__future__.py", "tripwire",
                            "import os; os.system('./planted.sh')\n"),
+    "contextlib/__init__.py (python -m)": Plant(
+        "contextlib/__init__.py", "contextlib/__init__.py", "tripwire",
+        "import os; os.system('./planted.sh')\n"),
+    "importlib.py (python -m)": Plant("importlib.py", "importlib.py", "tripwire",
+                                      "import os; os.system('./planted.sh')\n"),
     ".bashrc": Plant(".bashrc", ".bashrc", "tripwire", "./planted.sh\n"),
     ".envrc": Plant(".envrc", ".envrc", "block", "./planted.sh\n"),
     ".devcontainer/devcontainer.json initializeCommand": Plant(

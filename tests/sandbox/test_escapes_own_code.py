@@ -16,6 +16,7 @@ beside them.
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import subprocess
@@ -27,7 +28,6 @@ from escape_kit import PY, consume_control, output
 
 pytestmark = pytest.mark.sandbox
 
-ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("analyzers", "sandbox", "gateway", "profiles", "values", "regexes")
 
 
@@ -36,8 +36,9 @@ def vendored(workspace: Path) -> Path:
     """The gateway's packages copied below the workspace (bytecode included),
     the directory its interpreter imports them from."""
     vendor = workspace / "vendor"
-    for package in PACKAGES:
-        shutil.copytree(ROOT / package, vendor / package)
+    for package in PACKAGES:  # from where this interpreter has them (a checkout, a venv)
+        source = Path(importlib.import_module(package).__file__ or "").resolve().parent
+        shutil.copytree(source, vendor / package)
     return vendor
 
 

@@ -310,15 +310,16 @@ def build_plan(
     if len(kept) < len(roots):
         notes.append("the gateway's own code or import path holds "
                      + ", ".join(r for r in roots if r not in kept)
-                     + ": not writable in this run")
+                     + ": not writable in this run (start shellgate from an install "
+                     "outside it to write there)")
     roots = kept
 
     scan = find_repos(roots, _repo_cache(state_dir, roots))
     repos = list(scan.repos)
     targets = host_run_targets(roots, repos, home, git_read_only=fs.git == "read-only")
     block = [*targets.block, *((expand(p, home, ws), "file", True) for p in fs.deny_write)]
-    block += [(c, "dir" if os.path.isdir(c) else "file", False) for c in own
-              if any(_inside(c, r) and c != r for r in roots)]
+    # (one outside every writable root is left alone by _layout: read-only already)
+    block += [(c, "dir" if os.path.isdir(c) else "file", False) for c in own]
     # A work tree whose `.git` is a file (a linked worktree, a submodule):
     # rewriting it would point git at a planted directory.
     block += [(os.path.join(r.worktree, ".git"), "file", False)

@@ -14,10 +14,10 @@ way.
 
 So these are never writable for a run: every directory on the process's
 import path (a new module there is imported by the next start: an editable
-checkout's top holds only what it imports, then), every package installed
-beside this one (the sibling directories holding an ``__init__.py``: in a
-checkout, the gateway's packages — including those this process has not
-loaded, such as the analyzer under ``shellgate run``), every top-level
+checkout's top holds only what it imports, then), the directory this
+package was imported from (in a checkout, the gateway's packages —
+including those this process has not loaded, such as the analyzer under
+``shellgate run``), every top-level
 module or package this process has imported, and its environment
 (``sys.prefix``). One that lies in a writable root is blocked there; a
 writable root at or below one of them is dropped (the run may write
@@ -35,8 +35,8 @@ __all__ = ["own_code"]
 
 def own_code(roots: list[str]) -> list[str]:
     """The real paths of this process's code that lie in one of ``roots``
-    (real paths) or hold one of them: its import path entries, the packages
-    installed beside this one, the top-level modules it loaded, its
+    (real paths) or hold one of them: its import path entries, the directory
+    this package was imported from, the top-level modules it loaded, its
     environment. A root at or below one of them is not writable at all
     (build_plan drops it): a command could add a module the gateway would
     import; any other is blocked inside its root."""
@@ -61,11 +61,10 @@ def own_code(roots: list[str]) -> list[str]:
     # module there (from a review: a sitecustomize.py at the top of an
     # editable checkout ran at every interpreter start)
     candidates += [p for p in sys.path if isinstance(p, str) and p]
-    installed = resolved(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    if overlaps(installed):
-        with os.scandir(installed) as entries:
-            candidates += [e.path for e in entries if e.is_dir(follow_symlinks=False)
-                           and os.path.isfile(os.path.join(e.path, "__init__.py"))]
+    # where this package was imported from (on the import path too, unless
+    # reached through a relative entry): it holds every package installed
+    # beside it, the analyzer included when this process has not loaded it
+    candidates.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     for name, module in list(sys.modules.items()):
         if "." in name or module is None:
             continue  # a submodule lies inside its top-level package

@@ -57,11 +57,12 @@ def fast_parse(words: Sequence[str]) -> SimpleNamespace | None:
                               for name, default in _DEFAULTS[verb].items()}
     if verb == "check" and rest[0] == "--json":
         values["json"], rest = True, rest[1:]
-    first = rest[1] if verb == "run" and rest[:1] == ["--"] and len(rest) > 1 else (
-        rest[0] if rest else "")
+    # `run -- ARGV` is run's plain form; check's `--` goes to the parser
+    operands = rest[1:] if verb == "run" and rest[:1] == ["--"] else rest
     # after a `--`, argparse reads every word as an operand
     before_marker = rest[:rest.index("--")] if "--" in rest else rest
-    if (not first or first.startswith("-") or (verb == "check" and rest[0] == "--")
-            or any(_ambiguous(word, _options(verb)) for word in before_marker)):
+    options = _options(verb)
+    if (not operands or not operands[0] or operands[0].startswith("-")
+            or any(_ambiguous(word, options) for word in before_marker)):
         return None
     return SimpleNamespace(verb=verb, verb_module=verb, **{_OPERANDS[verb]: rest}, **values)

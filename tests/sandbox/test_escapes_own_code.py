@@ -87,13 +87,19 @@ def test_a_run_from_inside_the_gateways_code_may_write_nothing_there(
     assert "not writable in this run" in output(proc)
 
 
+def _gateway_venv(venv: Path) -> Path:
+    """A virtualenv the gateway can run from (its dependencies reached
+    through a .pth); its site-packages."""
+    subprocess.run([PY, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return site
+
+
 def test_a_command_cannot_plant_a_startup_file_in_the_gateways_own_virtualenv(
         vendored: Path, workspace: Path, tmp_path: Path) -> None:
     venv = workspace / ".gwvenv"
-    subprocess.run([PY, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
-    site = next((venv / "lib").glob("python3*/site-packages"))
-    # the gateway's dependencies, reached from its own environment
-    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    site = _gateway_venv(venv)
     marker = tmp_path / "PTH-RAN"
     rel = site.relative_to(workspace)
     proc = _run_from(vendored, workspace,
@@ -109,9 +115,7 @@ def test_a_command_cannot_plant_a_startup_file_in_the_gateways_own_virtualenv(
 def test_a_venv_reached_through_a_symlink_is_kept_read_only(
         vendored: Path, workspace: Path, tmp_path: Path) -> None:
     real = workspace / "realvenv"
-    subprocess.run([PY, "-m", "venv", "--without-pip", str(real)], check=True, timeout=60)
-    site = next((real / "lib").glob("python3*/site-packages"))
-    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    site = _gateway_venv(real)
     link = tmp_path / "vlink"
     link.symlink_to(real)
     rel = site.relative_to(workspace)

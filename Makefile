@@ -46,6 +46,11 @@ system-deps:
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@# pip 25.1 and later write console scripts that do not import re (a
+	@# tenth of a cold `shellgate check`); an older pip is kept where none is
+	@# reachable
+	@$(BIN)/python -m pip install -q --disable-pip-version-check 'pip>=25.1' 2>&1 \
+	  | { grep -v "^WARNING: Location '.*' is ignored" || true; } || true
 	@$(BIN)/python -m pip install -q --disable-pip-version-check \
 	  --config-settings editable_mode=compat -e '.[dev]' 2>&1 \
 	  | { grep -v "^WARNING: Location '.*' is ignored" || true; }

@@ -37,6 +37,7 @@ from .bash import (
     interpret_exit_code,
     match_sensitive,
     option_tables,
+    shell_join,
     tree_sitter_available,
 )
 from .errors import AnalyzerError, InvalidArgument
@@ -73,5 +74,6 @@ __all__ = [
     "interpret_exit_code",
     "match_sensitive",
     "option_tables",
+    "shell_join",
     "tree_sitter_available",
 ]

@@ -10,11 +10,12 @@ line of the report) and bytes that are not UTF-8 are written as ``\\xNN``.
 
 from __future__ import annotations
 
-import shlex
-from typing import IO
-
-from analyzers import BashAnalysis
+from analyzers import BashAnalysis, shell_join
 from regexes import regex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO
 
 #: every control character (a newline of the command would forge a line of
 #: the report: from a review, `echo hi<LF>ALLOW  ls` printed an ALLOW line),
@@ -44,7 +45,7 @@ def render_text(analysis: BashAnalysis, out: IO[str]) -> None:
         for i, s in enumerate(analysis.subcommands, 1):
             cmd = (f"({s.via}) " if s.via else "") + (
                 f"{' '.join(s.wrappers)} → " if s.wrappers else "") + (
-                shlex.join(s.argv) if s.argv else s.text)
+                shell_join(s.argv) if s.argv else s.text)
             why = f"  — {s.reason}" if s.reason else ""
             lines.append(f"  {i}. {_clean(cmd)}  [read-only: {_yes_no(s.read_only)}, "
                          f"{s.classification.value}]{_clean(why)}")

@@ -11,7 +11,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 try:
     from _blake2 import blake2b

@@ -36,11 +36,27 @@ This package imports nothing of shellgate: every package may use it.
 from __future__ import annotations
 
 import _sre
-import re
 import sys
-from typing import AnyStr, cast
 
-__all__ = ["Entry", "engine_key", "regex", "start_recording"]
+# Neither re nor typing is imported at run time unless a pattern misses the
+# table: with what they import (enum, functools, contextlib, warnings...) they
+# are a fifth of a cold `shellgate check`; mypy reads this block.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from typing import AnyStr
+
+__all__ = ["ASCII", "DOTALL", "IGNORECASE", "MULTILINE", "VERBOSE", "Entry", "engine_key",
+           "fnmatchcase", "regex", "start_recording"]
+
+# re's flags, for modules that name them without importing re: the values
+# of sre_constants' SRE_FLAG_*, unchanged since Python 2 (a test holds them
+# to re's own)
+IGNORECASE = 2
+MULTILINE = 8
+DOTALL = 16
+VERBOSE = 64
+ASCII = 256
 
 # One table entry: the flags the pattern ends with (its inline flags folded
 # in), the engine code (native unsigned 32-bit words, as bytes: the table
@@ -66,7 +82,7 @@ def _entries() -> dict[tuple[str | bytes, int], Entry]:
         return {}  # the words are not the engine's size
     if engine != engine_key() or not isinstance(entries, dict):
         return {}
-    return cast("dict[tuple[str | bytes, int], Entry]", entries)
+    return entries  # type: ignore[return-value]  # each entry is checked at its use
 
 
 _ENTRIES = _entries()
@@ -78,7 +94,7 @@ def regex(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
     """``re.compile(pattern, flags)``, from the build-time table when it holds
     the pattern for this interpreter."""
     if not isinstance(flags, int):
-        return re.compile(pattern, flags)  # re's own error for a wrong type
+        return _compile(pattern, flags)  # re's own error for a wrong type
     flags = int(flags)  # a RegexFlag is its value
     for recorded in _RECORDER:
         recorded.append((pattern, flags))
@@ -94,6 +110,12 @@ def regex(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
             pass
         else:
             return compiled
+    return _compile(pattern, flags)
+
+
+def _compile(pattern: AnyStr, flags: int) -> re.Pattern[AnyStr]:
+    import re  # noqa: PLC0415 - a pattern the table does not hold
+
     return re.compile(pattern, flags)
 
 
@@ -102,3 +124,11 @@ def start_recording() -> list[tuple[str | bytes, int]]:
     recorded: list[tuple[str | bytes, int]] = []
     _RECORDER[:] = [recorded]
     return recorded
+
+
+def fnmatchcase(name: str, pattern: str) -> bool:
+    """``fnmatch.fnmatchcase``, imported (with re under it) at the first
+    glob matched rather than at every start."""
+    from fnmatch import fnmatchcase as match  # noqa: PLC0415
+
+    return match(name, pattern)

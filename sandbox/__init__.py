@@ -7,7 +7,7 @@ with a generated SBPL profile. ``none``: no isolation, explicit only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import sys
 
 from .errors import PolicyError, SandboxError, SandboxUnavailable
 
@@ -58,13 +58,15 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'sandbox' has no attribute {name!r}")
-    import importlib  # noqa: PLC0415
-
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    # __import__, not importlib: importlib's package imports warnings
+    qualified = f"{__name__}.{module}"
+    __import__(qualified)
+    value = getattr(sys.modules[qualified], name)
     globals()[name] = value  # once loaded, a plain attribute
     return value
 
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .background import BackgroundProcess, start_background
     from .doctor import Probe, run_probes, sandbox_works

@@ -33,20 +33,28 @@ This package imports nothing of shellgate: every package may use it.
 from __future__ import annotations
 
 import builtins
+import sys
 from collections.abc import Callable
 from operator import attrgetter
 from types import CodeType, FunctionType
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
+# typing is not imported at run time: it and what it imports (re, contextlib,
+# warnings) are a tenth of a cold `shellgate check`; mypy reads this block
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, TypeVar, overload
+
     from typing_extensions import dataclass_transform
+
+    _T = TypeVar("_T")
 else:
-    def dataclass_transform(**_options: object) -> Callable[[Any], Any]:
+    def dataclass_transform(**_options: object) -> Callable[[object], object]:
         return lambda decorated: decorated
 
-__all__ = ["Field", "FrozenInstanceError", "field", "fields", "is_value", "replace", "valueclass"]
+    def overload(function: Callable[..., object]) -> Callable[..., object]:
+        return function
 
-_T = TypeVar("_T")
+__all__ = ["Field", "FrozenInstanceError", "field", "fields", "is_value", "replace", "valueclass"]
 
 
 def _codes() -> dict[str, CodeType]:
@@ -112,8 +120,8 @@ class Field:
 @overload
 def field(*, default: _T) -> _T: ...
 @overload
-def field(*, default_factory: Callable[[], _T]) -> _T: ...
-def field(*, default: Any = MISSING, default_factory: Any = MISSING) -> Any:
+def field(*, default_factory: Callable[[], _T]) -> _T: ...  # noqa: F811
+def field(*, default: Any = MISSING, default_factory: Any = MISSING) -> Any:  # noqa: F811
     """A field's default, or the factory called for each new value (a
     mutable default such as ``[]`` is shared otherwise, and refused)."""
     return Field(default, default_factory)
@@ -125,7 +133,9 @@ def _is_classvar(annotation: object) -> bool:
     if isinstance(annotation, str):
         head = annotation.strip().partition("[")[0].strip()
         return head in ("ClassVar", "typing.ClassVar", "t.ClassVar")
-    return getattr(annotation, "__origin__", annotation) is ClassVar
+    # a ClassVar object exists only once typing is loaded
+    typing = sys.modules.get("typing")
+    return typing is not None and getattr(annotation, "__origin__", annotation) is typing.ClassVar
 
 
 def _collect(cls: type) -> tuple[Field, ...]:
@@ -287,9 +297,9 @@ def _process(cls: type, frozen: bool, slots: bool, eq: bool) -> type:
 @dataclass_transform(frozen_default=True, field_specifiers=(field, Field))
 def valueclass(cls: type[_T], /) -> type[_T]: ...
 @overload
-def valueclass(*, frozen: bool = True, slots: bool = True,
+def valueclass(*, frozen: bool = True, slots: bool = True,  # noqa: F811
           eq: bool = True) -> Callable[[type[_T]], type[_T]]: ...
-def valueclass(cls: type[_T] | None = None, /, *, frozen: bool = True, slots: bool = True,
+def valueclass(cls: type[_T] | None = None, /, *, frozen: bool = True, slots: bool = True,  # noqa: F811
           eq: bool = True) -> type[_T] | Callable[[type[_T]], type[_T]]:
     """Make ``cls`` a value class: frozen and slotted unless told otherwise."""
     def wrap(target: type[_T]) -> type[_T]:

@@ -15,7 +15,7 @@ from .ir import ParseStatus
 from .parser import tree_sitter_available
 from .paths import Access, PathAccess
 from .prefixes import MAX_SUGGESTED_RULES, command_prefix
-from .quoting import QuoteViews, extract_quoted_content
+from .quoting import QuoteViews, extract_quoted_content, shell_join
 from .result import BashAnalysis, Subcommand, Verdict
 from .semantics import ExitMeaning, interpret_exit_code
 from .sensitive import SENSITIVE_PATHS, SensitivePath, match_sensitive
@@ -52,5 +52,6 @@ __all__ = [
     "interpret_exit_code",
     "match_sensitive",
     "option_tables",
+    "shell_join",
     "tree_sitter_available",
 ]

@@ -13,10 +13,9 @@ system directory (``rm -rf /``, ``rm -rf ~``, ``rm -rf "$HOME"``,
 from __future__ import annotations
 
 import posixpath
-import re
 
 from profiles import read_toml
-from regexes import regex
+from regexes import IGNORECASE, regex
 from values import valueclass
 
 from .commands.find import analyze_find
@@ -177,9 +176,9 @@ SQL_CLIENTS = frozenset(
     }
 )
 _SQL_DROP_RE = regex(
-    r"\b(?:DROP\s+(?:TABLE|DATABASE|SCHEMA|INDEX|VIEW)|TRUNCATE)\b", re.IGNORECASE
+    r"\b(?:DROP\s+(?:TABLE|DATABASE|SCHEMA|INDEX|VIEW)|TRUNCATE)\b", IGNORECASE
 )
-_SQL_DELETE_RE = regex(r"\bDELETE\s+FROM\s+[\w.\"`]+\s*(?:;|$)", re.IGNORECASE)
+_SQL_DELETE_RE = regex(r"\bDELETE\s+FROM\s+[\w.\"`]+\s*(?:;|$)", IGNORECASE)
 
 
 def destructive_warnings(argv: tuple[str, ...]) -> list[str]:

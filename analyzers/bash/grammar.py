@@ -9,45 +9,110 @@ most of an interpreter's own start. The grammar itself is the package's
 its own module name, and the ordinary import is the fallback whenever the
 package does not look exactly as expected (a wheel that changed layout, a
 zipped install, a meta-path finder of an editable install).
+
+``tree_sitter/__init__.py`` in turn imports ``typing`` (for one Protocol the
+analyzer never uses), and typing imports contextlib, warnings and re's
+aliases: about 5 ms more. Its ``_binding`` extension is loaded the same way,
+and registered under its own name, so that a later ``import tree_sitter``
+(tests, ``shellgate fuzz``) finds it and uses the very same types.
 """
 
 from __future__ import annotations
 
 import sys
-from importlib.machinery import EXTENSION_SUFFIXES, ExtensionFileLoader, ModuleSpec, PathFinder
-from typing import Any
+from collections.abc import Callable
+from types import ModuleType
 
-_PACKAGE = "tree_sitter_bash"
-_BINDING = f"{_PACKAGE}._binding"
+# The import system's own classes, as the interpreter loaded them at start:
+# importlib.machinery is these same objects, behind a package whose import
+# loads warnings (about 1 ms of a cold start); it is the fallback.
+if "_frozen_importlib_external" in sys.modules and "_frozen_importlib" in sys.modules:
+    _external = sys.modules["_frozen_importlib_external"]
+    EXTENSION_SUFFIXES = _external.EXTENSION_SUFFIXES
+    ExtensionFileLoader = _external.ExtensionFileLoader
+    PathFinder = _external.PathFinder
+    ModuleSpec = sys.modules["_frozen_importlib"].ModuleSpec
+else:  # pragma: no cover - an interpreter without the frozen import system
+    from importlib.machinery import EXTENSION_SUFFIXES, ExtensionFileLoader, ModuleSpec, PathFinder
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
-def _binding_module() -> Any:
-    """The grammar's extension module, or None when it is not where a plain
-    install puts it."""
-    loaded = sys.modules.get(_BINDING)
+def _binding_module(package_name: str) -> Any:
+    """``package_name``'s ``_binding`` extension module, or None when it is
+    not where a plain install puts it."""
+    name = f"{package_name}._binding"
+    loaded = sys.modules.get(name)
     if loaded is not None:
         return loaded
-    package = PathFinder.find_spec(_PACKAGE)
+    package = PathFinder.find_spec(package_name)
     locations = package.submodule_search_locations if package is not None else None
     if not locations:
         return None
-    finder_spec = PathFinder.find_spec(_BINDING, list(locations))
+    finder_spec = PathFinder.find_spec(name, list(locations))
     if finder_spec is None or not isinstance(finder_spec.loader, ExtensionFileLoader):
         return None
     origin = finder_spec.origin or ""
     if not any(origin.endswith(suffix) for suffix in EXTENSION_SUFFIXES):
         return None
-    loader = ExtensionFileLoader(_BINDING, origin)
-    spec = ModuleSpec(_BINDING, loader, origin=origin)
+    loader = ExtensionFileLoader(name, origin)
+    spec = ModuleSpec(name, loader, origin=origin)
     module = loader.create_module(spec)
     loader.exec_module(module)
+    return module
+
+
+def _re_compile(pattern: str, flags: int = 0) -> object:
+    import re  # noqa: PLC0415 - the first query that matches a regex
+
+    return re.compile(pattern, flags)
+
+
+def _without_re(load: Callable[[], Any]) -> Any:
+    """``load()`` with a stand-in for ``re`` while it runs, when re is not
+    loaded yet. tree-sitter's extension imports re only to keep
+    ``re.compile`` for the ``#match?`` predicate of queries, which the
+    analyzer never runs; importing re for it is a tenth of a cold `shellgate
+    check` (re, its parser and compiler, copyreg). The stand-in's compile
+    imports the real re at its first call; the stand-in leaves sys.modules
+    as soon as the extension has loaded, so every ``import re`` after that
+    gets the real module."""
+    if "re" in sys.modules:
+        return load()
+    stand_in = ModuleType("re", "re.compile on first use (analyzers/bash/grammar.py)")
+    stand_in.compile = _re_compile  # type: ignore[attr-defined]
+    sys.modules["re"] = stand_in
+    try:
+        return load()
+    finally:
+        if sys.modules.get("re") is stand_in:
+            del sys.modules["re"]
+
+
+def tree_sitter_module() -> Any:
+    """What the analyzer uses of ``tree_sitter`` (``Language``, ``Parser``):
+    its extension module, or the package when that cannot be loaded alone."""
+    try:
+        module = _without_re(lambda: _binding_module("tree_sitter"))
+    except (ImportError, OSError):
+        module = None
+    if module is None or not all(callable(getattr(module, attr, None))
+                                 for attr in ("Language", "Parser")):
+        import tree_sitter  # noqa: PLC0415 - the fallback costs what this saves
+
+        return tree_sitter
+    # registered only once it loaded whole: the package's own import of it
+    # then takes this module instead of loading the extension a second time
+    sys.modules.setdefault("tree_sitter._binding", module)
     return module
 
 
 def bash_language() -> Any:
     """The capsule ``tree_sitter.Language`` takes for bash."""
     try:
-        module = _binding_module()
+        module = _binding_module("tree_sitter_bash")
     except (ImportError, OSError):
         module = None
     if module is None or not callable(getattr(module, "language", None)):

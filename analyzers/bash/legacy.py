@@ -9,9 +9,7 @@ text, several of them in their stricter legacy form.
 
 from __future__ import annotations
 
-import re
-
-from regexes import regex
+from regexes import VERBOSE, regex
 
 from .ir import Assignment, ParseResult, ParseStatus, Redirect, SimpleCommand, Word
 from .quoting import extract_quoted_content
@@ -37,7 +35,7 @@ _TOKEN_RE = regex(
               |\$|`[^`]*`)+)
   | (?P<bad>[\s\S])
     """,
-    re.VERBOSE,
+    VERBOSE,
 )
 _DYNAMIC_RE = regex(r"\$[\w{(\[@*#?$!-]|`")
 _ASSIGN_RE = regex(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")

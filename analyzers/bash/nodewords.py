@@ -10,8 +10,6 @@ reports the parse as ``too-complex``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from values import valueclass
 
 from .ir import Word
@@ -24,6 +22,10 @@ from .words import (
     unescape_double,
     unescape_unquoted,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SUBSTITUTIONS = {
     "command_substitution": "command substitution",

@@ -24,23 +24,25 @@ from __future__ import annotations
 
 from _thread import _local
 from collections.abc import Iterable
-from typing import Any
 
 from regexes import regex
 from values import field, replace, valueclass
 
 from .braces import expand_braces
-from .grammar import bash_language
+from .grammar import bash_language, tree_sitter_module
 from .ir import Assignment, ParseResult, ParseStatus, Redirect, SimpleCommand, Word
 from .nodewords import WORDISH, WordEvaluator
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # patterns the functions below use (module constants: see regexes/)
 _ESCAPED_NEWLINE_RE = regex(rb"(\\+)\n")
 
 
 try:  # tree-sitter is a hard dependency, but a broken install must not crash us
-    import tree_sitter
-
+    tree_sitter = tree_sitter_module()
     _LANGUAGE: Any = tree_sitter.Language(bash_language())
 except Exception:  # pragma: no cover - exercised by the legacy tests via flag
     _LANGUAGE = None

@@ -15,10 +15,10 @@ inside, ``.*/x`` may climb through ``..`` and is treated as outside.
 
 from __future__ import annotations
 
-import fnmatch
 import posixpath
 from enum import StrEnum
 
+from regexes import fnmatchcase
 from values import valueclass
 
 from .sensitive import SensitivePath, match_sensitive, sensitive_anywhere
@@ -103,7 +103,7 @@ def _may_climb(raw: str) -> bool:
     or not, so a bare ``*`` stays where it is (``cat *`` asked before)."""
     return any(
         part.startswith(".") and any(c in part for c in "*?[")
-        and fnmatch.fnmatchcase("..", part)
+        and fnmatchcase("..", part)
         for part in raw.split("/")
     )
 

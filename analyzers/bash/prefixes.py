@@ -8,10 +8,9 @@ would allow every command there is.
 
 from __future__ import annotations
 
-import shlex
-
 from regexes import regex
 
+from .quoting import shell_join
 from .wrappers import BARE_WRAPPERS
 
 #: Rules suggested for one compound command are capped; past the cap a
@@ -78,5 +77,5 @@ def suggest_rule(argv: tuple[str, ...], text: str, *, prefix: bool = True) -> st
     found = command_prefix(argv) if prefix else None
     if found is not None:
         return f"Bash({found}:*)"
-    exact = shlex.join(argv) if argv and prefix else text.strip()
+    exact = shell_join(argv) if argv and prefix else text.strip()
     return f"Bash({exact})"

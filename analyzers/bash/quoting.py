@@ -25,7 +25,7 @@ desync checks need (:attr:`QuoteViews.comment_quote_desync`,
 
 from __future__ import annotations
 
-from regexes import regex
+from regexes import ASCII, regex
 from values import valueclass
 
 # One tokenizer per quoting state; the scan switches between them.
@@ -114,3 +114,23 @@ def extract_quoted_content(command: str) -> QuoteViews:
         quoted_newline_hash=quoted_nl_hash,
         ansi_c=ansi_c,
     )
+
+
+# shlex.quote's own test for a word that needs no quotes (shlex itself is not
+# imported: it compiles this with re at import, a cost of every cold start)
+_NEEDS_QUOTES_RE = regex(r"[^\w@%+=:,./-]", ASCII)
+
+
+def shell_quote(word: str) -> str:
+    """``shlex.quote``: ``word`` as one shell word (a test holds the two
+    equal)."""
+    if not word:
+        return "''"
+    if _NEEDS_QUOTES_RE.search(word) is None:
+        return word
+    return "'" + word.replace("'", "'\"'\"'") + "'"
+
+
+def shell_join(argv: tuple[str, ...] | list[str]) -> str:
+    """``shlex.join``: the words as one command line that splits back to them."""
+    return " ".join(shell_quote(word) for word in argv)

@@ -12,12 +12,15 @@ paths too.
 
 from __future__ import annotations
 
-import fnmatch
 import functools
-import re
 
 from profiles import read_toml
+from regexes import fnmatchcase
 from values import valueclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 
 @valueclass
@@ -57,6 +60,8 @@ def _expand(pattern: str, home: str) -> list[str]:
 
 
 def _component_rx(part: str) -> str:
+    import re  # noqa: PLC0415 - at the first path judged, not at every start
+
     return "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in part)
 
 
@@ -135,6 +140,8 @@ class _Table:
     def matches(self, index: int, path: str) -> bool:
         rx = self._rx.get(index)
         if rx is None:
+            import re  # noqa: PLC0415 - at the first path judged, not at every start
+
             rx = self._rx[index] = re.compile(self.entries[index].source, re.DOTALL)
         return rx.match(path) is not None
 
@@ -246,7 +253,7 @@ def _laid_over(parts: list[str], pattern: tuple[str, ...], at: int) -> bool:
         pat = pattern[at + j]
         if pat == "**" or not pat.strip("*?"):
             return False  # a wildcard alone says nothing of this name
-        if not fnmatch.fnmatchcase(part, pat):
+        if not fnmatchcase(part, pat):
             return False
     return True
 
@@ -283,8 +290,8 @@ def _component_overlap(glob: str, pat: str) -> bool:
     if pat.startswith(".") and not glob.startswith("."):
         return False  # without dotglob, `*` never matches a leading `.`
     return (
-        fnmatch.fnmatchcase(pat, glob)
-        or fnmatch.fnmatchcase(glob, pat)
+        fnmatchcase(pat, glob)
+        or fnmatchcase(glob, pat)
         or (any(c in glob for c in "*?[") and any(c in pat for c in "*?["))
     )
 

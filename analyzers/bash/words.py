@@ -8,9 +8,11 @@ words.
 
 from __future__ import annotations
 
-import re
+from regexes import DOTALL, regex
 
-from regexes import regex
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 #: variables that hold no secrets: printing one is read-only (the
 #: environment is not scrubbed where the command runs unsandboxed)
@@ -44,7 +46,7 @@ _ANSI_SIMPLE = {
 _ANSI_RE = regex(
     r"\\(?:(?P<simple>[abeEfnrtv\\'\"?])|(?P<oct>[0-7]{1,3})|x(?P<hex>[0-9A-Fa-f]{1,2})"
     r"|u(?P<u4>[0-9A-Fa-f]{1,4})|U(?P<u8>[0-9A-Fa-f]{1,8})|c(?P<ctl>.))",
-    re.DOTALL,
+    DOTALL,
 )
 
 
@@ -151,7 +153,7 @@ def expand_tilde(value: str, mask: str, home: str | None, cwd: str | None) -> st
     return value
 
 
-_QUOTED_PART_RE = regex(r"'[^']*'|\"(?:\\.|[^\"\\])*\"|\\.", re.DOTALL)
+_QUOTED_PART_RE = regex(r"'[^']*'|\"(?:\\.|[^\"\\])*\"|\\.", DOTALL)
 
 
 def unquote_word(raw: str) -> tuple[str, bool, bool, bool]:

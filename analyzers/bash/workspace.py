@@ -18,9 +18,9 @@ review: ``rg -g '*' KEY`` and an ``.ignore`` saying ``!.env`` both printed
 
 from __future__ import annotations
 
-import fnmatch
 import posixpath
 
+from regexes import fnmatchcase
 from values import replace, valueclass
 
 
@@ -105,14 +105,14 @@ class TreeRead:
         parts = [] if rel == "." else rel.split("/")
         if self.max_depth is not None and len(parts) + below > self.max_depth:
             return False
-        return not any(_plain(p) and fnmatch.fnmatchcase(part, p)
+        return not any(_plain(p) and fnmatchcase(part, p)
                        for part in parts for p in self.skip_dirs)
 
 
 def _matches(name: str, pattern: str, fold: bool) -> bool:
     if fold:
-        return fnmatch.fnmatchcase(name.lower(), pattern.lower())
-    return fnmatch.fnmatchcase(name, pattern)
+        return fnmatchcase(name.lower(), pattern.lower())
+    return fnmatchcase(name, pattern)
 
 
 def _plain(pattern: str) -> bool:

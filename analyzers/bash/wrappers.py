@@ -9,13 +9,16 @@ command is then not read-only, and the unknown part is never skipped over).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from regexes import regex
 from values import valueclass
 
 from .ir import Assignment
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 #: Assignments that only select a locale, a target platform, log verbosity or
 #: colours. Stripped before rule matching so ``NODE_ENV=test npm test``

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import IO, TYPE_CHECKING
 
 from analyzers import AnalyzerError, BashAnalysis
 
@@ -12,8 +11,10 @@ from ..errors import UsageError
 from ..workspace import analyze_in_workspace
 from .common import abs_dir, home, one_line
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from typing import IO
 
 
 def main(args: argparse.Namespace) -> int:

@@ -3,6 +3,9 @@ bash, each with the command that exposes it."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from analyzers import ParseStatus, Verdict, analyze_bash
@@ -198,8 +201,54 @@ def test_a_grammar_package_of_another_layout_falls_back_to_the_ordinary_import(
 
     from analyzers.bash import grammar
 
-    monkeypatch.setattr(grammar, "_binding_module", lambda: None)
+    monkeypatch.setattr(grammar, "_binding_module", lambda _package: None)
     language = tree_sitter.Language(grammar.bash_language())
     tree = tree_sitter.Parser(language).parse(b"ls | wc -l")
     assert tree.root_node.type == "program"
     assert not tree.root_node.has_error
+
+
+def test_a_tree_sitter_package_of_another_layout_falls_back_to_the_ordinary_import(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import tree_sitter
+
+    from analyzers.bash import grammar
+
+    monkeypatch.setattr(grammar, "_binding_module", lambda _package: None)
+    assert grammar.tree_sitter_module() is tree_sitter
+
+
+_COLD_TREE_SITTER = """
+import sys
+from analyzers.bash import parser
+loaded_alone = "tree_sitter" not in sys.modules
+re_after_load = "re" in sys.modules
+import tree_sitter
+language = tree_sitter.Language(parser.bash_language())
+tree = parser._parser().parse(b"echo abc; ls")
+query = tree_sitter.Query(language, '((word) @w (#match? @w "^a"))')
+words = [n.text.decode() for n in tree_sitter.QueryCursor(query).captures(tree.root_node)["w"]]
+print(loaded_alone, re_after_load, tree_sitter.Parser is parser.tree_sitter.Parser,
+      isinstance(tree.root_node, tree_sitter.Node), type(sys.modules["re"].compile("x")).__name__,
+      words)
+"""
+
+
+def test_tree_sitter_loaded_without_its_package_is_the_package_s_own_and_runs_regex_queries(
+) -> None:
+    # grammar.py loads tree_sitter's extension alone (its package imports
+    # typing) with a stand-in for re while it loads: the package imported
+    # later must give the very same types, and a #match? predicate (the one
+    # use the extension has for re) must still compile with the real re.
+    done = subprocess.run([sys.executable, "-c", _COLD_TREE_SITTER], capture_output=True,
+                          text=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    loaded_alone, re_after_load, same_parser, same_node, compiled, words = (
+        done.stdout.split(None, 5))
+    assert (loaded_alone, same_parser, same_node) == ("True", "True", "True")
+    from regexes import engine_key, table
+
+    if engine_key() == table.ENGINE:  # else re compiles the analyzer's own patterns
+        assert re_after_load == "False"  # the stand-in left with the load
+    assert (compiled, words.strip()) == ("Pattern", "['abc']")

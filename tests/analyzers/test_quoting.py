@@ -226,3 +226,29 @@ def _drop_unescaped_quotes(s: str) -> str:
             out.append(s[i])
         i += 1
     return "".join(out)
+
+
+_QUOTING_ALPHABET = ["", "a", "'", '"', " ", "é", "\n", "$x", "-", "@%+=:,./", "_", "\x00", "*",
+                     "١", "ﬁ", "\\", "!", "~", "#"]
+
+
+@pytest.mark.parametrize("word", ["", *_QUOTING_ALPHABET,
+                                  *(a + b for a in _QUOTING_ALPHABET for b in _QUOTING_ALPHABET)])
+def test_a_word_is_quoted_as_shlex_quotes_it(word: str) -> None:
+    # shell_quote stands in for shlex.quote (a cold start does not import
+    # shlex): the suggested exact rule must be the very string shlex gave
+    import shlex
+
+    from analyzers.bash.quoting import shell_quote
+
+    assert shell_quote(word) == shlex.quote(word)
+
+
+def test_an_argv_joined_splits_back_to_itself() -> None:
+    import shlex
+
+    from analyzers import shell_join
+
+    argv = ["echo", "it's", "$HOME", "a b", "", "--x=1"]
+    assert shell_join(argv) == shlex.join(argv)
+    assert shlex.split(shell_join(argv)) == argv

@@ -8,6 +8,7 @@ configuration, pathlib through the repository walk.
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -71,3 +72,132 @@ def test_a_cold_check_compiles_no_regex_of_its_own(cold_check: dict[str, object]
         assert cold_check["compiled"] == [], cold_check["compiled"]
     else:
         assert len(cold_check["compiled"]) > 20  # type: ignore[arg-type]
+
+
+# The process entry as the console script runs it (sys.argv, main()); what
+# was loaded is printed by an atexit callback, which the quick exit of a
+# check must still run.
+ENTRY_PROBE = """
+import atexit, sys
+atexit.register(lambda: print(repr(sorted(sys.modules)), file=sys.stderr))
+sys.argv = ["shellgate", "check", sys.argv[1]]
+from gateway.cli import main
+sys.exit(main())
+"""
+
+#: the standard library a check needs none of (typing and what it imports,
+#: shlex and fnmatch with the regex compiler under them, importlib's package
+#: with warnings, json for a plain verdict): each was loaded by every cold
+#: check once
+NEVER_LOADED_BY_THE_ENTRY = ["typing", "contextlib", "warnings", "shlex", "fnmatch",
+                             "importlib", "tree_sitter", "json"]
+
+
+@pytest.fixture(scope="module")
+def cold_entry(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[str]]:
+    repo = tmp_path_factory.mktemp("entry")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    done = subprocess.run([sys.executable, "-c", ENTRY_PROBE, "git log --oneline -5"],
+                          cwd=repo, capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    modules: list[str] = ast.literal_eval(done.stderr.strip().splitlines()[-1])
+    return done.stdout, modules
+
+
+@pytest.mark.parametrize("module", NEVER_LOADED_BY_THE_ENTRY)
+def test_the_check_process_never_loads(cold_entry: tuple[str, list[str]], module: str) -> None:
+    assert cold_entry[0].startswith("ALLOW  git log")
+    assert module not in cold_entry[1]
+
+
+def test_the_check_process_never_loads_the_regex_compiler(
+        cold_entry: tuple[str, list[str]]) -> None:
+    from regexes import engine_key, table
+
+    if engine_key() == table.ENGINE:  # else re compiles the analyzer's patterns
+        assert "re" not in cold_entry[1]
+    else:
+        assert "re" in cold_entry[1]
+
+
+THREAD_PROBE = """
+import sys, threading, time
+marker = sys.argv[1]
+def late():
+    time.sleep(0.5)
+    open(marker, "w").write("done")
+threading.Thread(target=late).start()
+sys.argv = ["shellgate", "check", "ls"]
+from gateway.cli import main
+sys.exit(main())
+"""
+
+
+def test_a_check_process_with_a_thread_still_running_waits_for_it(tmp_path: Path) -> None:
+    # the quick exit is for a process with nothing left to do; a thread (an
+    # embedding program's) is left to finish as at any Python exit
+    marker = tmp_path / "marker"
+    done = subprocess.run([sys.executable, "-c", THREAD_PROBE, str(marker)], cwd=tmp_path,
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ALLOW")
+    assert marker.read_text() == "done"
+
+
+FINALIZER_PROBE = """
+import sys, tempfile
+kept = tempfile.TemporaryDirectory()
+print(kept.name, file=sys.stderr)
+sys.argv = ["shellgate", "check", "ls"]
+from gateway.cli import main
+sys.exit(main())
+"""
+
+
+def test_a_check_process_runs_the_finalizers_left_for_exit(tmp_path: Path) -> None:
+    # weakref finalizers registered for exit (a TemporaryDirectory's
+    # cleanup) run at the quick exit as at the ordinary one
+    done = subprocess.run([sys.executable, "-c", FINALIZER_PROBE], cwd=tmp_path,
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    left = Path(done.stderr.strip().splitlines()[-1])
+    assert left.name.startswith("tmp")
+    assert not left.exists()
+
+
+def test_a_check_process_writes_all_of_a_long_verdict_through_a_pipe(tmp_path: Path) -> None:
+    # the streams are flushed before the quick exit: a verdict far larger
+    # than a pipe's buffer arrives whole, with its exit status
+    command = " && ".join(f"cat file{i}.txt" for i in range(40)) + " " + "x" * 70_000
+    done = subprocess.run([sys.executable, "-m", "gateway", "check", "--json", command],
+                          cwd=tmp_path, capture_output=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout) > 70_000
+    assert json.loads(done.stdout)["command"] == command
+
+
+GC_PROBE = """
+import gc, sys
+from gateway.cli import check
+seen = []
+original = check._check_line
+def recording(*args):
+    seen.append(gc.isenabled())
+    return original(*args)
+check._check_line = recording
+import atexit
+atexit.register(lambda: print(seen, gc.isenabled(), file=sys.stderr))
+sys.argv = ["shellgate", "check", "--jsonl"]
+from gateway.cli import main
+sys.exit(main())
+"""
+
+
+def test_the_collector_is_on_while_a_check_process_judges(tmp_path: Path) -> None:
+    # it is off only while the modules load: a long --jsonl stream is
+    # collected as any Python process is
+    lines = b'{"command": "ls"}\n{"command": "cat a"}\n'
+    done = subprocess.run([sys.executable, "-c", GC_PROBE], input=lines, cwd=tmp_path,
+                          capture_output=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.decode().strip().splitlines()[-1] == "[True, True] True"

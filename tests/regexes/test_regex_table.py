@@ -142,3 +142,23 @@ def test_flags_of_the_wrong_type_are_refused_as_re_refuses_them() -> None:
     with pytest.raises(TypeError):
         regexes.regex("a", "2")  # type: ignore[arg-type]
     assert regexes.regex("a", re.IGNORECASE).flags == re.compile("a", re.IGNORECASE).flags
+
+
+@pytest.mark.parametrize("name", ["ASCII", "DOTALL", "IGNORECASE", "MULTILINE", "VERBOSE"])
+def test_the_flags_named_without_re_are_re_s_own(name: str) -> None:
+    assert getattr(regexes, name) == getattr(re, name).value
+
+
+@pytest.mark.parametrize(("name", "word"), [("Straße", "straße"), ("x.y", "X.Y")])
+def test_a_pattern_compiled_with_a_named_flag_behaves_as_with_re_s(name: str, word: str) -> None:
+    ours = regexes.regex(re.escape(name), regexes.IGNORECASE)
+    assert bool(ours.fullmatch(word)) == bool(re.compile(re.escape(name), re.I).fullmatch(word))
+
+
+@pytest.mark.parametrize(("name", "pattern", "matches"), [
+    ("README.md", "*.md", True), (".env", "*", True), ("a/b", "a*", True),
+    ("x.py", "*.[ch]", False), ("x.c", "*.[ch]", True), ("[x]", "[[]x]", True)])
+def test_fnmatchcase_is_fnmatch_s(name: str, pattern: str, matches: bool) -> None:
+    import fnmatch
+
+    assert regexes.fnmatchcase(name, pattern) is matches is fnmatch.fnmatchcase(name, pattern)

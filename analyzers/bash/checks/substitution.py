@@ -3,14 +3,16 @@ substitutions, expansions, IFS games, variables in redirections."""
 
 from __future__ import annotations
 
-import re
-
 from regexes import regex
 from values import valueclass
 
 from ..braces import expand_braces
 from .base import CheckInput, check
 from .ids import CheckId
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 
 @valueclass

@@ -19,9 +19,7 @@ full: git accepts unique abbreviations (``--outp``), this table does not.
 
 from __future__ import annotations
 
-import re
-
-from regexes import regex
+from regexes import IGNORECASE, regex
 
 from ..workspace import TreeRead, glob_tree
 from .flags import Arg, ParsedArgs, Spec, parse_args
@@ -226,7 +224,7 @@ for _bad in ("--no-index", "--textconv"):
 
 #: configuration keys whose values are credentials or carry them
 _SECRET_KEY = regex(
-    r"(^credential\.|pass|token|secret|auth|extraheader|cookie|\.insteadof$|^url\.)", re.I)
+    r"(^credential\.|pass|token|secret|auth|extraheader|cookie|\.insteadof$|^url\.)", IGNORECASE)
 #: placeholders of --format/--pretty that make git run gpg (which then
 #: creates ~/.gnupg): %G?, %GG, %GS, %GK, %GF, %GP, %GT
 _SIGNATURE_FORMAT = regex(r"%G")

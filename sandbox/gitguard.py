@@ -55,7 +55,6 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from regexes import regex
 from values import field, valueclass
@@ -76,6 +75,7 @@ from .gitpaths import (
 )
 from .hashing import hex_digest
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .runner import Backend
 

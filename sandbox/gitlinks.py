@@ -17,14 +17,14 @@ is then "none".
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from values import valueclass
 
 from .policy import EnvPolicy, FilesystemPolicy, Limits, SandboxPolicy
+from .programs import which
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .runner import Backend
 
@@ -91,7 +91,7 @@ def enumerate_gitlinks(
     the workspace ``top``), read by the installed git. git runs with ``top``
     as its directory, so a submodule's gitdir in ``top/.git/modules`` is
     in sight (a sandbox shows little else under a private /tmp)."""
-    git = shutil.which("git")
+    git = which("git")
     if git is None:
         return Enumeration(frozenset(), "")
     from .errors import SandboxError  # noqa: PLC0415

@@ -23,11 +23,9 @@ import fcntl
 import functools
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from values import field, valueclass
 
@@ -39,10 +37,12 @@ from .gitpaths import defuse, nested_changed, open_below, rename_aside
 from .hashing import hex_digest
 from .hostrun import host_files
 from .plan import FsPlan
+from .programs import temp_root
 from .repos import find_repos
 from .tripwires import Tripwires
 from .unseen import created_during, unseen_reports
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .runner import Backend
 
@@ -68,12 +68,14 @@ def runtime_dir() -> Path:
     another user holds the usual name (`/tmp/shellgate-UID` made first, to
     stop every run of this user), a fresh private directory serves this
     process instead: caches do not persist, runs still work."""
-    base = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir())
+    base = Path(os.environ.get("XDG_RUNTIME_DIR") or temp_root())
     path = base / f"shellgate-{os.getuid()}"
     if _private(path):
         return path
     if not _FALLBACK or not _private(_FALLBACK[0]):
         try:
+            import tempfile  # noqa: PLC0415 - only when another user holds the usual name
+
             _FALLBACK[:] = [Path(tempfile.mkdtemp(prefix=f"shellgate-{os.getuid()}-"))]
         except OSError as exc:
             raise SandboxUnavailable(f"no private runtime directory: {exc}") from None

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from typing import Literal
 
 import profiles as profile_data
 from values import field, valueclass
@@ -27,10 +26,15 @@ from .gitconfig import config_targets, gitdirs
 from .repos import Repo
 from .tripwires import PTH
 
-Protection = Literal["block", "tripwire", "report"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time (a tenth of a cold start)
+    from typing import Literal
+
+    Protection = Literal["block", "tripwire", "report"]
+    Scope = Literal["gitdir", "repo", "home"]
+
 #: git directories of one repository protected by mounts; the rest by tripwires
 _MOUNTED_GITDIRS = 32
-Scope = Literal["gitdir", "repo", "home"]
 
 
 @valueclass

@@ -18,13 +18,16 @@ import fnmatch
 import functools
 import re
 from collections.abc import Mapping
-from typing import Any, Literal, Self
 
 from regexes import regex
 from values import field, fields, replace, valueclass
 
 from .errors import PolicyError
 from .sizes import parse_memory, parse_size
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal, Self
 
 #: Environment variables that pass into the sandbox unless removed. Anything
 #: else is dropped; ``LC_*`` is a pattern.

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import profiles as profile_data
 
 from .errors import PolicyError
 from .policy import EnvPolicy, FilesystemPolicy, Limits, NetworkPolicy, SandboxPolicy
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .settings import LimitsSettings, SandboxSettings
 
 BUILTIN_PROFILES = ("read-only", "workspace-write", "networked")

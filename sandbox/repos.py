@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import TYPE_CHECKING
 
 from values import valueclass
 
 from .gitconfig import resolve_gitdir
 from .walk import WalkSpec, walk
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Literal
 
 from values import field, replace, valueclass
 
@@ -32,10 +30,21 @@ from .plan import FsPlan, build_plan, empty_views
 from .policy import SandboxPolicy
 from .supervise import ExecResult, OutputCallback, StartError, supervise
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time (a tenth of a cold start)
+    from typing import Literal
+
     from .proxy import ProxyEvent
 
-Backend = Literal["bwrap", "seatbelt", "none"]
+    Backend = Literal["bwrap", "seatbelt", "none"]
+else:
+    def __getattr__(name: str) -> object:
+        # `from sandbox import Backend` at run time still gets the alias
+        if name == "Backend":
+            from typing import Literal  # noqa: PLC0415
+
+            return Literal["bwrap", "seatbelt", "none"]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _warn(event: str, **fields: object) -> None:
@@ -109,6 +118,8 @@ def _plan(chosen: Backend, policy: SandboxPolicy, workspace: str, cwd: str, home
     if chosen == "bwrap":
         private_tmp = "/tmp"  # noqa: S108 - a size-capped tmpfs inside the sandbox (linux/bwrap.py)
     else:  # seatbelt: a host directory, removed after the run whatever its modes
+        import tempfile  # noqa: PLC0415 - seatbelt's scratch only (tempfile: ~7 ms of a start)
+
         scratch = tempfile.mkdtemp(prefix="run-", dir=runtime_dir())
         res.dirs.append(scratch)
         private_tmp = os.path.join(scratch, "tmp")

@@ -17,7 +17,6 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Sequence
-from typing import Protocol
 
 from values import valueclass
 
@@ -35,24 +34,28 @@ _LIMIT_POLL = 0.1
 _NPROC_POLL = 0.25
 
 
-class TreeMonitor(Protocol):
-    """What a backend knows about the sandbox's process tree (bubblewrap:
-    the run's cgroup and the sandbox's PID 1)."""
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time (a tenth of a cold start)
+    from typing import Protocol
 
-    def processes(self) -> int | None:
-        """Processes in the sandbox, or None: count the tree instead."""
+    class TreeMonitor(Protocol):
+        """What a backend knows about the sandbox's process tree (bubblewrap:
+        the run's cgroup and the sandbox's PID 1)."""
 
-    def forks_refused(self) -> int:
-        """Forks the kernel refused at the process cap."""
+        def processes(self) -> int | None:
+            """Processes in the sandbox, or None: count the tree instead."""
 
-    def oom_kills(self) -> int:
-        """Processes the memory limit killed."""
+        def forks_refused(self) -> int:
+            """Forks the kernel refused at the process cap."""
 
-    def overfull(self) -> str | None:
-        """Why a private filesystem holds too much, if it does."""
+        def oom_kills(self) -> int:
+            """Processes the memory limit killed."""
 
-    def kill(self) -> None:
-        """End everything in the sandbox at once."""
+        def overfull(self) -> str | None:
+            """Why a private filesystem holds too much, if it does."""
+
+        def kill(self) -> None:
+            """End everything in the sandbox at once."""
 
 
 @valueclass

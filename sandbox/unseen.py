@@ -21,14 +21,14 @@ only looks into (``node_modules/x/…``).
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import time
 from collections import Counter
-from typing import TYPE_CHECKING
 
 from .policy import EnvPolicy, FilesystemPolicy, Limits, SandboxPolicy
+from .programs import which
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .runner import Backend
 
@@ -108,7 +108,7 @@ def _ignored(worktree: str, rels: list[str], *, home: str,
              backend: Backend | None) -> tuple[list[str], str]:
     """The paths of ``rels`` git ignores (untracked and matching an ignore
     rule), by `git check-ignore` in a read-only sandbox."""
-    git = shutil.which("git")
+    git = which("git")
     if git is None:
         return [], ""
     from .errors import SandboxError  # noqa: PLC0415

@@ -29,12 +29,12 @@ import stat
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from values import field, valueclass
 
 from .cleanup import prune_caches
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 

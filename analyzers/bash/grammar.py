@@ -60,6 +60,7 @@ def _binding_module(package_name: str) -> Any:
     loader = ExtensionFileLoader(name, origin)
     spec = ModuleSpec(name, loader, origin=origin)
     module = loader.create_module(spec)
+    module.__spec__, module.__loader__ = spec, loader  # as the import system sets them
     loader.exec_module(module)
     return module
 
@@ -96,8 +97,8 @@ def tree_sitter_module() -> Any:
     its extension module, or the package when that cannot be loaded alone."""
     try:
         module = _without_re(lambda: _binding_module("tree_sitter"))
-    except (ImportError, OSError):
-        module = None
+    except Exception:  # any failure of the direct load (a release that needs more
+        module = None  # of re at its start, say): the package's own import then
     if module is None or not all(callable(getattr(module, attr, None))
                                  for attr in ("Language", "Parser")):
         import tree_sitter  # noqa: PLC0415 - the fallback costs what this saves

@@ -38,6 +38,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # is imported, even the parser (see cli/hook_guard.py)
         from .hook_guard import run  # noqa: PLC0415
 
+        if argv is None:
+            gc.freeze()
+            gc.enable()  # the judgement it forks is collected as any process
         return run()
     from ..errors import UsageError  # noqa: PLC0415
     from .fastpath import fast_parse  # noqa: PLC0415
@@ -78,28 +81,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             gc.enable()
 
 
-#: Verbs whose whole output is their stdout and stderr (no file of theirs is
-#: left for a finalizer to close, no thread, no child): the process leaves
-#: as soon as they are flushed, without the interpreter's teardown of every
-#: module, which is a sixth of a cold `shellgate check`.
-_LEAVES_AT_ONCE = frozenset({"check"})
+#: Verbs whose whole output is their stdout and stderr once they return (no
+#: file of theirs left for a finalizer to close, no child left running: a
+#: run's sandbox is gone and its groups and scratch removed by then): the
+#: process leaves as soon as the streams are flushed, without the
+#: interpreter's teardown of every module, a sixth of a cold `shellgate
+#: check`.
+_LEAVES_AT_ONCE = frozenset({"check", "run"})
 
 
 def _leave(code: int) -> None:
     """Exit with ``code`` now, once the standard streams are flushed and the
-    atexit callbacks (weakref finalizers among them) have run; returns, for
-    the ordinary exit, when any of that cannot be done or a thread is still
-    running."""
+    atexit callbacks (weakref finalizers among them) have run, as the
+    ordinary exit would. Returns, leaving it to the ordinary exit, when a
+    thread the ordinary exit would wait for is running (a daemon thread it
+    would not wait for either) or a stream cannot be flushed (the ordinary
+    exit reports that as Python does)."""
     threading = sys.modules.get("threading")
-    if threading is not None and threading.active_count() > 1:
+    if threading is not None and any(
+            thread.is_alive() and not thread.daemon and thread is not threading.main_thread()
+            for thread in threading.enumerate()):
         return
     run_exit_callbacks = getattr(atexit, "_run_exitfuncs", None)
     if run_exit_callbacks is None:
         return
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
     except (OSError, ValueError):
-        return  # the ordinary exit reports it as Python does
+        return
     run_exit_callbacks()
     os._exit(code)

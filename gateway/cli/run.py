@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import IO, TYPE_CHECKING, TextIO
 
 from sandbox import (
     ExecResult,
@@ -28,8 +27,10 @@ from sandbox import (
 from ..errors import UsageError
 from .common import abs_dir, one_line
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from typing import IO, TextIO
 
 #: Exit statuses of `shellgate run` that are not the command's own.
 EXIT_TIMEOUT = 124

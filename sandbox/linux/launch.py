@@ -22,15 +22,11 @@ import functools
 import json
 import os
 import select
-import shutil
 import signal
-import socket
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import profiles as profile_data
 from values import field, replace, valueclass
@@ -40,12 +36,17 @@ from ..cleanup import remove_tree
 from ..errors import SandboxUnavailable
 from ..plan import FsPlan
 from ..policy import SandboxPolicy
+from ..programs import temp_root, which
 from ..supervise import ExecResult, apply_rlimits, rlimits
 from .bwrap import BwrapOptions, bwrap_args, bwrap_command, encode_args
 from .seccomp import SeccompSpec, cached_bpf
 from .watch import MountWatch
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import socket
+    from typing import Any
+
     from ..proxy import DomainProxy, LaunchChannel, ProxyEvent
 
 #: Port the command reaches the proxy on (the sandbox has its own loopback).
@@ -320,7 +321,7 @@ def prepare(
     ``empty_dir``: an empty read-only directory to hide directories with;
     ``state_dir``: the sandbox's private state (the compiled seccomp filter
     is kept there)."""
-    bwrap = shutil.which("bwrap")
+    bwrap = which("bwrap")
     if bwrap is None:
         raise SandboxUnavailable("bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
     networked = policy.network.mode == "allowlist"
@@ -460,6 +461,8 @@ def _network(
 ) -> tuple[list[str], LaunchChannel, socket.socket]:
     """The launcher command, the host's channel to it, and the child's end
     of the socket pair (see ``linux/inner.py``)."""
+    import socket  # noqa: PLC0415 - networked runs only (its enums: ~2 ms of every start)
+
     from ..proxy import DomainProxy, LaunchChannel  # noqa: PLC0415 - asyncio only when networked
 
     host_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -496,7 +499,7 @@ def _launcher_source() -> str:
 
 def _python_outside_tmp() -> str:
     """An interpreter the sandbox can see (its /tmp is private)."""
-    for candidate in (os.path.realpath(sys.executable), shutil.which("python3") or ""):
-        if candidate and not candidate.startswith(("/tmp/", tempfile.gettempdir() + "/")):  # noqa: S108
+    for candidate in (os.path.realpath(sys.executable), which("python3") or ""):
+        if candidate and not candidate.startswith(("/tmp/", temp_root() + "/")):  # noqa: S108
             return candidate
     raise SandboxUnavailable("no Python interpreter outside /tmp for the network launcher")

@@ -23,7 +23,6 @@ import errno
 import functools
 import os
 import stat
-from typing import Any, Literal
 
 from values import valueclass
 
@@ -128,7 +127,11 @@ _FAMILY_NAMES = {0: "AF_UNSPEC", 4: "AF_IPX", 5: "AF_APPLETALK", 9: "AF_X25", 15
                  16: "AF_NETLINK", 17: "AF_PACKET", 31: "AF_BLUETOOTH", 38: "AF_ALG",
                  40: "AF_VSOCK", 44: "AF_XDP", 45: "AF_MCTP"}
 
-Op = Literal["eq", "masked_eq"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time (a tenth of a cold start)
+    from typing import Any, Literal
+
+    Op = Literal["eq", "masked_eq"]
 
 
 @valueclass

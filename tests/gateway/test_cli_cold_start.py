@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -201,3 +202,60 @@ def test_the_collector_is_on_while_a_check_process_judges(tmp_path: Path) -> Non
                           capture_output=True, check=False, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stderr.decode().strip().splitlines()[-1] == "[True, True] True"
+
+
+@pytest.mark.parametrize("verb", [["check", "--json", "ls"], ["check", "--jsonl"]])
+def test_a_check_process_with_stderr_closed_still_answers_cleanly(
+        tmp_path: Path, verb: list[str]) -> None:
+    # from a review of the quick exit: with fd 2 closed sys.stderr is None,
+    # and flushing it raised into main's last-resort handler, which printed
+    # an "internal error" line into the JSON on stdout and exited 1
+    done = subprocess.run([sys.executable, "-m", "gateway", *verb], cwd=tmp_path,
+                          input=b'{"command": "ls"}\n', stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, check=False, timeout=60,
+                          preexec_fn=lambda: os.close(2))
+    assert done.returncode == 0
+    lines = done.stdout.decode().splitlines()
+    assert len(lines) == 1
+    assert json.loads(lines[0])["decision"] == "allow"
+
+
+HOOK_GC_PROBE = """
+import gc, sys
+from gateway.cli import hook_guard
+original = hook_guard.run
+def recording():
+    print("collector on:", gc.isenabled(), file=sys.stderr)
+    return original()
+hook_guard.run = recording
+sys.argv = ["shellgate", "hook"]
+from gateway.cli import main
+sys.exit(main())
+"""
+
+
+def test_the_collector_is_on_while_a_hook_process_judges(tmp_path: Path) -> None:
+    # from a review: the hook's early return skipped the re-enabling, so the
+    # hook and the judgement it forks ran with the collector off
+    call = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                       "tool_input": {"command": "ls"}, "cwd": str(tmp_path),
+                       "session_id": "s", "tool_use_id": "t"}).encode()
+    done = subprocess.run([sys.executable, "-c", HOOK_GC_PROBE], input=call, cwd=tmp_path,
+                          capture_output=True, check=False, timeout=60,
+                          env={**os.environ, "SHELLGATE_HOOK_DAEMON": "0"})
+    assert b"collector on: True" in done.stderr, done.stderr
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("closed", [1, 2])
+def test_a_run_process_with_a_stream_closed_keeps_the_command_s_status(
+        tmp_path: Path, closed: int) -> None:
+    # the quick exit of `run` flushes what is open and skips what is not
+    done = subprocess.run(
+        [sys.executable, "-m", "gateway", "run", "--",
+         "sh", "-c", "echo out; echo err >&2; exit 7"],
+        cwd=tmp_path, capture_output=True, check=False, timeout=60,
+        preexec_fn=lambda: os.close(closed))
+    assert done.returncode == 7, done.stderr
+    kept = done.stderr if closed == 1 else done.stdout
+    assert kept == (b"err\n" if closed == 1 else b"out\n")

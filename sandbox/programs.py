@@ -1,0 +1,81 @@
+"""Where the sandbox's programs are, and the temporary directory, found
+without importing shutil or tempfile.
+
+shutil imports bz2 and lzma (its archive support) and tempfile imports
+shutil, random and weakref: together about 7 ms of every cold `shellgate
+run`, most of a run's own cost on top of bubblewrap's, to answer two
+questions — which ``bwrap`` (or ``git``, ``python3``) is first on PATH, and
+where the temporary directory is. Both answers are the standard library's:
+:func:`which` follows ``shutil.which``'s rules on POSIX (a test holds the two
+equal over the ways PATH is written), and :func:`temp_root` defers to
+``tempfile.gettempdir`` whenever the usual answer is not plainly there.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+
+def _runnable(candidate: str) -> bool:
+    """An existing non-directory this user may execute (shutil.which's
+    test: exists, access(F_OK | X_OK), not a directory)."""
+    try:
+        st = os.stat(candidate)
+    except (OSError, ValueError):
+        return False
+    return not stat.S_ISDIR(st.st_mode) and os.access(candidate, os.F_OK | os.X_OK)
+
+
+def _search_path() -> str:
+    path = os.environ.get("PATH")
+    if path is not None:
+        return path
+    try:
+        return os.confstr("CS_PATH") or os.defpath
+    except (AttributeError, ValueError):
+        return os.defpath
+
+
+def which(name: str) -> str | None:
+    """``shutil.which(name)``: ``name`` itself when it names a directory
+    part, else the first directory of PATH (in order, each once) holding a
+    runnable ``name``; None when there is none."""
+    if os.path.dirname(name):
+        return name if _runnable(name) else None
+    path = _search_path()
+    if not path:
+        return None
+    seen: set[str] = set()
+    for directory in path.split(os.pathsep):
+        if directory in seen:
+            continue
+        seen.add(directory)
+        candidate = os.path.join(directory, name)
+        if _runnable(candidate):
+            return candidate
+    return None
+
+
+def temp_root() -> str:
+    """``tempfile.gettempdir()``: TMPDIR, TEMP or TMP (the first set), else
+    /tmp — when that directory is there and this user may create files in
+    it; in any other case tempfile itself answers (it also tries /var/tmp,
+    /usr/tmp and the working directory, by creating a file in each)."""
+    for variable in ("TMPDIR", "TEMP", "TMP"):
+        value = os.environ.get(variable)
+        if value:
+            candidate = os.path.abspath(value)
+            break
+    else:
+        candidate = "/tmp"  # noqa: S108 - tempfile's own first default
+    try:
+        usable = (stat.S_ISDIR(os.stat(candidate).st_mode)
+                  and os.access(candidate, os.W_OK | os.X_OK))
+    except (OSError, ValueError):
+        usable = False
+    if usable:
+        return candidate
+    import tempfile  # noqa: PLC0415 - the unusual case: tempfile's own search
+
+    return tempfile.gettempdir()

@@ -37,10 +37,17 @@ class StdinFeeder:
         self._thread.start()
 
     def stop(self, timeout: float = 1.0) -> None:
-        """The command has ended: stop copying, release every descriptor."""
+        """The command has ended: stop copying, release every descriptor.
+        Also when it never started (the start gate failed): from a review,
+        joining the unstarted thread raised, and the sandbox's own reason
+        became "internal error: cannot join thread before it is started"."""
         with contextlib.suppress(OSError):
             os.write(self._stop_w, b"x")
-        self._thread.join(timeout)
+        if self._thread.ident is not None:
+            self._thread.join(timeout)
+        else:
+            with contextlib.suppress(OSError):
+                os.close(self._sink)  # the thread would have closed it
         for fd in (self._stop_r, self._stop_w):
             with contextlib.suppress(OSError):
                 os.close(fd)

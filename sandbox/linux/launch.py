@@ -39,6 +39,7 @@ from ..policy import SandboxPolicy
 from ..programs import temp_root, which
 from ..supervise import ExecResult, apply_rlimits, rlimits
 from .bwrap import BwrapOptions, bwrap_args, bwrap_command, encode_args
+from .reach import out_of_reach
 from .seccomp import SeccompSpec, cached_bpf
 from .watch import MountWatch
 
@@ -346,7 +347,9 @@ def prepare(
     # No memory cgroup: each process's data segment is bounded instead.
     data = limits.memory if limits.memory is not None and (
         group is None or group.memory is None) else None
-    args = bwrap_args(plan, _options(policy, seccomp_fd, status_w, block_r, empty_dir))
+    unreachable = out_of_reach([*plan.hidden_dirs, *plan.hidden_files])
+    args = bwrap_args(plan, _options(policy, seccomp_fd, status_w, block_r, empty_dir,
+                                     unreachable))
     if len(args) > _MAX_BWRAP_ARGS:
         raise SandboxUnavailable(
             f"the sandbox would take {len(args)} bubblewrap arguments (at most "
@@ -354,7 +357,7 @@ def prepare(
     args_fd = res.memfd("shellgate-bwrap-args", encode_args(args))
     pass_fds.append(args_fd)
     status = _Status(status_r)
-    watch = _armed_watch(plan, res)
+    watch = _armed_watch(plan, res, unreachable)
 
     def gate(pid: int) -> None:
         """bwrap has created the sandbox and waits on the block fd: set the
@@ -409,7 +412,8 @@ def _prefer_for_oom(pid: int) -> None:
 
 
 def _options(policy: SandboxPolicy, seccomp_fd: int, status_fd: int,
-             block_fd: int, empty_dir: str | None) -> BwrapOptions:
+             block_fd: int, empty_dir: str | None,
+             unreachable: frozenset[str] = frozenset()) -> BwrapOptions:
     as_root = os.geteuid() == 0
     limits = policy.limits
     return BwrapOptions(
@@ -424,13 +428,18 @@ def _options(policy: SandboxPolicy, seccomp_fd: int, status_fd: int,
         shm_size=limits.shm_size,
         run_size=limits.run_size,
         empty_dir=empty_dir,
+        out_of_reach=unreachable,
     )
 
 
-def _armed_watch(plan: FsPlan, res: Resources) -> MountWatch:
+def _armed_watch(plan: FsPlan, res: Resources,
+                 unreachable: frozenset[str] = frozenset()) -> MountWatch:
     """The mount watch over every name the plan mounts over, armed before
-    the sandbox exists (no watch, no run)."""
-    watch = MountWatch([*plan.hidden_files, *plan.hidden_dirs, *plan.protected,
+    the sandbox exists (no watch, no run). A hidden path out of the
+    sandbox's reach is not mounted over, so its changes (another user's, in
+    their own home) lift nothing and are not watched."""
+    hidden = [h for h in (*plan.hidden_files, *plan.hidden_dirs) if h not in unreachable]
+    watch = MountWatch([*hidden, *plan.protected,
                         *(path for path, _ in plan.stubs), *plan.pinned], files=plan.protected,
                        sentinels=plan.sentinels)
     res.watches.append(watch)

@@ -155,3 +155,18 @@ def test_binary_output_survives_byte_for_byte() -> None:
     r = _run(["cat"], stdin=png)
     assert r.stdout == png  # type: ignore[attr-defined]
     assert r.stdout_text.startswith("\x00\x01")  # type: ignore[attr-defined]
+
+
+class _GateRefused(Exception):
+    pass
+
+
+def test_a_start_gate_that_fails_with_stdin_given_reports_its_own_error() -> None:
+    # from a review: the stdin feeder was joined before it ever started, and
+    # "cannot join thread before it is started" replaced the gate's reason
+    def gate(pid: int) -> None:
+        raise _GateRefused(f"refused {pid}")
+
+    with pytest.raises(_GateRefused, match="refused"):
+        supervise(["cat"], env={"PATH": "/usr/bin:/bin"}, cwd=None,
+                  limits=Limits(wall_timeout=10), stdin=b"data", after_spawn=gate)

@@ -6,10 +6,8 @@ from __future__ import annotations
 from regexes import regex
 from values import replace, valueclass
 
-from ..sed import analyze_sed
 from ..words import NON_SECRET_VARS
 from ..workspace import TreeRead, glob_root
-from .awk import AWK_NAMES, awk_facts
 from .find import analyze_find
 from .flags import Arg, ParsedArgs, Spec, parse_args, read_paths
 from .git import git_problem, git_reads, git_tables, git_trees
@@ -17,6 +15,11 @@ from .readers import ARGUMENT_AGNOSTIC, READERS
 from .search import GREP, RG, search_paths
 from .trees import diff_trees, found_trees, listing_trees, search_trees
 from .writers import WRITERS, writer_paths
+
+#: the awk implementations (their module, and sed's, are loaded at the first
+#: awk or sed command judged: a cold check of anything else does not pay
+#: their import)
+AWK_NAMES = frozenset({"awk", "gawk", "mawk", "nawk"})
 
 __all__ = [
     "READERS",
@@ -324,6 +327,8 @@ def _source(argv: tuple[str, ...]) -> CommandFacts:
 
 
 def _sed(argv: tuple[str, ...]) -> CommandFacts:
+    from ..sed import analyze_sed  # noqa: PLC0415 - see AWK_NAMES
+
     facts = analyze_sed(argv)
     files = tuple(f for f in facts.files if f != "-")
     unknown = facts.unknown + facts.script_files
@@ -355,6 +360,8 @@ def _reader_args(argv: tuple[str, ...]) -> ParsedArgs:
 
 
 def _awk(argv: tuple[str, ...]) -> CommandFacts:
+    from .awk import awk_facts  # noqa: PLC0415 - see AWK_NAMES
+
     problem, files = awk_facts(argv)
     if problem:
         return CommandFacts(False, problem, unknown=argv[1:])

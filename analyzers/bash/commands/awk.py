@@ -28,8 +28,6 @@ from regexes import regex
 
 from ..wrappers import skip_options
 
-AWK_NAMES = frozenset({"awk", "gawk", "mawk", "nawk"})
-
 #: getline reads files and commands, system runs one, close ends pipes;
 #: ENVIRON holds the secrets, gawk's SYMTAB reaches it by a computed name
 #: (`SYMTAB["ENV" "IRON"]`), PROCINFO and FUNCTAB steer the interpreter;

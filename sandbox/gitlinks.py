@@ -91,7 +91,7 @@ def enumerate_gitlinks(
     the workspace ``top``), read by the installed git. git runs with ``top``
     as its directory, so a submodule's gitdir in ``top/.git/modules`` is
     in sight (a sandbox shows little else under a private /tmp)."""
-    git = which("git")
+    git = which("git", untrusted=(top, worktree))  # its answer decides what is guarded
     if git is None:
         return Enumeration(frozenset(), "")
     from .errors import SandboxError  # noqa: PLC0415

@@ -37,22 +37,38 @@ def _search_path() -> str:
         return os.defpath
 
 
-def which(name: str) -> str | None:
+def _inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+def which(name: str, *, untrusted: tuple[str, ...] = ()) -> str | None:
     """``shutil.which(name)``: ``name`` itself when it names a directory
     part, else the first directory of PATH (in order, each once) holding a
-    runnable ``name``; None when there is none."""
+    runnable ``name``; None when there is none.
+
+    ``untrusted``: directories a sandboxed command may write (the run's
+    writable roots): a PATH entry inside one, or a relative one (the
+    working directory), is passed over, and so is a program whose real
+    path lies inside one. Attack (from a review): with an activated project
+    virtualenv on PATH, one run wrote `.venv/bin/bwrap` (a script calling
+    the real one), and the next run started it on the host, as root."""
     if os.path.dirname(name):
         return name if _runnable(name) else None
     path = _search_path()
     if not path:
         return None
+    distrusted = [os.path.realpath(d) for d in untrusted]
     seen: set[str] = set()
     for directory in path.split(os.pathsep):
         if directory in seen:
             continue
         seen.add(directory)
+        if distrusted and (not os.path.isabs(directory) or any(
+                _inside(os.path.realpath(directory), d) for d in distrusted)):
+            continue
         candidate = os.path.join(directory, name)
-        if _runnable(candidate):
+        if _runnable(candidate) and not any(
+                _inside(os.path.realpath(candidate), d) for d in distrusted):
             return candidate
     return None
 

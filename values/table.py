@@ -998,7 +998,7 @@ def __init__(self, sha256, mtime_ns, size, offset, limit, complete, ctime_ns, in
     __v_set(self, 'inode', inode)
 CODES["def __init__(self, sha256, mtime_ns, size, offset, limit, complete, ctime_ns, inode):\n    __v_set(self, 'sha256', sha256)\n    __v_set(self, 'mtime_ns', mtime_ns)\n    __v_set(self, 'size', size)\n    __v_set(self, 'offset', offset)\n    __v_set(self, 'limit', limit)\n    __v_set(self, 'complete', complete)\n    __v_set(self, 'ctime_ns', ctime_ns)\n    __v_set(self, 'inode', inode)"] = __init__.__code__
 
-def __init__(self, share_net, seccomp_fd, hostname, hide_run, status_fd, block_fd, proc_read_only, sys_hidden, sys_visible, tmp_size, shm_size, run_size, hidden_size, empty_dir, out_of_reach):
+def __init__(self, share_net, seccomp_fd, hostname, hide_run, status_fd, block_fd, proc_read_only, sys_hidden, sys_visible, tmp_size, shm_size, run_size, hidden_size, empty_dir):
     __v_set(self, 'share_net', share_net)
     __v_set(self, 'seccomp_fd', seccomp_fd)
     __v_set(self, 'hostname', hostname)
@@ -1013,8 +1013,7 @@ def __init__(self, share_net, seccomp_fd, hostname, hide_run, status_fd, block_f
     __v_set(self, 'run_size', run_size)
     __v_set(self, 'hidden_size', hidden_size)
     __v_set(self, 'empty_dir', empty_dir)
-    __v_set(self, 'out_of_reach', out_of_reach)
-CODES["def __init__(self, share_net, seccomp_fd, hostname, hide_run, status_fd, block_fd, proc_read_only, sys_hidden, sys_visible, tmp_size, shm_size, run_size, hidden_size, empty_dir, out_of_reach):\n    __v_set(self, 'share_net', share_net)\n    __v_set(self, 'seccomp_fd', seccomp_fd)\n    __v_set(self, 'hostname', hostname)\n    __v_set(self, 'hide_run', hide_run)\n    __v_set(self, 'status_fd', status_fd)\n    __v_set(self, 'block_fd', block_fd)\n    __v_set(self, 'proc_read_only', proc_read_only)\n    __v_set(self, 'sys_hidden', sys_hidden)\n    __v_set(self, 'sys_visible', sys_visible)\n    __v_set(self, 'tmp_size', tmp_size)\n    __v_set(self, 'shm_size', shm_size)\n    __v_set(self, 'run_size', run_size)\n    __v_set(self, 'hidden_size', hidden_size)\n    __v_set(self, 'empty_dir', empty_dir)\n    __v_set(self, 'out_of_reach', out_of_reach)"] = __init__.__code__
+CODES["def __init__(self, share_net, seccomp_fd, hostname, hide_run, status_fd, block_fd, proc_read_only, sys_hidden, sys_visible, tmp_size, shm_size, run_size, hidden_size, empty_dir):\n    __v_set(self, 'share_net', share_net)\n    __v_set(self, 'seccomp_fd', seccomp_fd)\n    __v_set(self, 'hostname', hostname)\n    __v_set(self, 'hide_run', hide_run)\n    __v_set(self, 'status_fd', status_fd)\n    __v_set(self, 'block_fd', block_fd)\n    __v_set(self, 'proc_read_only', proc_read_only)\n    __v_set(self, 'sys_hidden', sys_hidden)\n    __v_set(self, 'sys_visible', sys_visible)\n    __v_set(self, 'tmp_size', tmp_size)\n    __v_set(self, 'shm_size', shm_size)\n    __v_set(self, 'run_size', run_size)\n    __v_set(self, 'hidden_size', hidden_size)\n    __v_set(self, 'empty_dir', empty_dir)"] = __init__.__code__
 
 def __init__(self, simple, denied):
     __v_set(self, 'simple', simple)

@@ -33,6 +33,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         # starts its work, and again at the end, so neither that work nor the
         # interpreter's exit walks it.
         gc.disable()
+        # A standard stream closed by the caller (`2>&-`) is None: print()
+        # to it writes to stdout instead, and .write() raises. From a review:
+        # `run -- nonexist 2>&-` became "internal error" (1, not 127) on
+        # stdout. What a closed stream would have received is dropped.
+        for name in ("stdout", "stderr"):
+            if getattr(sys, name) is None:
+                setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
     if words == ["hook"]:
         # a Claude Code hook call: the guard answers before anything heavy
         # is imported, even the parser (see cli/hook_guard.py)

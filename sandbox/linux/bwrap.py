@@ -52,9 +52,6 @@ class BwrapOptions:
     #: an empty, read-only host directory: bound over a hidden directory
     #: (no tmpfs: nothing to fill) unless something is mounted below it
     empty_dir: str | None = None
-    #: hidden paths the sandbox could not reach unhidden (linux/reach.py):
-    #: not mounted over, as bubblewrap could not make their mount points
-    out_of_reach: frozenset[str] = frozenset()
 
 
 def _mounted_below(paths: list[str]) -> set[str]:
@@ -160,15 +157,13 @@ def _plan_mounts(plan: FsPlan, opts: BwrapOptions) -> list[str]:
                             *(p for p, _ in plan.stubs), *plan.hidden_files, plan.cwd,
                             *([plan.workspace] if plan.workspace else []),
                             *opts.sys_visible])
-    for path in (*(h for h in plan.hidden_dirs if h not in opts.out_of_reach),
-                 *opts.sys_hidden):
+    for path in (*plan.hidden_dirs, *opts.sys_hidden):
         if opts.empty_dir is not None and path not in below:
             op(5, path, "--ro-bind", opts.empty_dir, path)
         else:
             op(5, path, "--size", str(opts.hidden_size), "--tmpfs", path)
     for path in plan.hidden_files:
-        if path not in opts.out_of_reach:
-            op(5, path, "--ro-bind", "/dev/null", path)
+        op(5, path, "--ro-bind", "/dev/null", path)
     for path in opts.sys_visible:
         op(6, path, "--ro-bind", path, path)
     if opts.hide_run:

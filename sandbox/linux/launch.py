@@ -39,7 +39,7 @@ from ..policy import SandboxPolicy
 from ..programs import temp_root, which
 from ..supervise import ExecResult, apply_rlimits, rlimits
 from .bwrap import BwrapOptions, bwrap_args, bwrap_command, encode_args
-from .reach import out_of_reach
+from .reach import covering
 from .seccomp import SeccompSpec, cached_bpf
 from .watch import MountWatch
 
@@ -322,7 +322,8 @@ def prepare(
     ``empty_dir``: an empty read-only directory to hide directories with;
     ``state_dir``: the sandbox's private state (the compiled seccomp filter
     is kept there)."""
-    bwrap = which("bwrap")
+    # never a bwrap a sandboxed command could have written: it runs on the host
+    bwrap = which("bwrap", untrusted=(*plan.writable, plan.workspace or plan.cwd, plan.cwd))
     if bwrap is None:
         raise SandboxUnavailable("bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
     networked = policy.network.mode == "allowlist"
@@ -347,9 +348,10 @@ def prepare(
     # No memory cgroup: each process's data segment is bounded instead.
     data = limits.memory if limits.memory is not None and (
         group is None or group.memory is None) else None
-    unreachable = out_of_reach([*plan.hidden_dirs, *plan.hidden_files])
-    args = bwrap_args(plan, _options(policy, seccomp_fd, status_w, block_r, empty_dir,
-                                     unreachable))
+    # what bubblewrap mounts: a hidden path in a directory closed to the
+    # sandbox is hidden as that directory (linux/reach.py)
+    mounted = covering(plan)
+    args = bwrap_args(mounted, _options(policy, seccomp_fd, status_w, block_r, empty_dir))
     if len(args) > _MAX_BWRAP_ARGS:
         raise SandboxUnavailable(
             f"the sandbox would take {len(args)} bubblewrap arguments (at most "
@@ -357,7 +359,7 @@ def prepare(
     args_fd = res.memfd("shellgate-bwrap-args", encode_args(args))
     pass_fds.append(args_fd)
     status = _Status(status_r)
-    watch = _armed_watch(plan, res, unreachable)
+    watch = _armed_watch(mounted, res)
 
     def gate(pid: int) -> None:
         """bwrap has created the sandbox and waits on the block fd: set the
@@ -412,8 +414,7 @@ def _prefer_for_oom(pid: int) -> None:
 
 
 def _options(policy: SandboxPolicy, seccomp_fd: int, status_fd: int,
-             block_fd: int, empty_dir: str | None,
-             unreachable: frozenset[str] = frozenset()) -> BwrapOptions:
+             block_fd: int, empty_dir: str | None) -> BwrapOptions:
     as_root = os.geteuid() == 0
     limits = policy.limits
     return BwrapOptions(
@@ -428,18 +429,13 @@ def _options(policy: SandboxPolicy, seccomp_fd: int, status_fd: int,
         shm_size=limits.shm_size,
         run_size=limits.run_size,
         empty_dir=empty_dir,
-        out_of_reach=unreachable,
     )
 
 
-def _armed_watch(plan: FsPlan, res: Resources,
-                 unreachable: frozenset[str] = frozenset()) -> MountWatch:
+def _armed_watch(plan: FsPlan, res: Resources) -> MountWatch:
     """The mount watch over every name the plan mounts over, armed before
-    the sandbox exists (no watch, no run). A hidden path out of the
-    sandbox's reach is not mounted over, so its changes (another user's, in
-    their own home) lift nothing and are not watched."""
-    hidden = [h for h in (*plan.hidden_files, *plan.hidden_dirs) if h not in unreachable]
-    watch = MountWatch([*hidden, *plan.protected,
+    the sandbox exists (no watch, no run)."""
+    watch = MountWatch([*plan.hidden_files, *plan.hidden_dirs, *plan.protected,
                         *(path for path, _ in plan.stubs), *plan.pinned], files=plan.protected,
                        sentinels=plan.sentinels)
     res.watches.append(watch)

@@ -259,3 +259,18 @@ def test_a_run_process_with_a_stream_closed_keeps_the_command_s_status(
     assert done.returncode == 7, done.stderr
     kept = done.stderr if closed == 1 else done.stdout
     assert kept == (b"err\n" if closed == 1 else b"out\n")
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize(("argv", "status"), [
+    (["run", "--", "no-such-program-anywhere"], 127),
+    (["run", "--timeout", "1", "--", "sleep", "5"], 124),
+])
+def test_with_stderr_closed_a_run_keeps_its_status_and_its_stdout_clean(
+        tmp_path: Path, argv: list[str], status: int) -> None:
+    # from a review: shellgate's own lines, meant for a closed stderr, were
+    # printed into stdout, and a missing program became an internal error
+    done = subprocess.run([sys.executable, "-m", "gateway", *argv], cwd=tmp_path,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False,
+                          timeout=60, preexec_fn=lambda: os.close(2))
+    assert (done.returncode, done.stdout) == (status, b"")

@@ -5,10 +5,11 @@ Root's plan sees into every home (its capabilities); the sandbox does not
 inodes). From a review: with any other user's `~/.ssh` or `~/.aws` under a
 0700 home, every run as root failed with "bubblewrap failed: Can't mkdir
 /home/alice/.ssh: Permission denied", and a change there during a run
-killed it. Now a hidden path the sandbox cannot reach is left unmounted —
-and each test below proves from the host, with a control, that its secret
+killed it. Now such a home is hidden whole (sandbox/linux/reach.py), and
+each test below proves from the host, with a control, that its secret
 still cannot be read: not through the mode bits, not through a group, not
-through an ACL that grants more than the bits say.
+through an ACL that grants more than the bits say, not after its owner
+opens it during the run.
 """
 
 from __future__ import annotations
@@ -29,17 +30,25 @@ pytestmark = [pytest.mark.sandbox]
 
 OTHER = 65534  # nobody: a user that is not this process's
 
-_ACL_USER_OBJ, _ACL_GROUP_OBJ, _ACL_GROUP, _ACL_MASK, _ACL_OTHER = 0x01, 0x04, 0x08, 0x10, 0x20
+_ACL_USER_OBJ, _ACL_USER, _ACL_GROUP_OBJ, _ACL_GROUP, _ACL_MASK, _ACL_OTHER = (
+    0x01, 0x02, 0x04, 0x08, 0x10, 0x20)
 
 
-def _acl_granting_group(gid: int) -> bytes:
-    """A POSIX access ACL (the kernel's xattr form): owner rwx, owning group
-    nothing, group ``gid`` r-x, others nothing."""
+def _acl(*named: tuple[int, int, int]) -> bytes:
+    """A POSIX access ACL in the kernel's xattr form: owner rwx, owning
+    group and others nothing, and the ``named`` (tag, perm, id) entries, a
+    mask granting what they grant."""
     def entry(tag: int, perm: int, qualifier: int = 0xFFFFFFFF) -> bytes:
         return struct.pack("<HHI", tag, perm, qualifier)
 
-    return (struct.pack("<I", 2) + entry(_ACL_USER_OBJ, 7) + entry(_ACL_GROUP_OBJ, 0)
-            + entry(_ACL_GROUP, 5, gid) + entry(_ACL_MASK, 5) + entry(_ACL_OTHER, 0))
+    users = [entry(*e) for e in named if e[0] == _ACL_USER]
+    groups = [entry(*e) for e in named if e[0] == _ACL_GROUP]
+    mask = 0
+    for _, perm, _ in named:
+        mask |= perm
+    return (struct.pack("<I", 2) + entry(_ACL_USER_OBJ, 7) + b"".join(users)
+            + entry(_ACL_GROUP_OBJ, 0) + b"".join(groups) + entry(_ACL_MASK, mask)
+            + entry(_ACL_OTHER, 0))
 
 
 @pytest.fixture
@@ -96,7 +105,7 @@ def test_a_home_open_through_an_acl_is_still_hidden(
     home, secret = other_home
     home.chmod(0o700)
     try:
-        os.setxattr(home, "system.posix_acl_access", _acl_granting_group(os.getegid()))
+        os.setxattr(home, "system.posix_acl_access", _acl((_ACL_GROUP, 5, os.getegid())))
     except OSError as exc:
         pytest.fail(f"the filesystem under /home takes no POSIX ACL here: {exc}")
     assert (home / ".aws" / "credentials").read_text()  # control: readable on the host
@@ -125,23 +134,64 @@ def test_another_users_change_in_their_private_home_does_not_stop_a_run(
     assert proc.returncode == 0, output(proc)
 
 
-def test_out_of_reach_names_only_what_the_sandbox_cannot_search(tmp_path: Path) -> None:
-    from sandbox.linux.reach import out_of_reach
+def test_a_home_opened_by_its_owner_during_the_run_stays_hidden(
+        workspace: Path, other_home: tuple[Path, str]) -> None:
+    # from the review of a first version, which left such paths unmounted:
+    # the owner's `chmod 755 ~` during the run let the command read them
+    home, secret = other_home
+    home.chmod(0o700)
+
+    def opened() -> None:
+        time.sleep(0.5)
+        home.chmod(0o755)
+
+    opener = threading.Thread(target=opened)
+    opener.start()
+    try:
+        proc = sh(workspace, f"sleep 1.5; cat {home}/.aws/credentials {home}/.ssh/id_ed25519; "
+                             "echo ran > control.txt")
+    finally:
+        opener.join()
+    consume_control(workspace, proc)
+    assert_secret_absent(workspace, proc, secret)
+
+
+def test_a_home_with_an_acl_that_grants_root_nothing_does_not_stop_a_run(
+        workspace: Path, other_home: tuple[Path, str]) -> None:
+    # from the same review: any ACL once counted as "open", and a home with
+    # `u:www-data:--x` failed every run as root again
+    home, secret = other_home
+    home.chmod(0o700)
+    os.setxattr(home, "system.posix_acl_access", _acl((_ACL_USER, 1, 33)))  # u:33:--x
+    _reads_nothing(workspace, home, secret)
+
+
+def test_covering_hides_the_closed_directory_unless_the_run_needs_inside_it(
+        tmp_path: Path) -> None:
+    from sandbox import load_profile
+    from sandbox.linux.reach import covering
+    from sandbox.plan import build_plan
 
     if os.geteuid() != 0:
         pytest.skip("another owner's directories need root to make")
-    table = {  # directory mode and owner -> out of reach for this process?
-        "private-other": (0o700, OTHER, OTHER, True),
-        "searchable-other": (0o701, OTHER, OTHER, False),
-        "group-mine": (0o710, OTHER, os.getegid(), False),
-        "group-mine-closed": (0o700, OTHER, os.getegid(), True),
-        "own-closed": (0o000, os.geteuid(), os.getegid(), False),  # its owner may chmod it
-    }
-    for name, (mode, uid, gid, _) in table.items():
-        (tmp_path / name / "inner").mkdir(parents=True)
-        os.chown(tmp_path / name, uid, gid)
-        (tmp_path / name).chmod(mode)
-    paths = {name: str(tmp_path / name / "inner" / "secret") for name in table}
-    found = out_of_reach(paths.values())
-    assert {name for name, path in paths.items() if path in found} == {
-        name for name, (*_, expected) in table.items() if expected}
+    closed = tmp_path / "closed"
+    (closed / "deep" / ".ssh").mkdir(parents=True)
+    (closed / "work").mkdir()
+    os.chown(closed, OTHER, OTHER)
+    closed.chmod(0o700)
+    open_dir = tmp_path / "open"
+    (open_dir / ".ssh").mkdir(parents=True)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    plan = build_plan(load_profile("workspace-write"), str(ws), home=str(tmp_path),
+                      private_tmp="/tmp", hide=(str(closed / "deep" / ".ssh"),
+                                                str(open_dir / ".ssh")))
+    mounted = covering(plan)
+    assert str(closed) in mounted.hidden_dirs
+    assert str(closed / "deep" / ".ssh") not in mounted.hidden_dirs
+    assert str(open_dir / ".ssh") in mounted.hidden_dirs  # searchable: its own mount
+    # a run working inside the closed directory keeps the path's own mount
+    inside = build_plan(load_profile("workspace-write"), str(closed / "work"),
+                        home=str(tmp_path), private_tmp="/tmp",
+                        hide=(str(closed / "deep" / ".ssh"),))
+    assert covering(inside).hidden_dirs == inside.hidden_dirs

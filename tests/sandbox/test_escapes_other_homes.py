@@ -20,7 +20,7 @@ import struct
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -28,7 +28,10 @@ from escape_kit import assert_secret_absent, consume_control, output, sh
 
 pytestmark = [pytest.mark.sandbox]
 
-OTHER = 65534  # nobody: a user that is not this process's
+#: a user that is not this process's, nor the unprivileged leg's (nobody),
+#: which runs beside this one: a home the leg could see into would be
+#: hidden by its runs too, and this test's cleanup would trip their watch
+OTHER = 54321
 
 _ACL_USER_OBJ, _ACL_USER, _ACL_GROUP_OBJ, _ACL_GROUP, _ACL_MASK, _ACL_OTHER = (
     0x01, 0x02, 0x04, 0x08, 0x10, 0x20)
@@ -52,58 +55,77 @@ def _acl(*named: tuple[int, int, int]) -> bytes:
 
 
 @pytest.fixture
-def other_home(token: str) -> Iterator[tuple[Path, str]]:
-    """Another user's home under /home (where every account's home is
-    looked for), holding an AWS credentials file and an SSH key."""
+def other_home(token: str, tmp_path: Path) -> Iterator[Callable[[str], tuple[Path, str]]]:
+    """Makes another user's home holding an AWS credentials file and an SSH
+    key, mode 0700: under /home (where every account's home is looked
+    for), or, for a mode the unprivileged leg could see into, under this
+    test's own private directory, found through the run's HOME (as `sudo
+    -E` leaves it)."""
     if os.geteuid() != 0:
         pytest.skip("making another user's home needs root (the root leg runs this)")
-    home = Path(tempfile.mkdtemp(prefix="shellgate-other-", dir="/home"))
-    secret = f"{token}-other-user-secret"
-    for rel in (".aws/credentials", ".ssh/id_ed25519"):
-        (home / rel).parent.mkdir(parents=True)
-        (home / rel).write_text(secret + "\n")
-    for path in (home, *home.rglob("*")):
-        os.chown(path, OTHER, OTHER)
+    made: list[Path] = []
+
+    def make(where: str) -> tuple[Path, str]:
+        parent = "/home" if where == "/home" else str(tmp_path)
+        home = Path(tempfile.mkdtemp(prefix="shellgate-other-", dir=parent))
+        made.append(home)
+        secret = f"{token}-other-user-secret"
+        for rel in (".aws/credentials", ".ssh/id_ed25519"):
+            (home / rel).parent.mkdir(parents=True)
+            (home / rel).write_text(secret + "\n")
+        for path in (home, *home.rglob("*")):
+            os.chown(path, OTHER, OTHER)
+        home.chmod(0o700)
+        return home, secret
+
     try:
-        yield home, secret
+        yield make
     finally:
-        shutil.rmtree(home, ignore_errors=True)
+        for home in made:
+            shutil.rmtree(home, ignore_errors=True)
+
+
+def _env(home: Path) -> dict[str, str] | None:
+    """The run's environment: HOME set to a home outside /home."""
+    return None if home.parent == Path("/home") else {**os.environ, "HOME": str(home)}
 
 
 def _reads_nothing(workspace: Path, home: Path, secret: str) -> None:
     """The command tries both secrets, and starts: it ran (the control),
     and neither secret reached its output or the workspace."""
     proc = sh(workspace, f"cat {home}/.aws/credentials {home}/.ssh/id_ed25519 2>&1; "
-                         "echo ran > control.txt")
+                         "echo ran > control.txt", env=_env(home))
     consume_control(workspace, proc)
     assert proc.returncode == 0, output(proc)
     assert_secret_absent(workspace, proc, secret)
 
 
-@pytest.mark.parametrize("mode", [0o700, 0o750, 0o701, 0o711, 0o755], ids=oct)
+@pytest.mark.parametrize(("mode", "where"), [
+    (0o700, "/home"), (0o700, "HOME"), (0o750, "/home"), (0o701, "HOME"), (0o711, "HOME"),
+    (0o755, "HOME")], ids=lambda v: oct(v) if isinstance(v, int) else v)
 def test_a_run_as_root_starts_beside_another_users_home_and_reads_none_of_it(
-        workspace: Path, other_home: tuple[Path, str], mode: int) -> None:
-    home, secret = other_home
+        workspace: Path, other_home: Callable[[str], tuple[Path, str]], mode: int,
+        where: str) -> None:
+    home, secret = other_home(where)
     home.chmod(mode)
     _reads_nothing(workspace, home, secret)
 
 
 def test_a_home_open_to_a_group_of_roots_is_still_hidden(
-        workspace: Path, other_home: tuple[Path, str]) -> None:
+        workspace: Path, other_home: Callable[[str], tuple[Path, str]]) -> None:
     # the owning group is one the sandbox's user is in: searchable through
     # the group bits, so the hide must be mounted
-    home, secret = other_home
+    home, secret = other_home("/home")
     os.chown(home, OTHER, os.getegid())
     home.chmod(0o750)
     _reads_nothing(workspace, home, secret)
 
 
 def test_a_home_open_through_an_acl_is_still_hidden(
-        workspace: Path, other_home: tuple[Path, str]) -> None:
+        workspace: Path, other_home: Callable[[str], tuple[Path, str]]) -> None:
     # mode 0700 says "no way in"; the ACL lets root's group search it: a
     # check by the mode bits alone would have left the secret readable
-    home, secret = other_home
-    home.chmod(0o700)
+    home, secret = other_home("/home")
     try:
         os.setxattr(home, "system.posix_acl_access", _acl((_ACL_GROUP, 5, os.getegid())))
     except OSError as exc:
@@ -113,11 +135,10 @@ def test_a_home_open_through_an_acl_is_still_hidden(
 
 
 def test_another_users_change_in_their_private_home_does_not_stop_a_run(
-        workspace: Path, other_home: tuple[Path, str]) -> None:
+        workspace: Path, other_home: Callable[[str], tuple[Path, str]]) -> None:
     # the mount watch lifts a run whose hidden paths change; one out of the
     # sandbox's reach is not mounted over, so its change lifts nothing
-    home, _ = other_home
-    home.chmod(0o700)
+    home, _ = other_home("/home")
 
     def churn() -> None:
         time.sleep(0.4)
@@ -135,11 +156,10 @@ def test_another_users_change_in_their_private_home_does_not_stop_a_run(
 
 
 def test_a_home_opened_by_its_owner_during_the_run_stays_hidden(
-        workspace: Path, other_home: tuple[Path, str]) -> None:
+        workspace: Path, other_home: Callable[[str], tuple[Path, str]]) -> None:
     # from the review of a first version, which left such paths unmounted:
     # the owner's `chmod 755 ~` during the run let the command read them
-    home, secret = other_home
-    home.chmod(0o700)
+    home, secret = other_home("HOME")
 
     def opened() -> None:
         time.sleep(0.5)
@@ -149,7 +169,7 @@ def test_a_home_opened_by_its_owner_during_the_run_stays_hidden(
     opener.start()
     try:
         proc = sh(workspace, f"sleep 1.5; cat {home}/.aws/credentials {home}/.ssh/id_ed25519; "
-                             "echo ran > control.txt")
+                             "echo ran > control.txt", env=_env(home))
     finally:
         opener.join()
     consume_control(workspace, proc)
@@ -157,11 +177,10 @@ def test_a_home_opened_by_its_owner_during_the_run_stays_hidden(
 
 
 def test_a_home_with_an_acl_that_grants_root_nothing_does_not_stop_a_run(
-        workspace: Path, other_home: tuple[Path, str]) -> None:
+        workspace: Path, other_home: Callable[[str], tuple[Path, str]]) -> None:
     # from the same review: any ACL once counted as "open", and a home with
     # `u:www-data:--x` failed every run as root again
-    home, secret = other_home
-    home.chmod(0o700)
+    home, secret = other_home("/home")
     os.setxattr(home, "system.posix_acl_access", _acl((_ACL_USER, 1, 33)))  # u:33:--x
     _reads_nothing(workspace, home, secret)
 

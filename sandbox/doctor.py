@@ -18,6 +18,7 @@ from values import valueclass
 
 from .cgroups import RunCgroup, mechanism
 from .linux.seccomp import SeccompSpec, export_bpf, seccomp_available
+from .programs import system_program
 
 
 @valueclass
@@ -49,12 +50,14 @@ def in_container() -> str | None:
 
 
 def probe_bwrap() -> Probe:
-    path = shutil.which("bwrap")
+    # the one a run starts (programs.system_program): never one on PATH in a
+    # place a sandboxed command could have written
+    path = system_program("bwrap")
     if path is None:
         return Probe(
             "bubblewrap",
             False,
-            "bwrap not found on PATH",
+            "bwrap not found on PATH in a system directory (/usr, /bin, /sbin)",
             "install it: apt-get install bubblewrap (dnf install bubblewrap)",
         )
     try:
@@ -68,7 +71,7 @@ def probe_bwrap() -> Probe:
 
 def probe_userns() -> Probe:
     """Start a real sandbox with the namespaces shellgate uses."""
-    path = shutil.which("bwrap")
+    path = system_program("bwrap")
     if path is None:
         return Probe("user namespaces", False, "skipped: no bwrap", "install bubblewrap first")
     argv = [

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from values import valueclass
 
 from .policy import EnvPolicy, FilesystemPolicy, Limits, SandboxPolicy
-from .programs import which
+from .programs import system_program
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def enumerate_gitlinks(
     the workspace ``top``), read by the installed git. git runs with ``top``
     as its directory, so a submodule's gitdir in ``top/.git/modules`` is
     in sight (a sandbox shows little else under a private /tmp)."""
-    git = which("git", untrusted=(top, worktree))  # its answer decides what is guarded
+    git = system_program("git")  # its answer decides what is guarded
     if git is None:
         return Enumeration(frozenset(), "")
     from .errors import SandboxError  # noqa: PLC0415

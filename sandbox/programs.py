@@ -37,39 +37,68 @@ def _search_path() -> str:
         return os.defpath
 
 
-def _inside(path: str, directory: str) -> bool:
-    return path == directory or path.startswith(directory.rstrip("/") + "/")
-
-
-def which(name: str, *, untrusted: tuple[str, ...] = ()) -> str | None:
+def which(name: str) -> str | None:
     """``shutil.which(name)``: ``name`` itself when it names a directory
     part, else the first directory of PATH (in order, each once) holding a
-    runnable ``name``; None when there is none.
-
-    ``untrusted``: directories a sandboxed command may write (the run's
-    writable roots): a PATH entry inside one, or a relative one (the
-    working directory), is passed over, and so is a program whose real
-    path lies inside one. Attack (from a review): with an activated project
-    virtualenv on PATH, one run wrote `.venv/bin/bwrap` (a script calling
-    the real one), and the next run started it on the host, as root."""
+    runnable ``name``; None when there is none."""
     if os.path.dirname(name):
         return name if _runnable(name) else None
     path = _search_path()
     if not path:
         return None
-    distrusted = [os.path.realpath(d) for d in untrusted]
     seen: set[str] = set()
     for directory in path.split(os.pathsep):
         if directory in seen:
             continue
         seen.add(directory)
-        if distrusted and (not os.path.isabs(directory) or any(
-                _inside(os.path.realpath(directory), d) for d in distrusted)):
+        candidate = os.path.join(directory, name)
+        if _runnable(candidate):
+            return candidate
+    return None
+
+
+def _system_trees() -> tuple[str, ...]:
+    import profiles  # noqa: PLC0415 - the one list every part reads
+
+    return tuple(profiles.read_toml("system-dirs.toml")["trees"])
+
+
+def _in_system_tree(path: str, trees: tuple[str, ...]) -> bool:
+    return any(path == t or path.startswith(t + "/") for t in trees)
+
+
+def system_program(name: str) -> str | None:
+    """The ``name`` shellgate starts itself (bubblewrap on the host; git,
+    whose answers decide the guards): the first on PATH, as :func:`which`
+    finds it, in a directory whose real path lies in a system tree
+    (profiles/system-dirs.toml: /usr, /bin, /sbin ...), and returned by its
+    own real path, which must lie in one too. No run can ever write there
+    (the sandbox makes nothing at or below a system tree writable), so no
+    command can have planted it.
+
+    Attacks (from reviews): with an activated project virtualenv on PATH,
+    one run wrote `.venv/bin/bwrap` and the next run started it on the
+    host, as root; skipping only the run's own writable paths still took a
+    bwrap planted by an earlier run in another writable root, or by this
+    run for the post-run git check, or one reached through a `.venv`
+    symlink swapped between the check and the start."""
+    if os.path.dirname(name):
+        return None
+    path = _search_path()
+    if not path:
+        return None
+    trees = _system_trees()
+    seen: set[str] = set()
+    for directory in path.split(os.pathsep):
+        if directory in seen or not os.path.isabs(directory):
+            continue
+        seen.add(directory)
+        if not _in_system_tree(os.path.realpath(directory), trees):
             continue
         candidate = os.path.join(directory, name)
-        if _runnable(candidate) and not any(
-                _inside(os.path.realpath(candidate), d) for d in distrusted):
-            return candidate
+        real = os.path.realpath(candidate)
+        if _runnable(real) and _in_system_tree(real, trees):
+            return real
     return None
 
 

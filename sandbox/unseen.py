@@ -26,7 +26,7 @@ import time
 from collections import Counter
 
 from .policy import EnvPolicy, FilesystemPolicy, Limits, SandboxPolicy
-from .programs import which
+from .programs import system_program
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def _ignored(worktree: str, rels: list[str], *, home: str,
              backend: Backend | None) -> tuple[list[str], str]:
     """The paths of ``rels`` git ignores (untracked and matching an ignore
     rule), by `git check-ignore` in a read-only sandbox."""
-    git = which("git", untrusted=(worktree,))  # its answer decides what is reported
+    git = system_program("git")  # its answer decides what is reported
     if git is None:
         return [], ""
     from .errors import SandboxError  # noqa: PLC0415

@@ -36,10 +36,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A standard stream closed by the caller (`2>&-`) is None: print()
         # to it writes to stdout instead, and .write() raises. From a review:
         # `run -- nonexist 2>&-` became "internal error" (1, not 127) on
-        # stdout. What a closed stream would have received is dropped.
-        for name in ("stdout", "stderr"):
+        # stdout. Its descriptor is /dev/null from here on (in order, so the
+        # next file opened never takes a standard descriptor's number: a
+        # review saw the run lock open as fd 1), and what it would have
+        # received is dropped.
+        for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
             if getattr(sys, name) is None:
-                setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
+                null = os.open(os.devnull, os.O_RDWR)
+                if null != fd:
+                    os.dup2(null, fd)
+                    os.close(null)
+                setattr(sys, name, open(fd, mode, encoding="utf-8", closefd=False))  # noqa: SIM115
     if words == ["hook"]:
         # a Claude Code hook call: the guard answers before anything heavy
         # is imported, even the parser (see cli/hook_guard.py)

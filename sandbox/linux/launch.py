@@ -36,7 +36,7 @@ from ..cleanup import remove_tree
 from ..errors import SandboxUnavailable
 from ..plan import FsPlan
 from ..policy import SandboxPolicy
-from ..programs import temp_root, which
+from ..programs import system_program, temp_root, which
 from ..supervise import ExecResult, apply_rlimits, rlimits
 from .bwrap import BwrapOptions, bwrap_args, bwrap_command, encode_args
 from .reach import covering
@@ -323,9 +323,11 @@ def prepare(
     ``state_dir``: the sandbox's private state (the compiled seccomp filter
     is kept there)."""
     # never a bwrap a sandboxed command could have written: it runs on the host
-    bwrap = which("bwrap", untrusted=(*plan.writable, plan.workspace or plan.cwd, plan.cwd))
+    bwrap = system_program("bwrap")
     if bwrap is None:
-        raise SandboxUnavailable("bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
+        raise SandboxUnavailable(
+            "bubblewrap (bwrap) is not installed in a system directory (/usr, /bin, /sbin: "
+            "where no sandboxed command can write): apt-get install bubblewrap")
     networked = policy.network.mode == "allowlist"
     # One filter for everything in the sandbox (bwrap's PID 1 included):
     # AF_UNIX only when the policy asks for it, IP only when networked.

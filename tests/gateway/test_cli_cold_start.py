@@ -274,3 +274,12 @@ def test_with_stderr_closed_a_run_keeps_its_status_and_its_stdout_clean(
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False,
                           timeout=60, preexec_fn=lambda: os.close(2))
     assert (done.returncode, done.stdout) == (status, b"")
+
+
+def test_a_check_process_with_stdin_closed_reads_nothing_and_says_nothing_wrong(
+        tmp_path: Path) -> None:
+    # from a review: `check --jsonl <&-` was an internal error (status 1)
+    done = subprocess.run([sys.executable, "-m", "gateway", "check", "--jsonl"], cwd=tmp_path,
+                          capture_output=True, check=False, timeout=60,
+                          preexec_fn=lambda: os.close(0))
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")

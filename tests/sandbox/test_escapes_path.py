@@ -40,26 +40,48 @@ def test_a_bwrap_planted_in_a_directory_on_path_never_runs_on_the_host(
     assert not marker.exists(), "the planted bwrap ran on the host"
 
 
-def test_which_passes_over_what_a_sandboxed_command_may_have_written(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from sandbox.programs import which
+def test_a_bwrap_planted_by_an_earlier_run_elsewhere_never_runs_on_the_host(
+        workspace: Path, tmp_path: Path) -> None:
+    # from the review of a first fix, which distrusted only the run's own
+    # writable paths: a run with --allow-write on a tools directory planted
+    # it, and a later run from another directory, the tools on PATH, ran it
+    marker = tmp_path / "host-marker"
+    tools = tmp_path / "tools"
+    (tools / "bin").mkdir(parents=True)
+    real = shutil.which("bwrap")
+    plant = (f"printf '#!/bin/sh\necho ran > {marker}\nexec {real} \"$@\"\n' "
+             f"> {tools}/bin/bwrap && chmod +x {tools}/bin/bwrap && echo ran > control.txt")
+    first = sh(workspace, plant, options=("--allow-write", str(tools)))
+    consume_control(workspace, first)
+    assert os.access(tools / "bin" / "bwrap", os.X_OK)  # control: the plant is on the host
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {**os.environ, "PATH": f"{tools / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    second = sh(elsewhere, "echo ran > control.txt", env=env)
+    consume_control(elsewhere, second)
+    assert not marker.exists(), "a bwrap planted by an earlier run ran on the host"
 
-    root, system = tmp_path / "root", tmp_path / "system"
-    for directory in (root / "bin", system):
-        directory.mkdir(parents=True)
-        (directory / "tool").write_text("#!/bin/sh\n")
-        (directory / "tool").chmod(0o755)
-    (tmp_path / "elsewhere").mkdir()
-    (tmp_path / "elsewhere" / "tool").symlink_to(root / "bin" / "tool")
-    monkeypatch.chdir(root / "bin")
-    cases = {  # PATH -> the tool found, with the root untrusted
-        f"{root / 'bin'}:{system}": str(system / "tool"),
-        f".:{system}": str(system / "tool"),
-        f"{tmp_path / 'elsewhere'}:{system}": str(system / "tool"),  # a link into the root
-        f"{root / 'bin'}": None,
-        f"{system}": str(system / "tool"),
+
+def test_the_programs_shellgate_starts_come_only_from_system_directories(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sandbox.programs import system_program
+
+    real = os.path.realpath(shutil.which("bwrap") or "")
+    planted = tmp_path / "bin"
+    planted.mkdir()
+    (planted / "bwrap").write_text("#!/bin/sh\n")
+    (planted / "bwrap").chmod(0o755)
+    (tmp_path / "to-usr-bin").symlink_to(os.path.dirname(real))
+    (tmp_path / "link-bin").mkdir()
+    (tmp_path / "link-bin" / "bwrap").symlink_to(planted / "bwrap")
+    monkeypatch.chdir(planted)
+    cases = {  # PATH -> what is started
+        f"{planted}{os.pathsep}{os.path.dirname(real)}": real,
+        f".{os.pathsep}{os.path.dirname(real)}": real,
+        f"{tmp_path / 'link-bin'}{os.pathsep}{os.path.dirname(real)}": real,
+        f"{tmp_path / 'to-usr-bin'}": real,  # a link to a system directory: its real path
+        f"{planted}": None,
     }
     for path, expected in cases.items():
         monkeypatch.setenv("PATH", path)
-        assert which("tool", untrusted=(str(root),)) == expected, path
-        assert which("tool") == shutil.which("tool"), path  # without: shutil's answer
+        assert system_program("bwrap") == expected, path

@@ -37,24 +37,20 @@ def _search_path() -> str:
         return os.defpath
 
 
+def _path_directories() -> list[str]:
+    """The directories of PATH, in order, each once (as shutil.which walks them)."""
+    path = _search_path()
+    return list(dict.fromkeys(path.split(os.pathsep))) if path else []
+
+
 def which(name: str) -> str | None:
     """``shutil.which(name)``: ``name`` itself when it names a directory
     part, else the first directory of PATH (in order, each once) holding a
     runnable ``name``; None when there is none."""
     if os.path.dirname(name):
         return name if _runnable(name) else None
-    path = _search_path()
-    if not path:
-        return None
-    seen: set[str] = set()
-    for directory in path.split(os.pathsep):
-        if directory in seen:
-            continue
-        seen.add(directory)
-        candidate = os.path.join(directory, name)
-        if _runnable(candidate):
-            return candidate
-    return None
+    return next((c for d in _path_directories()
+                 if _runnable(c := os.path.join(d, name))), None)
 
 
 def _system_trees() -> tuple[str, ...]:
@@ -84,16 +80,10 @@ def system_program(name: str) -> str | None:
     symlink swapped between the check and the start."""
     if os.path.dirname(name):
         return None
-    path = _search_path()
-    if not path:
-        return None
     trees = _system_trees()
-    seen: set[str] = set()
-    for directory in path.split(os.pathsep):
-        if directory in seen or not os.path.isabs(directory):
-            continue
-        seen.add(directory)
-        if not _in_system_tree(os.path.realpath(directory), trees):
+    for directory in _path_directories():
+        if not os.path.isabs(directory) or not _in_system_tree(os.path.realpath(directory),
+                                                               trees):
             continue
         candidate = os.path.join(directory, name)
         real = os.path.realpath(candidate)

@@ -44,8 +44,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if getattr(sys, name) is None:
                 null = os.open(os.devnull, os.O_RDWR)
                 if null != fd:
-                    os.dup2(null, fd)
+                    os.dup2(null, fd)  # inheritable, as the closed one was
                     os.close(null)
+                else:
+                    os.set_inheritable(fd, True)  # os.open's are not
                 setattr(sys, name, open(fd, mode, encoding="utf-8", closefd=False))  # noqa: SIM115
     if words == ["hook"]:
         # a Claude Code hook call: the guard answers before anything heavy
@@ -53,8 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .hook_guard import run  # noqa: PLC0415
 
         if argv is None:
-            gc.freeze()
-            gc.enable()  # the judgement it forks is collected as any process
+            _collect_from_here()  # the judgement it forks is collected as any process
         return run()
     from ..errors import UsageError  # noqa: PLC0415
     from .fastpath import fast_parse  # noqa: PLC0415
@@ -70,8 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         __import__(name)
         verb = sys.modules[name]
         if argv is None:
-            gc.freeze()
-            gc.enable()
+            _collect_from_here()
         result: int = verb.main(args)
         if argv is None and args.verb_module in _LEAVES_AT_ONCE:
             _leave(result)
@@ -91,8 +91,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     finally:
         if argv is None:
-            gc.freeze()
-            gc.enable()
+            _collect_from_here()
+
+
+def _collect_from_here() -> None:
+    """What exists so far (the modules) is never traversed again; what is
+    made from now on is collected as in any process."""
+    gc.freeze()
+    gc.enable()
 
 
 #: Verbs whose whole output is their stdout and stderr once they return (no

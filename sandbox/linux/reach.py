@@ -37,6 +37,8 @@ import stat
 
 from values import replace
 
+from ..plan import _inside  # the plan's own containment test
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..plan import FsPlan
@@ -77,10 +79,6 @@ def _ancestors(path: str) -> list[str]:
         out.append(parent)
         parent = os.path.dirname(parent)
     return out[::-1]
-
-
-def _inside(path: str, directory: str) -> bool:
-    return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
 def covering(plan: FsPlan) -> FsPlan:

@@ -283,3 +283,26 @@ def test_a_check_process_with_stdin_closed_reads_nothing_and_says_nothing_wrong(
                           capture_output=True, check=False, timeout=60,
                           preexec_fn=lambda: os.close(0))
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
+CHILD_FD_PROBE = """
+import subprocess, sys
+from gateway.cli import check
+def spawning(args):
+    # what a child of the process sees as its fd 2
+    return subprocess.run(["sh", "-c", "test -e /proc/self/fd/2"], check=False).returncode
+check.main = spawning
+sys.argv = ["shellgate", "check", "ls"]
+from gateway.cli import main
+sys.exit(main())
+"""
+
+
+def test_a_closed_standard_stream_is_open_to_the_children_the_process_starts(
+        tmp_path: Path) -> None:
+    # from a review: /dev/null opened on the freed fd 2 is close-on-exec, so
+    # a child (doctor's probes) started with fd 2 closed again
+    done = subprocess.run([sys.executable, "-c", CHILD_FD_PROBE], cwd=tmp_path,
+                          stdout=subprocess.DEVNULL, check=False, timeout=60,
+                          preexec_fn=lambda: os.close(2))
+    assert done.returncode == 0

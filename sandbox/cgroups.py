@@ -23,9 +23,17 @@ shellgate:
   ``pids.max`` when the ``pids`` controller is delegated too.
 
 Otherwise the fallback is ``RLIMIT_DATA`` on every process (see
-:func:`mechanism`, which ``shellgate doctor`` reports). The sandbox's first
-process is moved into the group before the command starts (the start gate
-in :mod:`sandbox.linux.launch`), so everything it starts inherits it.
+:func:`mechanism`, which ``shellgate doctor`` reports).
+
+How the sandbox gets in: on cgroup v1 the thread starting bubblewrap steps
+into the run's groups for the moment of the fork (:meth:`RunCgroup.spawning`)
+and back, so bwrap and everything it starts are born in them. A thread
+moving itself is the one move the kernel makes without its global
+threadgroup lock, whose write side waits for an RCU grace period: writing
+the sandbox's pid to ``cgroup.procs`` cost 10-25 ms of every run, the step
+costs well under one. Elsewhere (cgroup v2, where a thread cannot leave its
+process's group) the sandbox's first process is moved into the group before
+the command starts (the start gate in :mod:`sandbox.linux.launch`).
 """
 
 from __future__ import annotations
@@ -37,6 +45,10 @@ import os
 import time
 
 from values import valueclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 _PREFIX = "shellgate-"
 _SEQ = itertools.count()
@@ -106,12 +118,20 @@ def _own_dir(
     return full if os.path.isdir(full) else None
 
 
-def _proc(name: str) -> str:
+def _proc(name: str, whose: str = "self") -> str:
     try:
-        with open(f"/proc/self/{name}", encoding="utf-8") as handle:
+        with open(f"/proc/{whose}/{name}", encoding="utf-8") as handle:
             return handle.read()
     except OSError:
         return ""
+
+
+def _thread_cgroup() -> str:
+    """The calling thread's groups: a child it forks is born in them, and
+    :meth:`RunCgroup.spawning` returns it to them (the run's groups are made
+    below them). A thread of a process moved thread by thread may sit
+    elsewhere than ``/proc/self`` says."""
+    return _proc("cgroup", "thread-self") or _proc("cgroup")
 
 
 def _writable(directory: str) -> bool:
@@ -123,9 +143,13 @@ def _read(path: str) -> str:
         return handle.read()
 
 
+def _places(cgroup: str | None = None) -> Places:
+    return _places_of(_proc("cgroup") if cgroup is None else cgroup)
+
+
 @functools.cache
-def _places() -> Places:
-    return places_for(parse_cgroup(_proc("cgroup")), parse_mountinfo(_proc("mountinfo")))
+def _places_of(cgroup: str) -> Places:
+    return places_for(parse_cgroup(cgroup), parse_mountinfo(_proc("mountinfo")))
 
 
 def places_for(own: dict[str, str], mounts: dict[str, tuple[str, str]]) -> Places:
@@ -171,6 +195,12 @@ class RunCgroup:
         self.version = version
         self.memory = memory
         self.pids = pids
+        #: the sandbox is born in the groups (:meth:`spawning`); then bwrap's
+        #: own outer process is in them too, one more than the command's
+        self.born_inside = version == 1
+        #: why the starting thread could not leave the groups again
+        self.stuck: OSError | None = None
+        self._cap: int | None = None
 
     @classmethod
     def create(cls, memory: int | None, processes: int | None, *,
@@ -179,7 +209,7 @@ class RunCgroup:
         (the caller falls back to rlimits). Raises OSError when a group
         that should be possible cannot be made. ``places``: where (default:
         this process's own cgroups)."""
-        places = places or _places()
+        places = places or _places(_thread_cgroup())
         want_memory = places.memory if memory is not None else None
         want_pids = places.pids if processes is not None else None
         if want_memory is None and want_pids is None:
@@ -195,7 +225,8 @@ class RunCgroup:
                     group.pids = group.memory  # v2: one directory holds both
                 else:
                     group.pids = _make(want_pids, name)
-                _write(group.pids, "pids.max", str(processes))
+                group._cap = processes
+                group._write_cap()
         except OSError:
             group.close()
             raise
@@ -213,16 +244,62 @@ class RunCgroup:
             if os.path.exists(os.path.join(self.memory, name)):
                 _write(self.memory, name, value)
 
+    def _dirs(self) -> list[str]:
+        return list(dict.fromkeys(d for d in (self.memory, self.pids) if d))
+
+    def _write_cap(self) -> None:
+        if self.pids is not None and self._cap is not None:
+            _write(self.pids, "pids.max", str(self._cap + self.born_inside))
+
+    @contextlib.contextmanager
+    def spawning(self) -> Iterator[None]:
+        """Around the fork of the sandbox's first process: on cgroup v1 the
+        calling thread steps into the groups (``tasks``, "0": itself alone)
+        and back out to the groups they were made in, its own (see
+        :func:`_thread_cgroup`). The child is born inside. When the step
+        fails, nothing moved and :meth:`attach` moves the child instead;
+        when the way back fails, :attr:`stuck` says why and the start gate
+        refuses to start the command (a supervisor inside the run's memory
+        group would die with it, before the post-run checks)."""
+        moved: list[str] = []
+        if self.born_inside:
+            try:
+                for directory in self._dirs():
+                    _write(directory, "tasks", "0")
+                    moved.append(directory)
+            except OSError:
+                self._leave(moved)
+                self.born_inside = False
+                self._write_cap()
+        try:
+            yield
+        finally:
+            self._leave(moved)
+
+    def _leave(self, moved: list[str]) -> None:
+        for directory in reversed(moved):
+            try:
+                _write(os.path.dirname(directory), "tasks", "0")
+            except OSError as exc:
+                self.stuck = exc
+
     def attach(self, pid: int) -> None:
-        """Move ``pid`` (the sandbox's first process) into the groups."""
-        for directory in dict.fromkeys(d for d in (self.memory, self.pids) if d):
+        """Move ``pid`` (the sandbox's first process) into the groups, unless
+        it was born there."""
+        if self.stuck is not None:
+            raise OSError(self.stuck.errno, "cannot leave the run's cgroup after starting "
+                          f"the sandbox: {self.stuck.strerror}")
+        if self.born_inside:
+            return
+        for directory in self._dirs():
             _write(directory, "cgroup.procs", str(pid))
 
     def processes(self) -> int | None:
+        """The run's processes (threads) now, bwrap's outer one not counted."""
         if self.pids is None:
             return None
         try:
-            return int(_read(os.path.join(self.pids, "pids.current")))
+            return int(_read(os.path.join(self.pids, "pids.current"))) - self.born_inside
         except (OSError, ValueError):
             return None
 

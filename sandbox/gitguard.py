@@ -53,6 +53,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -81,9 +82,29 @@ if TYPE_CHECKING:
 
 __all__ = ["SUFFIX", "GitGuard", "GuardReport", "safe_link_name"]
 
-#: ctime is taken from a coarse clock: a change right at the start may be
-#: stamped a tick earlier than time.time_ns() said
+#: Linux stamps a file's ctime from CLOCK_REALTIME_COARSE (the fine clock
+#: only when the multigrain timestamps of 6.13+ ask for it, never earlier than
+#: the coarse one), which lags time.time_ns() by up to a tick; Python 3.11
+#: does not name it (5 in <linux/time.h>)
+_CLOCK_REALTIME_COARSE = 5
+#: elsewhere: time.time_ns() less this much
 _CLOCK_SLACK_NS = 50_000_000
+
+
+def _run_start_ns() -> int:
+    """The time from which a change counts as made during the run. On Linux
+    the coarse clock the file times come from: nothing changed after this
+    carries an earlier ctime, and what changed before it is not taken for
+    the run's. Reproducer of the slack it replaces: with a 50 ms slack,
+    `mkdir -p pkg/.claude && touch pkg/.claude/settings.json && shellgate
+    run -- true` (a cold start under 50 ms) renamed the user's own
+    settings aside as made during the run."""
+    if sys.platform == "linux":
+        try:
+            return time.clock_gettime_ns(_CLOCK_REALTIME_COARSE)
+        except OSError:
+            pass
+    return time.time_ns() - _CLOCK_SLACK_NS
 #: how deep below the top repository nested ones are followed, and how many
 MAX_DEPTH = 4
 MAX_REPOS = 256
@@ -133,7 +154,7 @@ class GitGuard:
     def before(self, roots: tuple[str, ...], worktrees: tuple[str, ...] = ()) -> None:
         """Stamp the repositories at ``worktrees`` (each inside one of
         ``roots``; a root with a `.git` of its own counts too)."""
-        self.started_ns = time.time_ns() - _CLOCK_SLACK_NS
+        self.started_ns = _run_start_ns()
         for worktree in dict.fromkeys([*roots, *worktrees]):
             root = next((r for r in roots if worktree == r
                          or worktree.startswith(r.rstrip("/") + "/")), None)

@@ -234,6 +234,7 @@ def run(
                     on_start=on_start,
                     after_spawn=prepared.gate,
                     monitor=prepared.launch.monitor if prepared.launch is not None else None,
+                    spawning=prepared.launch.spawning if prepared.launch is not None else None,
                 )
                 if prepared.launch is not None:
                     # before the post-run steps: their own renames and the

@@ -221,19 +221,23 @@ def _spawn(
     cwd: str | None,
     pass_fds: Sequence[int],
     stdin: bytes | int | None,
+    spawning: Callable[[], contextlib.AbstractContextManager[None]] | None = None,
 ) -> tuple[subprocess.Popen[bytes], StdinFeeder | None]:
     """Start the process. Its stdin is /dev/null or a pipe this process
-    feeds (see :mod:`sandbox.stdin`): never the caller's descriptor."""
-    proc = subprocess.Popen(
-        list(argv),
-        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        cwd=cwd,
-        pass_fds=tuple(pass_fds),
-        start_new_session=True,
-    )
+    feeds (see :mod:`sandbox.stdin`): never the caller's descriptor.
+    ``spawning`` wraps the fork alone: a thread this one started inside it
+    would stay in the run's cgroup (on v1 a thread inherits its creator's)."""
+    with (spawning or contextlib.nullcontext)():
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            pass_fds=tuple(pass_fds),
+            start_new_session=True,
+        )
     feeder = None
     if stdin is not None and proc.stdin is not None:
         # The feeder owns the write end from here on (and closes it).
@@ -255,16 +259,19 @@ def supervise(
     on_start: Callable[[int], None] | None = None,
     after_spawn: Callable[[int], None] | None = None,
     monitor: TreeMonitor | None = None,
+    spawning: Callable[[], contextlib.AbstractContextManager[None]] | None = None,
 ) -> ExecResult:
     """Run ``argv`` to completion under ``limits``; never raises for the
     command's own failures, only for failing to start it (:class:`StartError`).
     ``stdin``: bytes to write, a descriptor to copy until end-of-file, or
     None for /dev/null. ``after_spawn(pid)`` runs right after the process
-    exists; if it raises, the tree is killed and the exception propagates."""
+    exists; if it raises, the tree is killed and the exception propagates.
+    ``spawning()``: a context the process is started in (the cgroup it is
+    born in)."""
     deadline_s = timeout if timeout is not None else limits.wall_timeout
     start = time.monotonic()
     try:
-        proc, feeder = _spawn(argv, env, cwd, pass_fds, stdin)
+        proc, feeder = _spawn(argv, env, cwd, pass_fds, stdin, spawning)
     except OSError as exc:
         raise StartError(exc) from exc
     if after_spawn is not None:

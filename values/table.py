@@ -73,7 +73,7 @@ def __init__(self, argv, env, unsafe_env, wrappers, stdin_args, null_separated, 
     __v_set(self, 'problem', problem)
 CODES["def __init__(self, argv, env, unsafe_env, wrappers, stdin_args, null_separated, shell_payload, positional, reads, privileged, problem):\n    __v_set(self, 'argv', argv)\n    __v_set(self, 'env', env)\n    __v_set(self, 'unsafe_env', unsafe_env)\n    __v_set(self, 'wrappers', wrappers)\n    __v_set(self, 'stdin_args', stdin_args)\n    __v_set(self, 'null_separated', null_separated)\n    __v_set(self, 'shell_payload', shell_payload)\n    __v_set(self, 'positional', positional)\n    __v_set(self, 'reads', reads)\n    __v_set(self, 'privileged', privileged)\n    __v_set(self, 'problem', problem)"] = __init__.__code__
 
-def __init__(self, argv, pass_fds, gate, status, argv0, watch, monitor, channel, notes):
+def __init__(self, argv, pass_fds, gate, status, argv0, watch, monitor, channel, notes, spawning):
     self.argv = argv
     self.pass_fds = pass_fds
     self.gate = gate
@@ -83,7 +83,8 @@ def __init__(self, argv, pass_fds, gate, status, argv0, watch, monitor, channel,
     self.monitor = monitor
     self.channel = channel
     self.notes = notes
-CODES['def __init__(self, argv, pass_fds, gate, status, argv0, watch, monitor, channel, notes):\n    self.argv = argv\n    self.pass_fds = pass_fds\n    self.gate = gate\n    self.status = status\n    self.argv0 = argv0\n    self.watch = watch\n    self.monitor = monitor\n    self.channel = channel\n    self.notes = notes'] = __init__.__code__
+    self.spawning = spawning
+CODES['def __init__(self, argv, pass_fds, gate, status, argv0, watch, monitor, channel, notes, spawning):\n    self.argv = argv\n    self.pass_fds = pass_fds\n    self.gate = gate\n    self.status = status\n    self.argv0 = argv0\n    self.watch = watch\n    self.monitor = monitor\n    self.channel = channel\n    self.notes = notes\n    self.spawning = spawning'] = __init__.__code__
 
 def __init__(self, block, note):
     __v_set(self, 'block', block)

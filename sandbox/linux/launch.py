@@ -208,6 +208,8 @@ class Launch:
     channel: LaunchChannel | None = None
     #: what the run should know about its limits (a fallback taken)
     notes: tuple[str, ...] = ()
+    #: around the fork of bwrap: it is born in the run's cgroup where it can be
+    spawning: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext
 
     def interpret(self, result: ExecResult) -> ExecResult:
         """The command's result, an exec failure (126/127), or — when the
@@ -380,7 +382,10 @@ def prepare(
             apply_rlimits(child, limits, data=data)
         if group is not None:
             try:
-                group.attach(child)  # before the command starts: all of it inherits the group
+                # before the command starts: all of it inherits the group (a
+                # no-op where bwrap was born in it; refused where the
+                # starting thread could not leave it again)
+                group.attach(child)
             except ProcessLookupError:
                 return  # bwrap's setup failed after it reported; interpret() says why
         _prefer_for_oom(child)
@@ -389,7 +394,8 @@ def prepare(
         os.write(block_w, b"1")
 
     return Launch(bwrap_command(bwrap, args_fd, command), pass_fds, gate, status,
-                  argv[0], watch, monitor, channel, notes)
+                  argv[0], watch, monitor, channel, notes,
+                  group.spawning if group is not None else contextlib.nullcontext)
 
 
 def _file_caps(policy: SandboxPolicy) -> dict[str, int]:

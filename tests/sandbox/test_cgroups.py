@@ -1,10 +1,14 @@
 """Where a run's cgroup is made, and what is written into it — over fake
-cgroup trees (the decision logic; the real v1 hierarchy of this machine is
-exercised by tests/sandbox/test_escapes_limits.py)."""
+cgroup trees (the decision logic), and how the sandbox is born in it over
+this machine's real v1 hierarchy where it has one (the limits themselves:
+tests/sandbox/test_escapes_limits.py)."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -100,3 +104,120 @@ def test_a_v2_run_group_gets_its_limits_no_swap_and_the_whole_tree_killed(
 def test_no_limit_asked_makes_no_group(tmp_path: Path) -> None:
     places = places_for({"": "/"}, {"": (str(tmp_path), "/")})
     assert RunCgroup.create(None, None, places=places) is None
+
+
+def _fake_v1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RunCgroup:
+    """A v1 run group over plain directories: its control files are plain
+    files (``tasks`` of the parents too)."""
+    for controller in ("memory", "pids"):
+        (tmp_path / controller).mkdir()
+        (tmp_path / controller / "tasks").write_text("")
+    places = places_for({"memory": "/", "pids": "/"},
+                        {"memory": (str(tmp_path / "memory"), "/"),
+                         "pids": (str(tmp_path / "pids"), "/")})
+    original_mkdir = os.mkdir
+
+    def mkdir_with_files(path: str, mode: int = 0o777) -> None:
+        original_mkdir(path, mode)
+        for name in ("memory.limit_in_bytes", "pids.max", "tasks", "cgroup.procs"):
+            Path(path, name).write_text("")
+
+    monkeypatch.setattr(os, "mkdir", mkdir_with_files)
+    group = RunCgroup.create(256 << 20, 100, places=places)
+    monkeypatch.undo()
+    assert group is not None and group.memory is not None and group.pids is not None
+    return group
+
+
+def test_a_v1_group_counts_bwraps_own_process_when_the_sandbox_is_born_inside(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    group = _fake_v1(tmp_path, monkeypatch)
+    with group.spawning():
+        pass
+    assert Path(group.pids or "", "pids.max").read_text() == "101"
+    assert Path(group.memory or "", "tasks").read_text() == "0"
+    assert (tmp_path / "memory" / "tasks").read_text() == "0"  # and back out
+    group.attach(12345)
+    assert Path(group.memory or "", "cgroup.procs").read_text() == ""  # born there already
+    Path(group.pids or "", "pids.current").write_text("8\n")
+    assert group.processes() == 7
+
+
+def test_a_v1_group_the_thread_cannot_step_into_takes_the_sandbox_the_slow_way(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    group = _fake_v1(tmp_path, monkeypatch)
+    Path(group.pids or "", "tasks").unlink()
+    Path(group.pids or "", "tasks").mkdir()  # the step into the pids group fails
+    with group.spawning():
+        pass
+    assert (tmp_path / "memory" / "tasks").read_text() == "0"  # the memory step undone
+    assert Path(group.pids or "", "pids.max").read_text() == "100"
+    group.attach(12345)
+    assert Path(group.pids or "", "cgroup.procs").read_text() == "12345"
+
+
+def test_a_starting_thread_that_cannot_leave_the_run_group_stops_the_start(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    group = _fake_v1(tmp_path, monkeypatch)
+    (tmp_path / "memory" / "tasks").unlink()
+    (tmp_path / "memory" / "tasks").mkdir()  # the way back fails
+    with group.spawning():
+        pass
+    with pytest.raises(OSError, match="cannot leave the run's cgroup"):
+        group.attach(12345)
+
+
+def _thread_cgroup() -> str:
+    return Path("/proc/thread-self/cgroup").read_text()
+
+
+def _in_thread(work: Callable[[], None]) -> None:
+    failure: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            work()
+        except BaseException as exc:  # re-raised in the test's thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=body)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+
+
+@pytest.mark.parametrize("where", ["main thread", "another thread"])
+def test_a_child_started_in_a_real_v1_group_is_born_there_and_the_thread_returns(
+        where: str) -> None:
+    group = RunCgroup.create(256 << 20, 50)
+    if group is None or group.version != 1:
+        if group is not None:
+            group.close()
+        pytest.skip("needs a writable cgroup v1 memory hierarchy (root on a v1 or hybrid host)")
+    main_before = _thread_cgroup()
+    children: list[subprocess.Popen[bytes]] = []
+
+    def start() -> None:
+        before = _thread_cgroup()
+        with group.spawning():
+            children.append(subprocess.Popen(["sleep", "30"]))
+        assert _thread_cgroup() == before
+
+    try:
+        start() if where == "main thread" else _in_thread(start)
+        assert _thread_cgroup() == main_before
+        lines = Path(f"/proc/{children[0].pid}/cgroup").read_text().splitlines()
+        for directory, controller in ((group.memory, "memory"), (group.pids, "pids")):
+            if directory is not None:
+                line = next(x for x in lines if controller in x.split(":")[1].split(","))
+                assert line.endswith("/" + os.path.basename(directory)), lines
+        group.attach(children[0].pid)
+        if group.pids is not None:
+            assert group.processes() == 0  # the stand-in for bwrap's outer process
+            assert Path(group.pids, "pids.max").read_text().strip() == "51"
+    finally:
+        for child in children:
+            child.kill()
+            child.wait()
+        assert group.close() is None

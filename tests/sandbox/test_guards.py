@@ -5,6 +5,7 @@ has no mounts at all, so only the guards stand between a planted
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -48,3 +49,22 @@ def test_the_none_backend_defuses_a_planted_gitlink(repo: Path) -> None:
 def test_the_none_backend_reports_a_missing_command_as_a_shell_would(repo: Path) -> None:
     result = run(["no-such-command-xyz"], load_profile(), cwd=str(repo), backend="none")
     assert (result.exit_code, result.exec_error) == (127, "No such file or directory")
+
+
+def test_agent_settings_made_just_before_a_run_are_left_alone(tmp_path: Path) -> None:
+    """The user's own `.claude` made a moment before the run (a cold start
+    is quicker than the old 50 ms clock slack) is not taken for the run's."""
+    settings = tmp_path / "pkg" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text("{}")
+    time.sleep(0.025)  # more than a coarse clock tick (10 ms at HZ=100)
+    result = run(["true"], load_profile(), cwd=str(tmp_path), backend="none")
+    assert settings.read_text() == "{}"
+    assert str(settings.parent) not in result.tampered
+
+
+def test_agent_settings_made_during_a_run_are_renamed_aside(tmp_path: Path) -> None:
+    result = run(["sh", "-c", "mkdir -p pkg/.claude && echo {} > pkg/.claude/settings.json"],
+                 load_profile(), cwd=str(tmp_path), backend="none")
+    assert not (tmp_path / "pkg" / ".claude").exists()
+    assert str(tmp_path / "pkg" / ".claude") in result.tampered

@@ -256,30 +256,49 @@ class RunCgroup:
         """Around the fork of the sandbox's first process: on cgroup v1 the
         calling thread steps into the groups (``tasks``, "0": itself alone)
         and back out to the groups they were made in, its own (see
-        :func:`_thread_cgroup`). The child is born inside. When the step
-        fails, nothing moved and :meth:`attach` moves the child instead;
-        when the way back fails, :attr:`stuck` says why and the start gate
-        refuses to start the command (a supervisor inside the run's memory
-        group would die with it, before the post-run checks)."""
-        moved: list[str] = []
-        if self.born_inside:
-            try:
-                for directory in self._dirs():
-                    _write(directory, "tasks", "0")
-                    moved.append(directory)
-            except OSError:
-                self._leave(moved)
-                self.born_inside = False
-                self._write_cap()
+        :func:`_thread_cgroup`). The child is born inside.
+
+        The way back is opened before the first step: where a user was
+        handed the run's parent directory but not its ``tasks`` file (from
+        a review: ``chown nobody`` of the directory alone), the step in
+        worked, the step out was refused, and the supervisor stayed in the
+        run's memory group for good; now such a group takes the slow way
+        (:meth:`attach` moves the child). When a step in fails, every step
+        is undone and the slow way is taken too; when the way back fails
+        even so, :attr:`stuck` says why and the start gate refuses to start
+        the command (a supervisor inside the run's memory group would die
+        with it, before the post-run checks)."""
+        exits: list[int] = []
+        stepped = False
         try:
+            if self.born_inside:
+                try:
+                    for directory in self._dirs():
+                        exits.append(os.open(os.path.join(os.path.dirname(directory), "tasks"),
+                                             os.O_WRONLY | os.O_CLOEXEC))
+                    # set before the first write: an interrupt after it
+                    # still steps back (a step back where none was taken
+                    # moves the thread to where it is: nothing)
+                    stepped = True
+                    for directory in self._dirs():
+                        _write(directory, "tasks", "0")
+                except OSError:
+                    if stepped:
+                        self._step_back(exits)
+                    stepped = False
+                    self.born_inside = False
+                    self._write_cap()
             yield
         finally:
-            self._leave(moved)
+            if stepped:
+                self._step_back(exits)
+            for fd in exits:
+                os.close(fd)
 
-    def _leave(self, moved: list[str]) -> None:
-        for directory in reversed(moved):
+    def _step_back(self, exits: list[int]) -> None:
+        for fd in exits:
             try:
-                _write(os.path.dirname(directory), "tasks", "0")
+                os.write(fd, b"0")
             except OSError as exc:
                 self.stuck = exc
 

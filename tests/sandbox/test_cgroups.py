@@ -156,11 +156,25 @@ def test_a_v1_group_the_thread_cannot_step_into_takes_the_sandbox_the_slow_way(
     assert Path(group.pids or "", "cgroup.procs").read_text() == "12345"
 
 
+def test_a_v1_group_whose_way_back_cannot_be_opened_takes_the_sandbox_the_slow_way(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a user handed the run's parent directory but not its tasks file
+    group = _fake_v1(tmp_path, monkeypatch)
+    (tmp_path / "pids" / "tasks").unlink()
+    with group.spawning():
+        pass
+    assert Path(group.memory or "", "tasks").read_text() == ""  # never stepped in
+    assert Path(group.pids or "", "pids.max").read_text() == "100"
+    group.attach(12345)
+    assert Path(group.memory or "", "cgroup.procs").read_text() == "12345"
+    assert group.stuck is None
+
+
 def test_a_starting_thread_that_cannot_leave_the_run_group_stops_the_start(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     group = _fake_v1(tmp_path, monkeypatch)
     (tmp_path / "memory" / "tasks").unlink()
-    (tmp_path / "memory" / "tasks").mkdir()  # the way back fails
+    (tmp_path / "memory" / "tasks").symlink_to("/dev/full")  # opens; every write fails
     with group.spawning():
         pass
     with pytest.raises(OSError, match="cannot leave the run's cgroup"):

@@ -6,6 +6,7 @@ repository's configuration entries that make git run programs."""
 from __future__ import annotations
 
 import os
+import stat
 
 from analyzers import BashAnalysis, WorkspaceFacts, analyze_bash
 from values import replace
@@ -22,9 +23,13 @@ def analyze_in_workspace(
     afresh for every command: facts kept across a `--jsonl` stream let a
     `.env` or a `diff.external` added meanwhile pass (from a review); the
     walk's own cache re-lists only what changed."""
-    light = analyze_light(command, cwd, extra_dirs=extra_dirs, home=home)
-    return light if not needs_facts(light) else analyze_with_facts(
-        light, extra_dirs=extra_dirs, home=home)
+    programs = repo_programs(cwd)
+    light = analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home,
+                         workspace=WorkspaceFacts(repo_programs=programs))
+    links = real_paths(light)
+    if not links and not any(s.trees for s in light.subcommands):
+        return light
+    return _with_facts(light, links, programs, extra_dirs, home)
 
 
 def analyze_light(
@@ -46,9 +51,14 @@ def analyze_with_facts(
 ) -> BashAnalysis:
     """The second pass, with the links resolved and — for a tree read —
     the workspace's dotenv walk."""
+    return _with_facts(light, real_paths(light), repo_programs(light.cwd), extra_dirs, home)
+
+
+def _with_facts(
+    light: BashAnalysis, links: tuple[tuple[str, str], ...], programs: tuple[str, ...],
+    extra_dirs: tuple[str, ...], home: str | None,
+) -> BashAnalysis:
     cwd = light.cwd
-    links = real_paths(light)
-    programs = repo_programs(cwd)
     facts = (workspace_facts(cwd, extra_dirs, programs=programs)
              if any(s.trees for s in light.subcommands)
              else WorkspaceFacts(repo_programs=programs))
@@ -72,8 +82,9 @@ def real_paths(analysis: BashAnalysis) -> tuple[tuple[str, str], ...]:
              if p.path.startswith("/") and not p.glob}
     plain |= {t.root for s in analysis.subcommands for t in s.trees}
     out = []
+    resolve = Resolver()
     for path in sorted(plain):
-        real = os.path.realpath(path)
+        real = resolve(path)
         if real != os.path.normpath(path):
             out.append((path, real))
     globs = {p.path for s in analysis.subcommands for p in s.paths
@@ -81,6 +92,43 @@ def real_paths(analysis: BashAnalysis) -> tuple[tuple[str, str], ...]:
     for pattern in sorted(globs):
         out.extend((pattern, real) for real in _glob_links(pattern))
     return tuple(out)
+
+
+class Resolver:
+    """``os.path.realpath`` for the many paths of one command, each
+    directory on their way looked at once (a command's paths share their
+    leading directories: realpath alone lstats every component of every
+    path, a tenth of a `check --jsonl` line). Made afresh for each command,
+    as the facts are; a path that is not absolute and normalized goes to
+    realpath itself."""
+
+    def __init__(self) -> None:
+        self._real: dict[str, str] = {}
+
+    def __call__(self, path: str) -> str:
+        if not path.startswith("/") or path.startswith("//") or path != os.path.normpath(path):
+            return os.path.realpath(path)
+        real = "/"
+        prefix = ""
+        for name in path.split("/")[1:]:
+            prefix = f"{prefix}/{name}"
+            known = self._real.get(prefix)
+            if known is None:
+                # the real path of a prefix is its parent's real path and
+                # its name, unless that is a link (then realpath follows it
+                # from there, as it would have in the whole path); a name
+                # that cannot be looked at (missing, not a directory, no
+                # permission, a loop) stays as it is, as in realpath
+                known = f"{real.rstrip('/')}/{name}"
+                try:
+                    is_link = stat.S_ISLNK(os.lstat(known).st_mode)
+                except OSError:
+                    is_link = False
+                if is_link:
+                    known = os.path.realpath(known)
+                self._real[prefix] = known
+            real = known
+        return real
 
 
 def _glob_links(pattern: str) -> list[str]:

@@ -648,6 +648,12 @@ def __init__(self, op, target, fd, heredoc, heredoc_quoted):
     __v_set(self, 'heredoc_quoted', heredoc_quoted)
 CODES["def __init__(self, op, target, fd, heredoc, heredoc_quoted):\n    __v_set(self, 'op', op)\n    __v_set(self, 'target', target)\n    __v_set(self, 'fd', fd)\n    __v_set(self, 'heredoc', heredoc)\n    __v_set(self, 'heredoc_quoted', heredoc_quoted)"] = __init__.__code__
 
+def __init__(self, parse, unwrapped, findings):
+    __v_set(self, 'parse', parse)
+    __v_set(self, 'unwrapped', unwrapped)
+    __v_set(self, 'findings', findings)
+CODES["def __init__(self, parse, unwrapped, findings):\n    __v_set(self, 'parse', parse)\n    __v_set(self, 'unwrapped', unwrapped)\n    __v_set(self, 'findings', findings)"] = __init__.__code__
+
 def __init__(self, path, kind, scope, protection, family, why, stub):
     __v_set(self, 'path', path)
     __v_set(self, 'kind', kind)

@@ -15,6 +15,7 @@ Order of judgement (first match decides):
 
 from __future__ import annotations
 
+import functools
 import posixpath
 
 from values import field, replace, valueclass
@@ -135,11 +136,36 @@ def _hostile_repository(s: Subcommand, programs: tuple[str, ...]) -> Subcommand:
                "may run them")
 
 
-def _parse(
-    command: str, home: str, cwd: str | None, ts: bool, variables: dict[str, str] | None
-) -> ParseResult:
-    parse = parse_tree_sitter if ts else parse_legacy
-    return parse(command, home=home, cwd=cwd, variables=variables)
+@valueclass
+class _Read:
+    """What one command line is before it is judged: its parse, each
+    command's unwrapped argv and the security checks' findings, none of
+    which depends on the workspace facts or on anything but the inputs of
+    :func:`_read`."""
+
+    parse: ParseResult
+    unwrapped: tuple[Unwrapped, ...]
+    findings: tuple[Finding, ...]
+
+
+@functools.lru_cache(maxsize=64)
+def _read(
+    command: str, home: str, cwd: str | None, ts: bool,
+    variables: tuple[tuple[str, str], ...] | None,
+) -> _Read:
+    """Memoized: the gateway analyzes a command twice when it reads a whole
+    tree (once to learn that, again with the dotenv walk's facts), and an
+    agent repeats its commands; every value here is frozen, and a change of
+    any input (the cwd, the home, a payload's positional variables) is a
+    new entry."""
+    parse = (parse_tree_sitter if ts else parse_legacy)(
+        command, home=home, cwd=cwd, variables=dict(variables) if variables is not None else None)
+    unwrapped = tuple(strip_wrappers(cmd.argv, cmd.assignments) for cmd in parse.commands)
+    text = parse.text or command
+    findings = run_checks(CheckInput(
+        text=text, original=command, views=extract_quoted_content(text), parse=parse,
+        argvs=tuple(u.argv for u in unwrapped)))
+    return _Read(parse, unwrapped, tuple(findings))
 
 
 def _walk(
@@ -154,7 +180,9 @@ def _walk(
     ts: bool,
     variables: dict[str, str] | None = None,
 ) -> ParseStatus:
-    parse = _parse(command, home, cwds[0] if len(cwds) == 1 else None, ts, variables)
+    read = _read(command, home, cwds[0] if len(cwds) == 1 else None, ts,
+                 tuple(variables.items()) if variables is not None else None)
+    parse = read.parse
     acc.reasons.extend(parse.reasons)
     if parse.status is ParseStatus.PARSE_UNAVAILABLE:
         acc.legacy = True
@@ -164,7 +192,7 @@ def _walk(
     commands = parse.commands
     for index, cmd in enumerate(commands):
         here = _cwds_for(cmd, state)
-        unwrapped = strip_wrappers(cmd.argv, cmd.assignments)
+        unwrapped = read.unwrapped[index]
         argvs.append(unwrapped.argv)
         payload_ok = True
         if unwrapped.shell_payload is not None:
@@ -234,18 +262,7 @@ def _walk(
                 if _enter(state, cmd.scope, tuple(dict.fromkeys((*here, *new)))):
                     acc.reasons.append(f"more than {MAX_CWDS} directories it may run in")
                     worst = ParseStatus.TOO_COMPLEX
-    text = parse.text or command
-    acc.findings.extend(
-        run_checks(
-            CheckInput(
-                text=text,
-                original=command,
-                views=extract_quoted_content(text),
-                parse=parse,
-                argvs=tuple(argvs),
-            )
-        )
-    )
+    acc.findings.extend(read.findings)
     return worst
 
 

@@ -1,0 +1,68 @@
+"""The resolver the gateway follows a command's links with gives exactly
+what ``os.path.realpath`` gives, over a tree of links, loops, missing
+names and files used as directories."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gateway.workspace import Resolver
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("links")
+    (root / "d" / "e").mkdir(parents=True)
+    (root / "d" / "f.txt").write_text("x")
+    (root / "outside").mkdir()
+    links = {
+        "up": "..", "self": ".", "abs": str(root / "outside"), "rel": "d/e",
+        "chain": "up2", "up2": "rel", "loop1": "loop2", "loop2": "loop1",
+        "dangling": "nowhere/x", "tofile": "d/f.txt", "d/e/back": "../../outside",
+        "d/deep": "../chain",
+    }
+    for name, target in links.items():
+        (root / name).symlink_to(target)
+    locked = root / "locked"
+    locked.mkdir()
+    (locked / "in").mkdir()
+    return root
+
+
+NAMES = ["", "d", "d/e", "d/f.txt", "d/f.txt/below", "up", "up/x", "self/d/e", "abs",
+         "abs/new", "rel/back", "rel/back/z", "chain", "chain/back", "loop1", "loop1/x",
+         "dangling", "dangling/y", "tofile", "tofile/z", "missing", "missing/a/b",
+         "d/deep/back", "locked/in", "d/../up", "d/./e", "d//e"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_resolver_agrees_with_realpath(tree: Path, name: str) -> None:
+    path = f"{tree}/{name}" if name else str(tree)
+    resolve = Resolver()
+    assert resolve(path) == os.path.realpath(path)
+    assert resolve(path) == os.path.realpath(path)  # and again, from what it knows
+
+
+def test_one_resolver_agrees_with_realpath_over_many_paths(tree: Path) -> None:
+    resolve = Resolver()
+    for name in [*NAMES, *reversed(NAMES)]:
+        path = f"{tree}/{name}"
+        assert resolve(path) == os.path.realpath(path), name
+
+
+def test_the_resolver_agrees_with_realpath_where_a_directory_cannot_be_searched(
+        tree: Path) -> None:
+    os.chmod(tree / "locked", 0)
+    try:
+        for name in ("locked/in", "locked/in/x", "locked"):
+            assert Resolver()(f"{tree}/{name}") == os.path.realpath(f"{tree}/{name}")
+    finally:
+        os.chmod(tree / "locked", 0o755)
+
+
+def test_the_root_and_relative_paths_resolve_as_realpath_does() -> None:
+    for path in ("/", "//", "//usr", "relative/x", "/usr/../etc"):
+        assert Resolver()(path) == os.path.realpath(path)

@@ -235,3 +235,96 @@ def test_a_child_started_in_a_real_v1_group_is_born_there_and_the_thread_returns
             child.kill()
             child.wait()
         assert group.close() is None
+
+
+def _in_groups(cgroup: str, memory: str, pids: str) -> bool:
+    lines = {c: line.rsplit(":", 1)[1] for line in cgroup.splitlines()
+             for c in line.split(":")[1].split(",")}
+    return (lines.get("memory", "").endswith("/" + os.path.basename(memory))
+            and lines.get("pids", "").endswith("/" + os.path.basename(pids)))
+
+
+def _child_as_nobody(deleg: dict[str, str]) -> int:
+    """In a forked child moved into the delegated groups: as nobody, start a
+    process in a run group made below them. 0 when it landed in the run's
+    groups and this thread came back; otherwise a code naming the step."""
+    os.setgroups([])
+    os.setresgid(65534, 65534, 65534)
+    os.setresuid(65534, 65534, 65534)
+    places = places_for(parse_cgroup(_thread_cgroup()),
+                        parse_mountinfo(Path("/proc/self/mountinfo").read_text()))
+    if places.memory != deleg["memory"] or places.pids != deleg["pids"]:
+        return 10
+    group = RunCgroup.create(64 << 20, 20, places=places)
+    if group is None or group.memory is None or group.pids is None:
+        return 11
+    try:
+        code = _start_in(group, deleg)
+    finally:
+        problem = group.close()
+    return code if problem is None else 15
+
+
+def _start_in(group: RunCgroup, deleg: dict[str, str]) -> int:
+    assert group.memory is not None and group.pids is not None
+    try:
+        with group.spawning():
+            child = subprocess.Popen(["sleep", "30"])
+        try:
+            group.attach(child.pid)  # raises when the thread stayed inside
+            if not _in_groups(_thread_cgroup(), deleg["memory"], deleg["pids"]):
+                return 12
+            if not _in_groups(Path(f"/proc/{child.pid}/cgroup").read_text(),
+                              group.memory, group.pids):
+                return 13
+        finally:
+            child.kill()
+            child.wait()
+    except OSError:
+        return 14
+    return 0
+
+
+def test_a_user_handed_only_the_directory_of_a_v1_group_runs_with_its_limits() -> None:
+    # From a review: root made the groups and chowned the directories alone
+    # to the user (their tasks files stay root's). The thread stepped into
+    # the run's groups, could not step back out, every run was refused and
+    # the supervisor stayed in the run's memory group.
+    if os.geteuid() != 0:
+        pytest.skip("needs root to make and hand over the groups")
+    own = RunCgroup.create(64 << 20, 20)
+    if own is None or own.version != 1 or own.memory is None or own.pids is None:
+        if own is not None:
+            own.close()
+        pytest.skip("needs a writable cgroup v1 memory and pids hierarchy")
+    parents = {"memory": os.path.dirname(own.memory), "pids": os.path.dirname(own.pids)}
+    own.close()
+    deleg = {k: os.path.join(v, f"shellgate-test-deleg-{os.getpid()}") for k, v in parents.items()}
+    for directory in deleg.values():
+        os.mkdir(directory)
+        os.chown(directory, 65534, 65534)  # the directory, not its files
+    try:
+        assert os.stat(os.path.join(deleg["memory"], "tasks")).st_uid == 0
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            os.close(write)
+            os.read(read, 1)  # moved by now
+            code = 99
+            try:
+                code = _child_as_nobody(deleg)
+            finally:
+                os._exit(code)
+        os.close(read)
+        for directory in deleg.values():
+            Path(directory, "cgroup.procs").write_text(str(pid))
+        os.write(write, b"1")
+        os.close(write)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        for directory in deleg.values():
+            for entry in os.scandir(directory):
+                if entry.is_dir():
+                    os.rmdir(entry.path)
+            os.rmdir(directory)

@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import sys
 import types
-from collections.abc import Iterable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = ["install"]
 

@@ -9,11 +9,11 @@ dependency rule: analyzers and sandbox never import each other).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from types import MappingProxyType
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 try:

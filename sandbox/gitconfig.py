@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 #: at most this many git directories per repository (submodules, worktrees)
 _MAX_GITDIRS = 256

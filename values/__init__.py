@@ -34,14 +34,16 @@ from __future__ import annotations
 
 import builtins
 import sys
-from collections.abc import Callable
 from operator import attrgetter
 from types import CodeType, FunctionType
+
+from values.choices import Enum, IntEnum, StrEnum
 
 # typing is not imported at run time: it and what it imports (re, contextlib,
 # warnings) are a tenth of a cold `shellgate check`; mypy reads this block
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, TypeVar, overload
 
     from typing_extensions import dataclass_transform
@@ -54,7 +56,8 @@ else:
     def overload(function: Callable[..., object]) -> Callable[..., object]:
         return function
 
-__all__ = ["Field", "FrozenInstanceError", "field", "fields", "is_value", "replace", "valueclass"]
+__all__ = ["Enum", "Field", "FrozenInstanceError", "IntEnum", "StrEnum", "field", "fields",
+           "is_value", "replace", "valueclass"]
 
 
 def _codes() -> dict[str, CodeType]:

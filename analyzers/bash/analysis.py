@@ -15,7 +15,6 @@ Order of judgement (first match decides):
 
 from __future__ import annotations
 
-import functools
 import posixpath
 
 from values import field, replace, valueclass
@@ -27,6 +26,7 @@ from .commands import command_facts, find_prints_only_paths, glob_problem, optio
 from .destructive import HardLimit, destructive_warnings, hard_limits
 from .ir import ParseResult, ParseStatus, SimpleCommand
 from .legacy import parse_legacy
+from .memo import memo
 from .parser import parse_tree_sitter, tree_sitter_available
 from .paths import Access, PathAccess, judge_path, resolve
 from .prefixes import MAX_SUGGESTED_RULES, suggest_rule
@@ -148,7 +148,7 @@ class _Read:
     findings: tuple[Finding, ...]
 
 
-@functools.lru_cache(maxsize=64)
+@memo(64)
 def _read(
     command: str, home: str, cwd: str | None, ts: bool,
     variables: tuple[tuple[str, str], ...] | None,

@@ -22,9 +22,11 @@ checked against the installed bash by ``tests/analyzers/test_braces.py``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from regexes import regex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 #: the most words one brace word may expand to before it is refused
 MAX_BRACE_WORDS = 256

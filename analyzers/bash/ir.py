@@ -7,9 +7,15 @@ legacy splitter produce this IR so everything downstream has one shape to read.
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from values import valueclass
+
+# the enum module costs a cold start 3.5 ms (values/choices.py); type
+# checkers see it
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from enum import StrEnum
+else:
+    from values import StrEnum
 
 
 class ParseStatus(StrEnum):

@@ -23,7 +23,6 @@ Known differentials between tree-sitter and bash, each handled here:
 from __future__ import annotations
 
 from _thread import _local
-from collections.abc import Iterable
 
 from regexes import regex
 from values import field, replace, valueclass
@@ -35,6 +34,7 @@ from .nodewords import WORDISH, WordEvaluator
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 # patterns the functions below use (module constants: see regexes/)

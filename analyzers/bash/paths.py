@@ -16,12 +16,19 @@ inside, ``.*/x`` may climb through ``..`` and is treated as outside.
 from __future__ import annotations
 
 import posixpath
-from enum import StrEnum
 
 from regexes import fnmatchcase
 from values import valueclass
 
 from .sensitive import SensitivePath, match_sensitive, sensitive_anywhere
+
+# the enum module costs a cold start 3.5 ms (values/choices.py); type
+# checkers see it
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from enum import StrEnum
+else:
+    from values import StrEnum
 
 
 class Access(StrEnum):

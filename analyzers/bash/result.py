@@ -3,8 +3,6 @@ subcommand as it will run, and the whole analysis with its JSON form."""
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from values import valueclass
 
 from .checks import Finding
@@ -14,6 +12,14 @@ from .ir import ParseStatus
 from .paths import Access, PathAccess
 from .semantics import ExitMeaning, interpret_exit_code
 from .workspace import TreeRead
+
+# the enum module costs a cold start 3.5 ms (values/choices.py); type
+# checkers see it
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from enum import StrEnum
+else:
+    from values import StrEnum
 
 
 class Verdict(StrEnum):

@@ -12,11 +12,11 @@ paths too.
 
 from __future__ import annotations
 
-import functools
-
 from profiles import read_toml
 from regexes import fnmatchcase
 from values import valueclass
+
+from .memo import memo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -188,12 +188,12 @@ class _Node:
         return out
 
 
-@functools.lru_cache(maxsize=16)
+@memo(16)
 def _table(home: str) -> _Table:
     return _Table(home)
 
 
-@functools.lru_cache(maxsize=8192)
+@memo(8192)
 def match_sensitive(path: str, home: str, *, glob: bool = False) -> SensitivePath | None:
     """The sensitive entry ``path`` falls under, if any.
 
@@ -224,7 +224,7 @@ def match_sensitive(path: str, home: str, *, glob: bool = False) -> SensitivePat
     return None
 
 
-@functools.lru_cache(maxsize=4096)
+@memo(4096)
 def sensitive_anywhere(raw: str, home: str) -> SensitivePath | None:
     """The sensitive entry a relative path may be in *some* directory: where
     the working directory is unknown (`cd "$X"`, or too many candidates),
@@ -305,7 +305,7 @@ def sensitive_below(root: str, home: str) -> list[tuple[str, SensitivePath]]:
     return list(_sensitive_below(root, home))
 
 
-@functools.lru_cache(maxsize=1024)
+@memo(1024)
 def _sensitive_below(root: str, home: str) -> tuple[tuple[str, SensitivePath], ...]:
     prefix = root.rstrip("/") + "/"
     out = []

@@ -9,8 +9,6 @@ command is then not read-only, and the unknown part is never skipped over).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from regexes import regex
 from values import valueclass
 
@@ -19,6 +17,7 @@ from .ir import Assignment
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
+    from collections.abc import Callable
 
 #: Assignments that only select a locale, a target platform, log verbosity or
 #: colours. Stripped before rule matching so ``NODE_ENV=test npm test``
@@ -211,7 +210,8 @@ class _Peel:
     null_separated: bool = False
 
 
-_StepFn = Callable[[tuple[str, ...]], "_Peel | None"]
+if TYPE_CHECKING:
+    _StepFn = Callable[[tuple[str, ...]], "_Peel | None"]
 #: wrappers that append or substitute words read at run time
 _RUNTIME_BUILDERS = frozenset({"xargs", "parallel"})
 

@@ -42,6 +42,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from regexes import regex
+from values import Enum as ValueEnum
 from values import fields, is_value
 
 
@@ -267,7 +268,11 @@ def _bounded(text: str, limit: int) -> str | dict[str, Any]:
     return {"cut": True, "length": len(text), "sha256": digest, "head": head[:limit]}
 
 
-def _enum(value: enum.Enum) -> Any:
+#: the standard library's enumerations and the analyzer's (values/choices.py)
+_ENUMS = (enum.Enum, ValueEnum)
+
+
+def _enum(value: enum.Enum | ValueEnum) -> Any:
     # Decision.DENY is an IntEnum: written as "deny", not 2
     return value.value if isinstance(value.value, str) else value.name.lower()
 
@@ -283,7 +288,7 @@ def scrub(value: Any, *, limit: int = MAX_CHARS) -> Any:
 def _scrub(value: Any, depth: int, secret: bool, limit: int) -> Any:
     if value is None or isinstance(value, bool):
         return value
-    if isinstance(value, enum.Enum):
+    if isinstance(value, _ENUMS):
         value = _enum(value)
     if isinstance(value, int):
         return int(value)
@@ -318,5 +323,5 @@ def _scrub(value: Any, depth: int, secret: bool, limit: int) -> Any:
 
 
 def _key(key: object) -> str:
-    text = redact_text(_clean(str(key.value if isinstance(key, enum.Enum) else key)))
+    text = redact_text(_clean(str(key.value if isinstance(key, _ENUMS) else key)))
     return text if len(text) <= MAX_KEY_CHARS else text[:MAX_KEY_CHARS] + "…"

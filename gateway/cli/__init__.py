@@ -14,11 +14,11 @@ import atexit
 import gc
 import os
 import sys
-from collections.abc import Sequence
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Sequence
     from types import SimpleNamespace
 
 __all__ = ["main"]

@@ -16,11 +16,11 @@ option added to the parser and not here fails it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from types import SimpleNamespace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
 __all__ = ["fast_parse"]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from values import valueclass
 
 from ..ir import ParseResult, ParseStatus
 from ..quoting import QuoteViews
 from .ids import CheckId, Finding
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 @valueclass
@@ -32,7 +34,8 @@ class CheckInput:
         return self.parse.status is ParseStatus.PARSE_UNAVAILABLE
 
 
-CheckFn = Callable[[CheckInput], "str | None"]
+if TYPE_CHECKING:
+    CheckFn = Callable[[CheckInput], str | None]
 
 #: Every check by ID; filled by :func:`check` at import time (run in ID order).
 REGISTRY: dict[CheckId, CheckFn] = {}

@@ -6,9 +6,15 @@ audit logs and telemetry record the number, not a message that may evolve.
 
 from __future__ import annotations
 
-from enum import IntEnum
-
 from values import valueclass
+
+# the enum module costs a cold start 3.5 ms (values/choices.py); type
+# checkers see it
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from enum import IntEnum
+else:
+    from values import IntEnum
 
 
 class CheckId(IntEnum):

@@ -8,11 +8,17 @@ and the command is then not read-only. Exact long names only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from enum import Enum
-
 from regexes import regex
 from values import field, valueclass
+
+# the enum module costs a cold start 3.5 ms (values/choices.py); type
+# checkers see it
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from enum import Enum
+else:
+    from values import Enum
 
 # patterns the functions below use (module constants: see regexes/)
 _NUMERIC_SHORTHAND_RE = regex(r"-\d+")

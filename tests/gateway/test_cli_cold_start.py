@@ -88,10 +88,11 @@ sys.exit(main())
 
 #: the standard library a check needs none of (typing and what it imports,
 #: shlex and fnmatch with the regex compiler under them, importlib's package
-#: with warnings, json for a plain verdict): each was loaded by every cold
-#: check once
+#: with warnings, json for a plain verdict, enum with the functools and
+#: collections it imports): each was loaded by every cold check once
 NEVER_LOADED_BY_THE_ENTRY = ["typing", "contextlib", "warnings", "shlex", "fnmatch",
-                             "importlib", "tree_sitter", "json"]
+                             "importlib", "tree_sitter", "json", "enum", "functools",
+                             "collections"]
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,10 @@ def analyze_in_workspace(
     afresh for every command: facts kept across a `--jsonl` stream let a
     `.env` or a `diff.external` added meanwhile pass (from a review); the
     walk's own cache re-lists only what changed."""
-    programs = repo_programs(cwd)
+    # the normalized cwd, as the analyzer takes it (from a review: with
+    # `--cwd ws/a/../hostile`, a the link, the raw walk never saw
+    # ws/hostile/.git and its core.fsmonitor)
+    programs = repo_programs(os.path.normpath(cwd))
     light = analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home,
                          workspace=WorkspaceFacts(repo_programs=programs))
     links = real_paths(light)
@@ -125,7 +128,12 @@ class Resolver:
                 except OSError:
                     is_link = False
                 if is_link:
-                    known = os.path.realpath(known)
+                    # the whole path to realpath itself: from a review, a
+                    # link back into itself (`l2 -> l2/..`) stops realpath
+                    # at the loop, and following the names after it gave
+                    # another place (`cat x/l/README` through such a link
+                    # was allowed, not asked)
+                    return os.path.realpath(path)
                 self._real[prefix] = known
             real = known
         return real

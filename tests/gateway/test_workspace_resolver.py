@@ -22,7 +22,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "up": "..", "self": ".", "abs": str(root / "outside"), "rel": "d/e",
         "chain": "up2", "up2": "rel", "loop1": "loop2", "loop2": "loop1",
         "dangling": "nowhere/x", "tofile": "d/f.txt", "d/e/back": "../../outside",
-        "d/deep": "../chain",
+        "d/deep": "../chain", "c": "d", "d/l2": "l2/..",
     }
     for name, target in links.items():
         (root / name).symlink_to(target)
@@ -35,7 +35,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 NAMES = ["", "d", "d/e", "d/f.txt", "d/f.txt/below", "up", "up/x", "self/d/e", "abs",
          "abs/new", "rel/back", "rel/back/z", "chain", "chain/back", "loop1", "loop1/x",
          "dangling", "dangling/y", "tofile", "tofile/z", "missing", "missing/a/b",
-         "d/deep/back", "locked/in", "d/../up", "d/./e", "d//e"]
+         "d/deep/back", "c/l2/l2", "c/l2/l2/f.txt", "locked/in", "d/../up", "d/./e", "d//e"]
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -23,10 +23,7 @@ def analyze_in_workspace(
     afresh for every command: facts kept across a `--jsonl` stream let a
     `.env` or a `diff.external` added meanwhile pass (from a review); the
     walk's own cache re-lists only what changed."""
-    # the normalized cwd, as the analyzer takes it (from a review: with
-    # `--cwd ws/a/../hostile`, a the link, the raw walk never saw
-    # ws/hostile/.git and its core.fsmonitor)
-    programs = repo_programs(os.path.normpath(cwd))
+    programs = repo_programs(cwd)
     light = analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home,
                          workspace=WorkspaceFacts(repo_programs=programs))
     links = real_paths(light)
@@ -175,7 +172,11 @@ def repo_programs(cwd: str) -> tuple[str, ...]:
     """The configuration entries of the repository at ``cwd`` that make
     git's reads run programs (a fact the analyzer cannot gather: it does no
     I/O). Read from the config files, never by running git; the sandbox
-    package is loaded only inside a repository."""
+    package is loaded only inside a repository. ``cwd`` is normalized
+    first, as the analyzer takes it (from a review: with `--cwd
+    ws/a/../hostile`, a a link, the walk up from the raw path never saw
+    ws/hostile/.git and its core.fsmonitor)."""
+    cwd = os.path.normpath(cwd)
     path = cwd
     while True:
         if os.path.lexists(os.path.join(path, ".git")):

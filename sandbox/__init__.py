@@ -51,6 +51,7 @@ _LAZY = {
     "runtime_dir": "guards",
     "DotenvBelow": "dotenv_scan",
     "dotenv_below": "dotenv_scan",
+    "stop_idle_threads": "linux.watch",
 }
 
 
@@ -74,6 +75,7 @@ if TYPE_CHECKING:
     from .gitconfig import repository_programs
     from .guards import runtime_dir
     from .hostrun import HostFile, host_files
+    from .linux.watch import stop_idle_threads
     from .plan import FsPlan, PathRight, build_plan, empty_views
     from .policy import (
         EnvPolicy,
@@ -129,5 +131,6 @@ __all__ = [
     "sandbox_env",
     "sandbox_works",
     "start_background",
+    "stop_idle_threads",
     "validate_domain_pattern",
 ]

@@ -9,3 +9,4 @@ import os
 # daemon (tests/gateway/test_hook_daemon.py), so that no test leaves one
 # behind on the machine that runs the suite.
 os.environ["SHELLGATE_HOOK_DAEMON"] = "0"
+os.environ["SHELLGATE_RUN_DAEMON"] = "0"

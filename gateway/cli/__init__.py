@@ -61,6 +61,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .fastpath import fast_parse  # noqa: PLC0415
 
     try:
+        if argv is None and words[:1] == ["run"]:
+            # a warm daemon runs it, when one of this state is there (see
+            # cli/run_client.py): nothing heavier than a socket is imported
+            from .run_client import run as run_warm  # noqa: PLC0415
+
+            served = run_warm(words)
+            if served is not None:
+                _leave(served)
+                return served
         args: argparse.Namespace | SimpleNamespace | None = fast_parse(words)
         if args is None:
             from .parser import build_parser  # noqa: PLC0415

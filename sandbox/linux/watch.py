@@ -87,6 +87,9 @@ class _Inotify:
         self.refs: dict[int, int] = {}
         self.dirs: dict[int, str] = {}
         self.subscribers: set[MountWatch] = set()
+        self.thread: threading.Thread | None = None
+        #: written to end the thread (shutdown)
+        self.wake = (-1, -1)
 
     def _ensure(self) -> None:
         if self.fd >= 0:
@@ -98,7 +101,10 @@ class _Inotify:
                                    f"the host ({os.strerror(err)}; the user's inotify "
                                    "instances may be used up)")
         self.fd = fd
-        threading.Thread(target=self._run, name="shellgate-mount-watch", daemon=True).start()
+        self.wake = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        self.thread = threading.Thread(target=self._run, args=(fd, self.wake[0]),
+                                       name="shellgate-mount-watch", daemon=True)
+        self.thread.start()
 
     def add(self, parent: str) -> int | None:
         """A watch on ``parent`` (shared with other runs), or None when
@@ -124,11 +130,48 @@ class _Inotify:
                 self.dirs.pop(wd, None)
                 self.libc.inotify_rm_watch(self.fd, wd)
 
-    def _run(self) -> None:
+    def shutdown(self) -> bool:
+        """End the thread and the instance when no run uses them (True when
+        neither is left)."""
+        with self.lock:
+            if self.subscribers or self.refs:
+                return False
+            thread, self.thread = self.thread, None
+            if thread is not None:
+                os.write(self.wake[1], b"x")
+        if thread is not None:
+            thread.join()
+        with self.lock:
+            self._forget()
+        return True
+
+    def _forget(self) -> None:
+        """Close the instance and the pipe (no thread reads them)."""
+        for fd in (self.fd, *self.wake):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.fd, self.wake = -1, (-1, -1)
+        self.refs.clear()
+        self.dirs.clear()
+
+    def after_fork(self) -> None:
+        """In a forked child: the parent's thread is not here, and its lock
+        may have been held at the fork. The child starts afresh: on the
+        inherited instance its runs would arm watches that no thread reads,
+        and a protected path replaced on the host would go unnoticed (a warm
+        daemon's children; tests/gateway/test_run_daemon.py)."""
+        self.lock = threading.Lock()
+        self.thread = None
+        self.subscribers.clear()
+        self._forget()
+
+    def _run(self, fd: int, wake: int) -> None:
         while True:
-            select.select([self.fd], [], [])
+            if wake in select.select([fd, wake], [], [])[0]:
+                return
             try:
-                data = os.read(self.fd, 65536)
+                data = os.read(fd, 65536)
             except BlockingIOError:
                 continue
             except OSError:
@@ -142,6 +185,14 @@ class _Inotify:
 
 
 _INOTIFY = _Inotify()
+os.register_at_fork(after_in_child=_INOTIFY.after_fork)
+
+
+def stop_idle_threads() -> bool:
+    """End the watch's thread when no run is using it, so that a process
+    that forks next (a warm daemon) forks with one thread; the next run
+    starts it again. True when it is gone."""
+    return _INOTIFY.shutdown()
 
 
 class MountWatch:

@@ -3,10 +3,14 @@ sandbox profile and filesystem plan."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from gateway.context import SessionContext, ToolContext
@@ -58,3 +62,18 @@ def session(workspace: Path, tmp_path: Path) -> SessionContext:
 def tool_context(session: SessionContext) -> Callable[[], ToolContext]:
     counter = iter(range(1_000_000))
     return lambda: ToolContext(session, f"toolu_{next(counter)}")
+
+
+@pytest.fixture
+def runtime() -> Iterator[Path]:
+    """A private runtime directory for the warm daemons (short: a unix
+    socket's path is at most 108 bytes; under /var/tmp, which the sandbox
+    shows, so that hiding it is tested); every daemon started in it, and
+    its children, gone after."""
+    here = Path(tempfile.mkdtemp(prefix="sg-rt-", dir="/var/tmp"))
+    yield here
+    for proc in psutil.process_iter(["cmdline"]):
+        with contextlib.suppress(psutil.Error):
+            if any(str(here) in part for part in proc.info["cmdline"] or ()):
+                proc.kill()
+    shutil.rmtree(here, ignore_errors=True)

@@ -10,38 +10,22 @@ import contextlib
 import importlib.metadata
 import json
 import os
-import shutil
 import signal
 import socket
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
 
-from gateway.cli import hook_client, hook_daemon
+from gateway.cli import hook_client, warm_client, warm_daemon
 
 pytestmark = pytest.mark.sandbox  # the file tools' policy is the sandbox's plan
-
-
-@pytest.fixture
-def runtime() -> Iterator[Path]:
-    """A private runtime directory (short: a unix socket's path is at most
-    108 bytes); every daemon started in it is gone after."""
-    here = Path(tempfile.mkdtemp(prefix="sg-run-"))
-    yield here
-    for proc in psutil.process_iter(["cmdline"]):
-        with contextlib.suppress(psutil.Error):
-            if any(str(here) in part for part in proc.info["cmdline"] or ()):
-                proc.kill()
-    shutil.rmtree(here, ignore_errors=True)
 
 
 def _env(tmp_path: Path, runtime: Path, **extra: str) -> dict[str, str]:
@@ -98,7 +82,7 @@ def _daemon_pids(runtime: Path) -> list[int]:
     for proc in psutil.process_iter(["cmdline", "ppid"]):
         with contextlib.suppress(psutil.Error):
             line = proc.info["cmdline"] or []
-            if any(str(runtime) in p for p in line) and "gateway.cli.hook_daemon" in line:
+            if any(str(runtime) in p for p in line) and "gateway.cli.warm_daemon" in line:
                 out.append(proc.pid)
     return out
 
@@ -254,7 +238,7 @@ def test_a_changed_package_file_makes_the_daemon_stale(workspace: Path, tmp_path
     call = _call("Bash", {"command": "ls"}, workspace)
     where = _warm(call, env)
     assert isinstance(_ask(call, env), dict)
-    data = Path(hook_client.PACKAGE_ROOT) / "profiles" / "sensitive-paths.toml"
+    data = Path(warm_client.PACKAGE_ROOT) / "profiles" / "sensitive-paths.toml"
     st = data.stat()
     try:
         os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
@@ -334,7 +318,7 @@ def test_only_one_daemon_serves_a_socket(workspace: Path, tmp_path: Path,
                                          runtime: Path) -> None:
     env = _env(tmp_path, runtime)
     where = str(_socket(env))
-    argv = [sys.executable, "-P", "-m", "gateway.cli.hook_daemon", where]
+    argv = [sys.executable, "-P", "-m", "gateway.cli.warm_daemon", "hook", where]
     first = subprocess.Popen(argv, env=env, cwd="/")
     try:
         deadline = time.monotonic() + 60
@@ -355,7 +339,7 @@ def test_a_daemon_started_for_another_environment_refuses_to_serve(
     env = _env(tmp_path, runtime)
     where = str(_socket(env))
     other = {**env, "HOME": str(tmp_path)}  # judged with another home
-    done = subprocess.run([sys.executable, "-P", "-m", "gateway.cli.hook_daemon", where],
+    done = subprocess.run([sys.executable, "-P", "-m", "gateway.cli.warm_daemon", "hook", where],
                           env=other, cwd="/", timeout=60, check=False)
     assert done.returncode == 2 and not Path(where).exists()
 
@@ -377,7 +361,7 @@ def test_the_daemon_judges_relative_audit_paths_from_the_callers_directory(
                           cwd=workspace, check=True, timeout=90)
     assert _decision(json.loads(done.stdout)) == "allow"
     assert "permission.decided" in (workspace / "audit-here.jsonl").read_text()
-    assert hook_daemon.fingerprint()  # the package's files are seen
+    assert warm_daemon.fingerprint()  # the package's files are seen
 
 
 def test_a_fifo_planted_beside_the_socket_does_not_hang_the_hook(
@@ -397,7 +381,7 @@ def test_spares_do_not_outlive_a_daemon_killed_as_it_starts(
         workspace: Path, tmp_path: Path, runtime: Path) -> None:
     env = _env(tmp_path, runtime)
     where = _socket(env)
-    argv = [sys.executable, "-P", "-m", "gateway.cli.hook_daemon", str(where)]
+    argv = [sys.executable, "-P", "-m", "gateway.cli.warm_daemon", "hook", str(where)]
     daemon = subprocess.Popen(argv, env=env, cwd="/")
     deadline = time.monotonic() + 60
     while not where.exists():

@@ -1,0 +1,211 @@
+"""The client side of ``shellgate run``'s warm daemon: standard library
+only (C modules), run by ``main()`` before anything else is imported.
+
+A cold ``shellgate run -- true`` spends most of its time importing the
+sandbox (about 40 ms on a small machine, twice a bare ``python -c pass``);
+the sandbox itself costs about 10 ms. A warm daemon (:mod:`.run_daemon`)
+has imported it once, and runs each call in a child forked for it, which
+takes this process's standard streams and working directory (passed as
+descriptors over the socket, ``SCM_RIGHTS``), its umask, its environment
+and its arguments, and runs the verb exactly as this process would. This
+one waits for the exit status and exits with it.
+
+What is the same as a run in this process: the command's output goes to
+the same descriptors (a terminal stays a terminal, a pipe a pipe), its
+stdin is this process's, its exit status and shellgate's own messages are
+the same, Ctrl-C stops it (the child gets the interrupt: the tree is killed
+and the post-run guards run), and when this process dies (SIGTERM,
+SIGKILL, a closed terminal) the command is stopped too: the child sees the
+socket close. A call is served by a daemon started with the same state
+only (see :func:`facts`); anything else, and any failure before the child
+has taken the call, runs the verb in this process. What differs: the
+command is a descendant of the daemon, not of this process, so a shell's
+``time`` or a process-tree walk from here does not see its CPU time or
+its processes.
+
+Never twice: the request is sent only once a child has said it is there,
+and after it is sent the call is the child's unless it refuses in so
+many words (or closes the socket before saying it runs the command). So a
+call that waited in a busy daemon's backlog, and is then run here, is
+never also run there.
+
+``SHELLGATE_RUN_DAEMON=0`` turns the daemon off.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from . import warm_client
+from .warm_client import socket
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+__all__ = ["facts", "request", "run"]
+
+#: a child says it is there before the request is sent ...
+HELLO = b"?"
+#: ... then that it runs the command, or refuses (the rest of the line: why)
+RUNS = b"+"
+REFUSED = b"-"
+#: and at the end, ``=<status>``
+STATUS = b"="
+#: sent to the child on Ctrl-C
+INTERRUPT = b"i"
+#: what opens a request
+MAGIC = b"shellgate-run"
+#: the descriptors passed: stdin, stdout, stderr, the working directory
+PASSED_FDS = 4
+#: the exit status when the child was lost after it started the command
+EXIT_LOST = 125
+#: the process's state a child inherits from its parent, beyond the
+#: environment: read by the client and by the daemon the same way
+_STATUS_FIELDS = (b"CapInh", b"CapPrm", b"CapEff", b"CapBnd", b"CapAmb", b"NoNewPrivs",
+                  b"Seccomp", b"Seccomp_filters")
+_NAMESPACES = ("cgroup", "ipc", "mnt", "net", "pid", "time", "user", "uts")
+
+
+def facts() -> list[str]:
+    """What a process started by this one would inherit besides the
+    environment: groups, resource limits, cgroup, namespaces, capabilities,
+    seccomp and no-new-privileges, nice value, oom score and CPU set. A
+    daemon started by a client in another state (``ulimit -v`` lowered, a
+    systemd unit's cgroup, a container's namespaces, a seccomp filter)
+    serves no client in this one: from a daemon with higher limits or
+    another cgroup, a run would escape what this process is held to."""
+    import resource  # noqa: PLC0415 -- a C module
+
+    out = [f"gid={os.getgid()}", f"groups={sorted(os.getgroups())}"]
+    out += [f"{name}={resource.getrlimit(getattr(resource, name))}"
+            for name in sorted(n for n in dir(resource) if n.startswith("RLIMIT_"))]
+    out.append(f"cgroup={_read('/proc/self/cgroup')!r}")
+    for name in _NAMESPACES:
+        try:
+            out.append(f"ns={os.readlink('/proc/self/ns/' + name)}")
+        except OSError:
+            out.append(f"ns={name}:none")
+    status = _read("/proc/self/status").splitlines()
+    out += [repr(line) for line in status if line.split(b":", 1)[0] in _STATUS_FIELDS]
+    out.append(f"oom={_read('/proc/self/oom_score_adj')!r}")
+    out.append(f"nice={os.getpriority(os.PRIO_PROCESS, 0)}")
+    out.append(f"cpus={sorted(os.sched_getaffinity(0))}")
+    return out
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b"\0unreadable"
+
+
+def request(words: Sequence[str], env: Mapping[bytes, bytes], key: str, umask: int) -> bytes:
+    """A request: length-prefixed, NUL-separated fields (no field holds a NUL:
+    arguments and the environment cannot)."""
+    fields = [MAGIC, str(warm_client.PROTOCOL).encode(), warm_client.VERSION.encode(),
+              key.encode(), str(umask).encode(), str(len(words)).encode(),
+              *(os.fsencode(w) for w in words), *(k + b"=" + v for k, v in env.items())]
+    body = b"\0".join(fields)
+    return len(body).to_bytes(4, "big") + body
+
+
+def run(words: Sequence[str]) -> int | None:
+    """``shellgate run`` with ``words`` through the warm daemon: its exit
+    status, or None when it is to run in this process."""
+    env = os.environ
+    # Linux only: the state it compares is read from /proc, the peer's
+    # user from SO_PEERCRED
+    if sys.platform != "linux" or not warm_client.enabled(env, "run"):
+        return None
+    extra = facts()
+    where = warm_client.address(env, "run", extra)
+    if where is None:
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    try:
+        return _call(sock, where, words, warm_client.key(env, extra))
+    finally:
+        sock.close()
+
+
+def _call(sock: socket.socket, where: str, words: Sequence[str], key: str) -> int | None:
+    env = os.environ
+    try:
+        sock.settimeout(warm_client.ACK_S)
+        try:
+            sock.connect(where)
+        except (FileNotFoundError, ConnectionRefusedError):
+            warm_client.start(where, env, "run")
+            return None
+        if warm_client.peer_uid(sock) != os.getuid():
+            return None
+        # no request before a child has the call: one still in the backlog
+        # when this process gives up is closed unsent, and runs nothing
+        if sock.recv(1) != HELLO:
+            return None
+        cwd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None  # no daemon, a busy or stopped one, no working directory
+    try:
+        data = request(words, os.environb, key, warm_client.umask())
+        fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2, cwd))
+        sock.settimeout(None)
+        sent = sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+        if sent < len(data):
+            sock.sendall(data[sent:])
+    except OSError:
+        pass  # the child runs nothing before the whole request, and says so
+    finally:
+        os.close(cwd)
+    return _wait(sock)
+
+
+def _wait(sock: socket.socket) -> int | None:
+    """The child's word on the call, then its exit status (None: run it
+    here). Ctrl-C here is passed to the child, which stops the command as a
+    run in this process would and reports its status."""
+    interrupted = started = False
+    reply = b""
+    while len(reply) < 256:
+        try:
+            chunk = sock.recv(256)
+        except KeyboardInterrupt:
+            interrupted = True
+            _send(sock, INTERRUPT)
+            continue
+        except OSError:
+            chunk = b""
+        if not chunk:
+            break
+        reply += chunk
+        if not started and reply[:1] == RUNS:
+            started, reply = True, reply[1:]
+        if not started and reply[:1] == REFUSED and reply.endswith(b"\n"):
+            break
+        if started and reply[:1] == STATUS and reply.endswith(b"\n"):
+            try:
+                return int(reply[1:-1])
+            except ValueError:
+                break
+    if not started:
+        # it never said it runs the command, so nothing ran: run it here,
+        # unless the user interrupted it meanwhile
+        return 130 if interrupted else None
+    try:
+        sys.stderr.write("shellgate: the warm daemon's child that ran the command ended "
+                         "before it; the command was stopped\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    return EXIT_LOST
+
+
+def _send(sock: socket.socket, data: bytes) -> None:
+    try:  # noqa: SIM105 -- contextlib costs a cold run collections and functools
+        sock.sendall(data)
+    except OSError:
+        pass

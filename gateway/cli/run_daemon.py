@@ -1,0 +1,239 @@
+"""``shellgate run``'s warm daemon (see :mod:`.warm_daemon` for the daemon
+and :mod:`.run_client` for the client and what a call through it keeps).
+
+The daemon imports the run verb and the sandbox, and runs ``true`` in the
+sandbox once in a throwaway directory, so that its children start with
+every module loaded and every table built. A child takes one call: the
+client's standard streams and working directory (descriptors), its umask,
+environment and arguments; it checks that the client's state is the
+daemon's (the key: the environment and the process's inherited state), and
+runs the verb as the client's own process would, in the client's place.
+
+A run is long; the child watches the socket the whole time: a Ctrl-C the
+client passes on, or the client gone (killed, its terminal closed), is an
+interrupt in the child's main thread — what Ctrl-C is to a run in the
+client's own process: the tree is killed and the post-run guards run.
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import io
+import os
+import signal
+import socket
+import sys
+import tempfile
+import threading
+
+from . import run_client, warm_client
+from .warm_daemon import STALE, fingerprint
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .warm_daemon import Fingerprint
+
+#: runs at once through the daemon (each a child supervising its command);
+#: past it, calls wait in the backlog and their clients run them themselves
+MAX_CHILDREN = 64
+#: a request: the arguments and the environment (the kernel's own limit on
+#: both together is a few MiB)
+MAX_REQUEST_BYTES = 16 << 20
+#: how long a child waits for its request's bytes
+REQUEST_TIMEOUT_S = 5.0
+
+
+def own_address() -> str | None:
+    return warm_client.address(os.environ, "run", run_client.facts())
+
+
+def warm_up() -> None:
+    """Import the verb and run ``true`` once in the sandbox, in a throwaway
+    directory (output to /dev/null; any failure leaves the daemon as warm
+    as it got)."""
+    from . import main, parser, run  # noqa: F401, PLC0415 -- loaded once, for the children
+
+    with tempfile.TemporaryDirectory(prefix="shellgate-warm-") as tmp, \
+            contextlib.suppress(BaseException):
+        main(["run", "--cwd", tmp, "--", "true"])
+    # a run leaves the host-path watch's thread waiting for the next: the
+    # daemon forks its children with one thread (warm_daemon.main)
+    from sandbox import stop_idle_threads  # noqa: PLC0415
+
+    stop_idle_threads()
+
+
+def warm_spare() -> None:
+    """Nothing: a run's own work (the plan, bubblewrap) dwarfs the pages a
+    fresh child copies."""
+
+
+def serve(conn: socket.socket, sources: Fingerprint) -> int:
+    """Take one call on ``conn`` and run it (the status goes back on it)."""
+    conn.sendall(run_client.HELLO)
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)  # a client that stalls ends the child
+    signal.setitimer(signal.ITIMER_REAL, REQUEST_TIMEOUT_S)
+    data, fds = _receive(conn)
+    try:
+        if fingerprint() != sources:
+            _refuse(conn, "the package changed under the daemon")
+            return STALE
+        call = _parse(data, len(fds))
+        if isinstance(call, str):
+            _refuse(conn, call)
+            return 0
+        words, env, umask = call
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        _adopt(fds, env, umask)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return _run(conn, words)
+
+
+def _receive(conn: socket.socket) -> tuple[bytes, list[int]]:
+    """The request's bytes and the descriptors that came with them."""
+    fds = array.array("i")
+    size = fds.itemsize
+    data, ancillary, flags, _ = conn.recvmsg(1 << 16, socket.CMSG_SPACE(size * 8))
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(payload[: len(payload) - len(payload) % size])
+    received = list(fds)
+    if flags & socket.MSG_CTRUNC:
+        received.append(-1)  # more than were asked for: refused below
+    if len(data) < 4:
+        return b"", [fd for fd in received if fd >= 0]
+    want = int.from_bytes(data[:4], "big")
+    chunks = [data[4:]]
+    got = len(data) - 4
+    while got < want and got <= MAX_REQUEST_BYTES:
+        chunk = conn.recv(min(1 << 20, want - got))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    body = b"".join(chunks)
+    if len(body) != want or -1 in received:
+        body = b""
+    return body, [fd for fd in received if fd >= 0]
+
+
+def _parse(data: bytes, nfds: int) -> tuple[list[str], dict[bytes, bytes], int] | str:
+    """The call's arguments, environment and umask, or why it is refused."""
+    fields = data.split(b"\0")
+    if len(fields) < 6 or fields[0] != run_client.MAGIC or nfds != run_client.PASSED_FDS:
+        return "a malformed request"
+    if fields[1] != str(warm_client.PROTOCOL).encode() or fields[2] != warm_client.VERSION.encode():
+        return "another version of shellgate"
+    try:
+        umask, argc = int(fields[4]), int(fields[5])
+    except ValueError:
+        return "a malformed request"
+    words = [os.fsdecode(w) for w in fields[6:6 + argc]]
+    pairs = fields[6 + argc:]
+    if len(words) != argc or any(b"=" not in p for p in pairs):
+        return "a malformed request"
+    env = dict(p.split(b"=", 1) for p in pairs)
+    facts = run_client.facts()
+    own = warm_client.key(os.environ, facts)
+    # the environment the client sent must be the one its key names, and the
+    # daemon's: the daemon's modules were loaded with its environment
+    # (from a review of the hook's daemon: a link from one environment's
+    # socket to another's had a call served with the other's HOME)
+    theirs = warm_client.key({os.fsdecode(k): os.fsdecode(v) for k, v in env.items()}, facts)
+    if fields[3].decode("ascii", "replace") != own or theirs != own:
+        return "a call of another environment"
+    return words, env, umask
+
+
+def _refuse(conn: socket.socket, why: str) -> None:
+    try:  # noqa: SIM105
+        conn.sendall(run_client.REFUSED + why.encode("ascii", "replace") + b"\n")
+    except OSError:
+        pass
+
+
+def _adopt(fds: list[int], env: dict[bytes, bytes], umask: int) -> None:
+    """Take the client's place: its standard streams, working directory,
+    umask and environment (the volatile part the key leaves out: PWD …)."""
+    for target, fd in enumerate(fds[:3]):
+        os.dup2(fd, target)  # inheritable, as the client's were
+    os.fchdir(fds[3])
+    os.umask(umask & 0o777)
+    os.environ.clear()
+    os.environb.update(env)
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        old = getattr(sys, name)
+        stream = io.TextIOWrapper(
+            io.open(fd, "rb" if fd == 0 else "wb", closefd=False),  # noqa: SIM115, UP020
+            encoding=old.encoding, errors=old.errors,
+            # as Python makes them: stdout line-buffered on a terminal,
+            # stderr always
+            line_buffering=fd == 2 or (fd == 1 and os.isatty(1)),
+            write_through=getattr(old, "write_through", False))
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+
+
+def _run(conn: socket.socket, words: list[str]) -> int:
+    """Run the verb with the socket watched; send its status."""
+    main_thread = threading.main_thread().ident
+    assert main_thread is not None
+    done = threading.Lock()
+    finished = False
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def watch() -> None:
+        # an interrupt passed on by the client, or the client gone
+        while True:
+            try:
+                data = conn.recv(64)
+            except OSError:
+                data = b""
+            if data and run_client.INTERRUPT not in data:
+                continue
+            with done:
+                if not finished:
+                    signal.pthread_kill(main_thread, signal.SIGINT)
+            if not data:
+                return
+
+    threading.Thread(target=watch, name="run-client", daemon=True).start()
+    code = 130
+    try:
+        conn.sendall(run_client.RUNS)
+        from . import main  # noqa: PLC0415 -- loaded by the warm-up
+
+        code = _status(main, words)
+    except KeyboardInterrupt:
+        code = 130
+    finally:
+        with done:
+            finished = True
+        for stream in (sys.stdout, sys.stderr):
+            try:  # noqa: SIM105
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+    try:  # noqa: SIM105
+        conn.sendall(run_client.STATUS + str(code).encode() + b"\n")
+    except OSError:
+        pass
+    return 0
+
+
+def _status(main: object, words: list[str]) -> int:
+    """The verb's exit status, as the process's own would be (argparse's
+    usage errors leave by SystemExit)."""
+    try:
+        code = main(words)  # type: ignore[operator]
+    except SystemExit as exc:
+        code = exc.code
+    if code is None:
+        return 0
+    if not isinstance(code, int):
+        print(code, file=sys.stderr)  # as Python does with SystemExit("why")
+        return 1
+    return code

@@ -147,7 +147,8 @@ def _call(sock: socket.socket, where: str, words: Sequence[str], key: str) -> in
         # when this process gives up is closed unsent, and runs nothing
         if sock.recv(1) != HELLO:
             return None
-        cwd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        # O_PATH: a directory the user may enter but not list is a cwd too
+        cwd = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
         return None  # no daemon, a busy or stopped one, no working directory
     try:

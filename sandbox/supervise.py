@@ -36,7 +36,7 @@ _NPROC_POLL = 0.25
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time (a tenth of a cold start)
-    from typing import Protocol
+    from typing import Any, Protocol
 
     class TreeMonitor(Protocol):
         """What a backend knows about the sandbox's process tree (bubblewrap:
@@ -270,39 +270,44 @@ def supervise(
     born in)."""
     deadline_s = timeout if timeout is not None else limits.wall_timeout
     start = time.monotonic()
-    try:
-        proc, feeder = _spawn(argv, env, cwd, pass_fds, stdin, spawning)
-    except OSError as exc:
-        raise StartError(exc) from exc
-    if after_spawn is not None:
+    with _InterruptsHeld() as held:
         try:
-            after_spawn(proc.pid)
-        except BaseException as exc:
+            proc, feeder = _spawn(argv, env, cwd, pass_fds, stdin, spawning)
+        except OSError as exc:
+            raise StartError(exc) from exc
+    state = None
+    try:
+        held.release()  # an interrupt that came meanwhile is raised here
+        if after_spawn is not None:
+            try:
+                after_spawn(proc.pid)
+            except OSError as exc:
+                raise StartError(exc) from exc
+        if on_start is not None:
+            on_start(proc.pid)
+        if feeder is not None:
+            feeder.start()
+        assert proc.stdout is not None and proc.stderr is not None
+        state = _Loop(
+            proc,
+            selectors.DefaultSelector(),
+            {name: OutputCapture(limits.max_output_bytes) for name in ("stdout", "stderr")},
+            on_output,
+            monitor,
+        )
+        state.sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
+        state.sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
+        _watch(state, start + deadline_s, deadline_s, limits)
+    except BaseException:
+        if state is None:  # not yet supervised: nothing may outlive the call
             kill_tree(proc.pid)
             proc.wait()
             _close_pipes(proc, feeder)
-            if isinstance(exc, OSError):
-                raise StartError(exc) from exc
-            raise
-    if on_start is not None:
-        on_start(proc.pid)
-    if feeder is not None:
-        feeder.start()
-    assert proc.stdout is not None and proc.stderr is not None
-    state = _Loop(
-        proc,
-        selectors.DefaultSelector(),
-        {name: OutputCapture(limits.max_output_bytes) for name in ("stdout", "stderr")},
-        on_output,
-        monitor,
-    )
-    state.sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
-    state.sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
-    try:
-        _watch(state, start + deadline_s, deadline_s, limits)
+        raise
     finally:
-        _finish(state)
-        _close_pipes(proc, feeder)
+        if state is not None:
+            _finish(state)
+            _close_pipes(proc, feeder)
     if monitor is not None and not state.killed_reason and monitor.oom_kills():
         _memory_exceeded(state, limits)  # it ended before the watchdog looked
     code = proc.returncode
@@ -318,6 +323,51 @@ def supervise(
         killed_reason=state.killed_reason,
         memory_exceeded=state.memory_exceeded,
     )
+
+
+class _InterruptsHeld:
+    """Ctrl-C (SIGINT) held back while the process is started, and raised at
+    :meth:`release`, inside the code that kills what was started. Attack
+    (from a review of the run daemon, whose child turns its client's death
+    into a SIGINT): an interrupt that landed inside ``Popen``, or between it
+    and the supervision loop, left bubblewrap running unsupervised; the
+    post-run guards looked while the command was still writing, and it
+    finished after them. Reproducer: ``shellgate run -- sh -c 'sleep 1.5;
+    echo f >> m' & sleep 0.04; kill $!`` — about one run in thirty wrote
+    ``f``. Only the main thread has Python signal handlers; elsewhere this
+    holds nothing."""
+
+    def __init__(self) -> None:
+        self.previous: Any = None
+        self.pending = False
+        self.holding = False
+
+    def __enter__(self) -> _InterruptsHeld:
+        import threading  # noqa: PLC0415 -- loaded already: the stdin feeder's
+
+        # a handler not set from Python (None) cannot be put back: not held
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is not None):
+            self.previous = signal.signal(signal.SIGINT, self._note)
+            self.holding = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is not None:
+            self.release()
+
+    def _note(self, _signum: int, _frame: object) -> None:
+        self.pending = True
+
+    def release(self) -> None:
+        """Put the handler back; raise a held interrupt the way it would
+        have come (the previous handler, or the default action)."""
+        if not self.holding:
+            return
+        self.holding = False
+        signal.signal(signal.SIGINT, self.previous)
+        if self.pending:
+            signal.raise_signal(signal.SIGINT)
 
 
 def _memory_exceeded(state: _Loop, limits: Limits) -> None:

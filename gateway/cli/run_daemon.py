@@ -71,6 +71,12 @@ def warm_spare() -> None:
 
 def serve(conn: socket.socket, sources: Fingerprint) -> int:
     """Take one call on ``conn`` and run it (the status goes back on it)."""
+    # the client's own state, as /proc shows it, must be the daemon's: a
+    # sandboxed command is the same user (see run_client.same_state_peer)
+    status = run_client.same_state_peer(conn, run_client.facts())
+    umask = _umask(status)
+    if umask is None:
+        return 0  # closed unanswered: the client runs it itself
     conn.sendall(run_client.HELLO)
     signal.signal(signal.SIGALRM, signal.SIG_DFL)  # a client that stalls ends the child
     signal.setitimer(signal.ITIMER_REAL, REQUEST_TIMEOUT_S)
@@ -83,13 +89,24 @@ def serve(conn: socket.socket, sources: Fingerprint) -> int:
         if isinstance(call, str):
             _refuse(conn, call)
             return 0
-        words, env, umask = call
+        words, env = call
         signal.setitimer(signal.ITIMER_REAL, 0)
         _adopt(fds, env, umask)
     finally:
         for fd in fds:
             os.close(fd)
     return _run(conn, words)
+
+
+def _umask(status: bytes | None) -> int | None:
+    """The umask in a /proc status (the client's own, not what it says)."""
+    for line in (status or b"").splitlines():
+        if line.startswith(b"Umask:"):
+            try:
+                return int(line.split()[1], 8)
+            except (IndexError, ValueError):
+                return None
+    return None
 
 
 def _receive(conn: socket.socket) -> tuple[bytes, list[int]]:
@@ -120,15 +137,17 @@ def _receive(conn: socket.socket) -> tuple[bytes, list[int]]:
     return body, [fd for fd in received if fd >= 0]
 
 
-def _parse(data: bytes, nfds: int) -> tuple[list[str], dict[bytes, bytes], int] | str:
-    """The call's arguments, environment and umask, or why it is refused."""
+def _parse(data: bytes, nfds: int) -> tuple[list[str], dict[bytes, bytes]] | str:
+    """The call's arguments and environment, or why it is refused (the
+    umask the request names is ignored: the client's own is read from
+    /proc)."""
     fields = data.split(b"\0")
     if len(fields) < 6 or fields[0] != run_client.MAGIC or nfds != run_client.PASSED_FDS:
         return "a malformed request"
     if fields[1] != str(warm_client.PROTOCOL).encode() or fields[2] != warm_client.VERSION.encode():
         return "another version of shellgate"
     try:
-        umask, argc = int(fields[4]), int(fields[5])
+        argc = int(fields[5])
     except ValueError:
         return "a malformed request"
     words = [os.fsdecode(w) for w in fields[6:6 + argc]]
@@ -145,7 +164,7 @@ def _parse(data: bytes, nfds: int) -> tuple[list[str], dict[bytes, bytes], int] 
     theirs = warm_client.key({os.fsdecode(k): os.fsdecode(v) for k, v in env.items()}, facts)
     if fields[3].decode("ascii", "replace") != own or theirs != own:
         return "a call of another environment"
-    return words, env, umask
+    return words, env
 
 
 def _refuse(conn: socket.socket, why: str) -> None:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -178,10 +180,13 @@ def test_a_client_with_lower_limits_is_not_served_by_a_daemon_with_higher_ones(
 
 def test_the_facts_name_what_a_child_inherits() -> None:
     mine = run_client.facts()
-    assert any(f.startswith("RLIMIT_NOFILE=") for f in mine)
-    assert any(f.startswith("cgroup=") for f in mine)
-    assert any("NoNewPrivs" in f for f in mine)
-    assert sum(f.startswith("ns=") for f in mine) >= 7
+    assert any(f.startswith("limits=") and "Max open files" in f for f in mine)
+    for name in ("cgroup=", "personality=", "root=", "sched=", "attr/current="):
+        assert any(f.startswith(name) for f in mine), name
+    for field in ("NoNewPrivs", "Seccomp", "CapEff", "Uid", "Groups", "Cpus_allowed_list"):
+        assert any(f.startswith(f"b'{field}:") for f in mine), field
+    assert sum(f.startswith("ns/") and "unreadable" not in f for f in mine) >= 7
+    assert run_client.facts(os.getpid()) == mine  # read the same way for a peer
     code = ("import resource, sys; from gateway.cli import run_client; "
             "resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)); "
             "print(repr(run_client.facts()))")
@@ -263,3 +268,151 @@ def test_a_host_rename_of_a_protected_file_stops_a_run_through_the_daemon(
                    check=True)
     _, err = client.communicate(timeout=20)
     assert b"was replaced or removed during the run" in err
+
+
+_KNOCK = r"""
+import os, socket, sys
+sock_path, request_file, cwd = sys.argv[1:4]
+s = socket.socket(socket.AF_UNIX)
+s.connect(sock_path)
+s.settimeout(10)
+hello = s.recv(1)
+if hello != b"?":
+    print("closed-unanswered")
+    sys.exit(0)
+fd = os.open(cwd, os.O_RDONLY | os.O_DIRECTORY)
+data = open(request_file, "rb").read()
+s.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                    b"".join(f.to_bytes(4, sys.byteorder) for f in (0, 1, 2, fd)))])
+reply = b""
+while True:
+    chunk = s.recv(256)
+    if not chunk:
+        break
+    reply += chunk
+print("reply", reply)
+"""
+
+
+def test_a_sandboxed_command_that_reaches_a_daemon_gets_no_run_from_it(
+        workspace: Path, runtime: Path, tmp_path: Path) -> None:
+    """Attack (from a review): a daemon whose runtime directory is not the
+    one a run hides (another environment's) is visible to a command in a
+    sandbox with unix sockets allowed; it sent a request in the daemon's
+    environment (no secret) asking for a run with a host directory writable,
+    and had a file written there. The daemon now checks, from /proc, that
+    its client is in its own namespaces and state. The control: the same
+    request from the host is run."""
+    env = _env(runtime)
+    sock = _warm(env, workspace)
+    victim = Path(tempfile.mkdtemp(prefix="sg-victim-", dir="/var/tmp"))
+    try:
+        words = ["run", "--cwd", str(victim), "--allow-write", str(victim), "--", "sh", "-c",
+                 "echo pwned > pwned"]
+        environ = {k.encode(): v.encode() for k, v in env.items()}
+        key = subprocess.run([sys.executable, "-c", "import os; from gateway.cli import "
+                              "run_client, warm_client; print(warm_client.key(os.environ, "
+                              "run_client.facts()))"], env=env, capture_output=True,
+                             text=True, check=True).stdout.strip()
+        request = workspace / "request.bin"
+        request.write_bytes(run_client.request(words, environ, key, 0o22))
+        (workspace / "knock.py").write_text(_KNOCK)
+        settings = tmp_path / "settings.json"
+        settings.write_text('{"sandbox": {"network": {"allowUnixSockets": true}}}')
+        # the sandboxed command runs in its own process, with another
+        # runtime directory: the daemon's is not hidden from it
+        other = {**env, "SHELLGATE_RUN_DAEMON": "0", "XDG_RUNTIME_DIR": str(tmp_path)}
+        code, out, err = _run(["--settings", str(settings), "--", "python3", "knock.py",
+                               str(sock), "request.bin", "."], other, workspace)
+        assert code == 0, err
+        assert out.split() == ["closed-unanswered"]
+        assert not (victim / "pwned").exists()
+        # the control: from the host, the same request is run
+        control = subprocess.run(["python3", "knock.py", str(sock), "request.bin", "."],
+                                 cwd=workspace, capture_output=True, text=True, timeout=60,
+                                 check=True)
+        assert "reply b'+=0" in control.stdout, control.stdout
+        assert (victim / "pwned").read_text() == "pwned\n"
+    finally:
+        shutil.rmtree(victim, ignore_errors=True)
+
+
+_FAKE = r"""
+import os, socket, sys
+path, log = sys.argv[1:3]
+with open(log, "w") as out:
+    out.write("listening\n")
+l = socket.socket(socket.AF_UNIX)
+l.bind(path)
+l.listen(4)
+while True:
+    conn, _ = l.accept()
+    conn.sendall(b"?")
+    conn.settimeout(3)
+    try:
+        data, anc, _, _ = conn.recvmsg(65536, socket.CMSG_SPACE(64))
+    except OSError:
+        data, anc = b"", []
+    with open(log, "a") as out:
+        out.write(f"request {len(data)} bytes, {len(anc)} fds\n")
+    for _, _, payload in anc:  # the client's streams: not kept open
+        for i in range(0, len(payload) - 3, 4):
+            os.close(int.from_bytes(payload[i:i + 4], sys.byteorder))
+    try:
+        conn.sendall(b"-not today\n")
+    except OSError:
+        pass
+    conn.close()
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a mount namespace")
+@pytest.mark.parametrize("namespace", ["another mount namespace", "the client's own"])
+def test_a_client_sends_nothing_to_a_daemon_in_another_state(
+        workspace: Path, runtime: Path, tmp_path: Path, namespace: str) -> None:
+    """Attack (from a review): a command in a sandbox renamed the runtime
+    directory's parent away, made its own, and bound a socket where the
+    next client looked; the client sent it its standard streams and its
+    working directory (a host descriptor: `openat(cwd, "../../..")` wrote
+    the host's root). The client now checks, from /proc, that the daemon is
+    in its own namespaces and state before it sends anything. The control:
+    a fake in the client's own namespaces is sent the request (and refuses
+    it: the run happens in the client's own process)."""
+    env = _env(runtime)
+    where = subprocess.run([sys.executable, "-c", "import os; from gateway.cli import "
+                            "run_client, warm_client; print(warm_client.address(os.environ, "
+                            "'run', run_client.facts()))"], env=env, capture_output=True,
+                           text=True, check=True).stdout.strip()
+    fake, log = tmp_path / "fake.py", tmp_path / "fake.log"
+    fake.write_text(_FAKE)
+    prefix = ["unshare", "--mount"] if namespace == "another mount namespace" else []
+    server = subprocess.Popen([*prefix, sys.executable, str(fake), where, str(log)])
+    try:
+        assert _wait_for(lambda: Path(where).exists())
+        code, out, _ = _run(["--", "sh", "-c", "echo ran here"], env, workspace)
+        assert (code, out) == (0, "ran here\n")  # in the client's own process
+        got = [line for line in log.read_text().splitlines() if line.startswith("request")]
+        assert got  # the client connected
+        if prefix:
+            assert set(got) == {"request 0 bytes, 0 fds"}  # and closed it unsent
+        else:
+            assert got[0] != "request 0 bytes, 0 fds" and got[0].endswith(", 1 fds"), got
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_a_client_under_no_new_privileges_runs_in_its_own_process(
+        workspace: Path, runtime: Path) -> None:
+    """Landlock (which /proc does not show) needs no-new-privileges for
+    anyone but root: such a client is not served (from a review: a client
+    confined by Landlock wrote, through an unconfined daemon, a file its own
+    process could not)."""
+    env = _env(runtime)
+    _warm(env, workspace)
+    client = subprocess.Popen(["setpriv", "--no-new-privs", sys.executable, "-m", "gateway",
+                               "run", "--", "sleep", "2"], env=env, cwd=workspace)
+    try:
+        assert _wait_for(lambda: _bwraps_below(psutil.Process(client.pid)))
+    finally:
+        assert client.wait(30) == 0

@@ -170,3 +170,38 @@ def test_a_start_gate_that_fails_with_stdin_given_reports_its_own_error() -> Non
     with pytest.raises(_GateRefused, match="refused"):
         supervise(["cat"], env={"PATH": "/usr/bin:/bin"}, cwd=None,
                   limits=Limits(wall_timeout=10), stdin=b"data", after_spawn=gate)
+
+
+def _alive(marker: str) -> list[psutil.Process]:
+    out = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        if marker in (proc.info["cmdline"] or []) and proc.info["status"] != "zombie":
+            out.append(proc)
+    return out
+
+
+@pytest.mark.parametrize("when", ["inside the spawn", "before the supervision loop"])
+def test_an_interrupt_as_the_process_starts_still_kills_it(when: str) -> None:
+    """From a review of the run daemon (its child turns the client's death
+    into a SIGINT): an interrupt that landed inside Popen, or between it
+    and the loop, left the command running unsupervised, and it finished
+    after the post-run guards had looked."""
+    import contextlib
+    import signal
+    from collections.abc import Iterator
+
+    marker = f"{time.monotonic_ns() % 10**9}.5"
+
+    @contextlib.contextmanager
+    def spawning() -> Iterator[None]:
+        yield
+        signal.raise_signal(signal.SIGINT)  # the process exists by now
+
+    def on_start(_pid: int) -> None:
+        signal.raise_signal(signal.SIGINT)
+
+    hooks = {"spawning": spawning} if when == "inside the spawn" else {"on_start": on_start}
+    with pytest.raises(KeyboardInterrupt):
+        supervise(["sleep", marker], env={"PATH": "/usr/bin:/bin"}, cwd=None,
+                  limits=Limits(wall_timeout=30), **hooks)  # type: ignore[arg-type]
+    assert not _alive(marker)

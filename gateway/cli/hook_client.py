@@ -69,6 +69,11 @@ def ask(payload: object, end: float, env: dict[str, str] | os._Environ[str]) -> 
             raise Absent(f"the daemon's socket: {exc}") from None
         if peer_uid(sock) != os.getuid():
             raise Absent("the daemon's socket belongs to another user")
+        # and the daemon is in this process's state: a command in a sandbox
+        # is the same user, and could bind a socket where this one looks
+        # (see warm_client.same_state_peer) and answer "allow"
+        if warm_client.same_state_peer(sock, warm_client.facts(), pid_fallback=True) is None:
+            raise Absent("the daemon is not in this process's namespaces and state")
         # the key: the daemon judges with its own environment, and answers
         # only a call of that environment (from a review: a link from one
         # environment's socket to another's had a call judged with the

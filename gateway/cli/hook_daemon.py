@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 #: children at once (spares and those judging); past it, calls wait in the
 #: socket's backlog, and their clients judge them past their share of time
 MAX_CHILDREN = 8
+#: a kernel without SO_PEERPIDFD serves too (the daemon judges, never runs)
+PID_FALLBACK = True
 #: what a spare judges before it waits: the commonest calls (a spare costs
 #: the machine this much CPU after each call; the daemon warmed the rest)
 _SPARE_WARM_UP = ("Bash", "Read")
@@ -87,8 +89,9 @@ def warm_spare() -> None:
     warm_up(_SPARE_WARM_UP)
 
 
-def serve(conn: socket.socket, sources: Fingerprint) -> int:
-    """Judge one call on ``conn``."""
+def serve(conn: socket.socket, sources: Fingerprint, status: bytes) -> int:
+    """Judge one call on ``conn`` (``status``: the client's, checked)."""
+    del status
     conn.sendall(hook_client.ACK)
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     signal.setitimer(signal.ITIMER_REAL, REQUEST_TIMEOUT_S)

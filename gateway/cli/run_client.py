@@ -17,7 +17,7 @@ the same, Ctrl-C stops it (the child gets the interrupt: the tree is killed
 and the post-run guards run), and when this process dies (SIGTERM,
 SIGKILL, a closed terminal) the command is stopped too: the child sees the
 socket close. A call is served by a daemon started with the same state
-only (see :func:`facts`); anything else, and any failure before the child
+only (see :func:`.warm_client.facts`); anything else, and any failure before the child
 has taken the call, runs the verb in this process. What differs: the
 command is a descendant of the daemon, not of this process, so a shell's
 ``time`` or a process-tree walk from here does not see its CPU time or
@@ -44,7 +44,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-__all__ = ["confined", "facts", "request", "run", "same_state_peer"]
+__all__ = ["confined", "request", "run"]
 
 #: a child says it is there before the request is sent ...
 HELLO = b"?"
@@ -61,47 +61,6 @@ MAGIC = b"shellgate-run"
 PASSED_FDS = 4
 #: the exit status when the child was lost after it started the command
 EXIT_LOST = 125
-#: the process's state a child inherits from its parent, beyond the
-#: environment, as /proc shows it: read for this process, and for the
-#: process at the other end of the socket
-_STATUS_FIELDS = (b"Uid", b"Gid", b"Groups", b"CapInh", b"CapPrm", b"CapEff", b"CapBnd",
-                  b"CapAmb", b"NoNewPrivs", b"Seccomp", b"Seccomp_filters",
-                  b"Cpus_allowed_list", b"Mems_allowed_list")
-_NAMESPACES = ("cgroup", "ipc", "mnt", "net", "pid", "time", "user", "uts")
-#: the files of /proc/PID read whole
-_WHOLE = ("limits", "cgroup", "personality", "oom_score_adj", "attr/current")
-#: getsockopt(SOL_SOCKET, SO_PEERPIDFD): a pidfd of the process at the
-#: other end (Linux 6.5; the module has no name for it before Python 3.13)
-_SO_PEERPIDFD = 77
-
-
-def facts(pid: int | str = "self") -> list[str]:
-    """What a process started by process ``pid`` would inherit besides the
-    environment: its users and groups, capabilities, seccomp and
-    no-new-privileges, CPU and memory sets, resource limits, cgroup,
-    namespaces, personality, security label, root, oom score, nice value and
-    scheduling policy. A daemon started by a client in another state
-    (``ulimit -v`` lowered, a systemd unit's cgroup, a container's
-    namespaces, a seccomp filter, ``setarch -R``, ``chrt -i``) serves no
-    client in this one: from a daemon with higher limits or in another
-    cgroup, a run would escape what the client is held to. Unreadable
-    entries are facts too (``\0unreadable``): they match nothing else."""
-    base = f"/proc/{pid}/"
-    status = _read(base + "status").splitlines()
-    out = [repr(line) for line in status if line.split(b":", 1)[0] in _STATUS_FIELDS]
-    out += [f"{name}={_read(base + name)!r}" for name in _WHOLE]
-    for name in (*(f"ns/{ns}" for ns in _NAMESPACES), "root"):
-        try:
-            out.append(f"{name}={os.readlink(base + name)}")
-        except OSError:
-            out.append(f"{name}=\0unreadable")
-    # nice, rt_priority and policy: fields 19, 40 and 41 of stat, counted
-    # from after the command's name (which may hold spaces and parentheses)
-    fields = _read(base + "stat").rpartition(b")")[2].split()
-    out.append(f"sched={[fields[i] for i in (16, 37, 38) if i < len(fields)]!r}")
-    return out
-
-
 def confined() -> bool:
     """Is this process under no-new-privileges? Landlock (which /proc does
     not show) needs it for anyone but root, and so do most confinements
@@ -110,52 +69,7 @@ def confined() -> bool:
     sandbox too. From a review: a client confined by Landlock wrote, through
     a daemon that was not, a file its own process could not."""
     return any(line.split() == [b"NoNewPrivs:", b"1"]
-               for line in _read("/proc/self/status").splitlines())
-
-
-def same_state_peer(sock: socket.socket, mine: list[str]) -> bytes | None:
-    """The /proc status of the process at the other end of ``sock`` when it
-    is in this one's state (``mine``, see :func:`facts`), else None. Read
-    from /proc through a pidfd of that process, never from what it says: a
-    sandboxed command is the same user, but in other namespaces, under
-    seccomp. From a review: a command in a sandbox with
-    unix sockets allowed reached a daemon whose runtime directory was not
-    hidden, sent a request with its environment, and had `--cwd /opt/x`
-    written on the host; another renamed the runtime directory's parent,
-    bound a socket of its own where the client looked, and read the host's
-    working directory descriptor. The pid is read from the pidfd before and
-    after: the same number both times means it was that process's (a pid is
-    not reused while a pidfd holds it, and a reaped one reads -1)."""
-    try:
-        pidfd = sock.getsockopt(socket.SOL_SOCKET, _SO_PEERPIDFD)
-    except OSError:
-        return None  # a kernel before 6.5: no daemon
-    try:
-        pid = _pidfd_pid(pidfd)
-        if pid <= 0 or facts(pid) != mine:
-            return None
-        status = _read(f"/proc/{pid}/status")
-        return status if _pidfd_pid(pidfd) == pid else None
-    finally:
-        os.close(pidfd)
-
-
-def _pidfd_pid(pidfd: int) -> int:
-    for line in _read(f"/proc/self/fdinfo/{pidfd}").splitlines():
-        if line.startswith(b"Pid:"):
-            try:
-                return int(line.split()[1])
-            except (IndexError, ValueError):
-                return -1
-    return -1
-
-
-def _read(path: str) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError:
-        return b"\0unreadable"
+               for line in warm_client.read_proc("/proc/self/status").splitlines())
 
 
 def request(words: Sequence[str], env: Mapping[bytes, bytes], key: str, umask: int) -> bytes:
@@ -176,7 +90,7 @@ def run(words: Sequence[str]) -> int | None:
     # user from SO_PEERCRED
     if sys.platform != "linux" or not warm_client.enabled(env, "run") or confined():
         return None
-    extra = facts()
+    extra = warm_client.facts()
     where = warm_client.address(env, "run", extra)
     if where is None:
         return None
@@ -197,7 +111,8 @@ def _call(sock: socket.socket, where: str, words: Sequence[str], mine: list[str]
         except (FileNotFoundError, ConnectionRefusedError):
             warm_client.start(where, env, "run")
             return None
-        if warm_client.peer_uid(sock) != os.getuid() or same_state_peer(sock, mine) is None:
+        if (warm_client.peer_uid(sock) != os.getuid()
+                or warm_client.same_state_peer(sock, mine) is None):
             return None
         # no request before a child has the call: one still in the backlog
         # when this process gives up is closed unsent, and runs nothing

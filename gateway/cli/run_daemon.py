@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 #: runs at once through the daemon (each a child supervising its command);
 #: past it, calls wait in the backlog and their clients run them themselves
 MAX_CHILDREN = 64
+#: no run daemon on a kernel without SO_PEERPIDFD: the client's pid from
+#: SO_PEERCRED may be another process's by the time /proc is read
+PID_FALLBACK = False
 #: a request: the arguments and the environment (the kernel's own limit on
 #: both together is a few MiB)
 MAX_REQUEST_BYTES = 16 << 20
@@ -45,7 +48,7 @@ REQUEST_TIMEOUT_S = 5.0
 
 
 def own_address() -> str | None:
-    return warm_client.address(os.environ, "run", run_client.facts())
+    return warm_client.address(os.environ, "run", warm_client.facts())
 
 
 def warm_up() -> None:
@@ -69,11 +72,10 @@ def warm_spare() -> None:
     fresh child copies."""
 
 
-def serve(conn: socket.socket, sources: Fingerprint) -> int:
-    """Take one call on ``conn`` and run it (the status goes back on it)."""
-    # the client's own state, as /proc shows it, must be the daemon's: a
-    # sandboxed command is the same user (see run_client.same_state_peer)
-    status = run_client.same_state_peer(conn, run_client.facts())
+def serve(conn: socket.socket, sources: Fingerprint, status: bytes) -> int:
+    """Take one call on ``conn`` from a client whose /proc status is
+    ``status`` (checked: warm_daemon) and run it; the command's status goes
+    back on it."""
     umask = _umask(status)
     if umask is None:
         return 0  # closed unanswered: the client runs it itself
@@ -155,7 +157,7 @@ def _parse(data: bytes, nfds: int) -> tuple[list[str], dict[bytes, bytes]] | str
     if len(words) != argc or any(b"=" not in p for p in pairs):
         return "a malformed request"
     env = dict(p.split(b"=", 1) for p in pairs)
-    facts = run_client.facts()
+    facts = warm_client.facts()
     own = warm_client.key(os.environ, facts)
     # the environment the client sent must be the one its key names, and the
     # daemon's: the daemon's modules were loaded with its environment

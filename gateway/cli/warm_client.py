@@ -23,7 +23,10 @@ Where the socket is, and who may use it:
   limits, groups, cgroup and namespaces): the daemon serves a call with
   the state it was started with, so a call from another environment
   reaches another daemon.
-- Both ends check the other's user id (``SO_PEERCRED``).
+- Both ends check the other's user id (``SO_PEERCRED``), and that the
+  other is in their own namespaces and state, read from /proc through a
+  pidfd of it (:func:`same_state_peer`): a sandboxed command is the same
+  user, and must neither be served nor answer as the daemon.
 
 ``SHELLGATE_<SERVICE>_DAEMON=0`` turns a service's daemon off.
 """
@@ -52,7 +55,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
 __all__ = ["ACK", "ACK_S", "PACKAGE_ROOT", "PROTOCOL", "SERVICES", "VERSION", "Absent",
-           "address", "enabled", "key", "peer_uid", "runtime_dir", "socket", "start", "umask"]
+           "address", "enabled", "facts", "key", "peer_uid", "read_proc", "runtime_dir",
+           "same_state_peer", "socket", "start", "umask"]
 
 #: what clients and daemons must agree on; bumped when the messages change
 PROTOCOL = 2
@@ -141,6 +145,99 @@ def peer_uid(sock: socket.socket) -> int:
     (``struct ucred``: pid, uid, gid, each a native int)."""
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
     return int.from_bytes(creds[4:8], sys.byteorder, signed=True)
+
+
+#: the process's state a child inherits from its parent, beyond the
+#: environment, as /proc shows it: read for this process, and for the
+#: process at the other end of the socket
+_STATUS_FIELDS = (b"Uid", b"Gid", b"Groups", b"CapInh", b"CapPrm", b"CapEff", b"CapBnd",
+                  b"CapAmb", b"NoNewPrivs", b"Seccomp", b"Seccomp_filters",
+                  b"Cpus_allowed_list", b"Mems_allowed_list")
+_NAMESPACES = ("cgroup", "ipc", "mnt", "net", "pid", "time", "user", "uts")
+#: the files of /proc/PID read whole
+_WHOLE = ("limits", "cgroup", "personality", "oom_score_adj", "attr/current")
+#: getsockopt(SOL_SOCKET, SO_PEERPIDFD): a pidfd of the process at the
+#: other end (Linux 6.5; the module has no name for it before Python 3.13)
+_SO_PEERPIDFD = 77
+
+
+def facts(pid: int | str = "self") -> list[str]:
+    """What a process started by process ``pid`` would inherit besides the
+    environment: its users and groups, capabilities, seccomp and
+    no-new-privileges, CPU and memory sets, resource limits, cgroup,
+    namespaces, personality, security label, root, oom score, nice value and
+    scheduling policy. A daemon started by a client in another state
+    (``ulimit -v`` lowered, a systemd unit's cgroup, a container's
+    namespaces, a seccomp filter, ``setarch -R``, ``chrt -i``) serves no
+    client in this one: from a daemon with higher limits or in another
+    cgroup, a run would escape what the client is held to. Unreadable
+    entries are facts too (``\0unreadable``): they match nothing else."""
+    base = f"/proc/{pid}/"
+    status = read_proc(base + "status").splitlines()
+    out = [repr(line) for line in status if line.split(b":", 1)[0] in _STATUS_FIELDS]
+    out += [f"{name}={read_proc(base + name)!r}" for name in _WHOLE]
+    for name in (*(f"ns/{ns}" for ns in _NAMESPACES), "root"):
+        try:
+            out.append(f"{name}={os.readlink(base + name)}")
+        except OSError:
+            out.append(f"{name}=\0unreadable")
+    # nice, rt_priority and policy: fields 19, 40 and 41 of stat, counted
+    # from after the command's name (which may hold spaces and parentheses)
+    fields = read_proc(base + "stat").rpartition(b")")[2].split()
+    out.append(f"sched={[fields[i] for i in (16, 37, 38) if i < len(fields)]!r}")
+    return out
+
+
+def same_state_peer(sock: socket.socket, mine: list[str], *,
+                    pid_fallback: bool = False) -> bytes | None:
+    """The /proc status of the process at the other end of ``sock`` when it
+    is in this one's state (``mine``, see :func:`facts`), else None. Read
+    from /proc through a pidfd of that process, never from what it says: a
+    sandboxed command is the same user, but in other namespaces, under
+    seccomp. From a review: a command in a sandbox with
+    unix sockets allowed reached a daemon whose runtime directory was not
+    hidden, sent a request with its environment, and had `--cwd /opt/x`
+    written on the host; another renamed the runtime directory's parent,
+    bound a socket of its own where the client looked, and read the host's
+    working directory descriptor. The pid is read from the pidfd before and
+    after: the same number both times means it was that process's (a pid is
+    not reused while a pidfd holds it, and a reaped one reads -1)."""
+    try:
+        pidfd = sock.getsockopt(socket.SOL_SOCKET, _SO_PEERPIDFD)
+    except OSError:
+        # a kernel before 6.5: no run daemon; the hook's (it judges, never
+        # runs) reads the pid SO_PEERCRED gives, which may be reused
+        if not pid_fallback:
+            return None
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+        pid = int.from_bytes(creds[0:4], sys.byteorder, signed=True)
+        return read_proc(f"/proc/{pid}/status") if pid > 0 and facts(pid) == mine else None
+    try:
+        pid = _pidfd_pid(pidfd)
+        if pid <= 0 or facts(pid) != mine:
+            return None
+        status = read_proc(f"/proc/{pid}/status")
+        return status if _pidfd_pid(pidfd) == pid else None
+    finally:
+        os.close(pidfd)
+
+
+def _pidfd_pid(pidfd: int) -> int:
+    for line in read_proc(f"/proc/self/fdinfo/{pidfd}").splitlines():
+        if line.startswith(b"Pid:"):
+            try:
+                return int(line.split()[1])
+            except (IndexError, ValueError):
+                return -1
+    return -1
+
+
+def read_proc(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b"\0unreadable"
 
 
 def umask() -> int:

@@ -62,9 +62,14 @@ if TYPE_CHECKING:
         def warm_spare(self) -> None:
             """Touch in a fresh spare the pages a call will (copy-on-write)."""
 
-        def serve(self, conn: socket.socket, sources: Fingerprint) -> int:
-            """Serve one call; the child's exit status (:data:`STALE` when
-            the package changed under the daemon)."""
+        #: whether a kernel without SO_PEERPIDFD may serve (the client's
+        #: pid from SO_PEERCRED, which may be reused: a judgement, never a run)
+        PID_FALLBACK: bool
+
+        def serve(self, conn: socket.socket, sources: Fingerprint, status: bytes) -> int:
+            """Serve one call from a client whose /proc status is ``status``;
+            the child's exit status (:data:`STALE` when the package changed
+            under the daemon)."""
 
     Fingerprint = tuple[tuple[str, int, int], ...]
 
@@ -237,10 +242,17 @@ def _spare(daemon: Daemon) -> None:
         os.close(daemon.took_w)
         listener.close()
         with conn:
-            if warm_client.peer_uid(conn) != os.getuid():
+            # the client's own state, as /proc shows it, must be the
+            # daemon's: a sandboxed command is the same user
+            # (warm_client.same_state_peer)
+            status = None
+            if warm_client.peer_uid(conn) == os.getuid():
+                status = warm_client.same_state_peer(
+                    conn, warm_client.facts(), pid_fallback=daemon.service.PID_FALLBACK)
+            if status is None:
                 code = 0  # not ours to serve: closed unanswered
                 return
-            code = daemon.service.serve(conn, daemon.sources)
+            code = daemon.service.serve(conn, daemon.sources, status)
     except BaseException:  # the client serves the call itself
         code = 1
     finally:

@@ -179,17 +179,17 @@ def test_a_client_with_lower_limits_is_not_served_by_a_daemon_with_higher_ones(
 
 
 def test_the_facts_name_what_a_child_inherits() -> None:
-    mine = run_client.facts()
+    mine = warm_client.facts()
     assert any(f.startswith("limits=") and "Max open files" in f for f in mine)
     for name in ("cgroup=", "personality=", "root=", "sched=", "attr/current="):
         assert any(f.startswith(name) for f in mine), name
     for field in ("NoNewPrivs", "Seccomp", "CapEff", "Uid", "Groups", "Cpus_allowed_list"):
         assert any(f.startswith(f"b'{field}:") for f in mine), field
     assert sum(f.startswith("ns/") and "unreadable" not in f for f in mine) >= 7
-    assert run_client.facts(os.getpid()) == mine  # read the same way for a peer
-    code = ("import resource, sys; from gateway.cli import run_client; "
+    assert warm_client.facts(os.getpid()) == mine  # read the same way for a peer
+    code = ("import resource, sys; from gateway.cli import warm_client; "
             "resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)); "
-            "print(repr(run_client.facts()))")
+            "print(repr(warm_client.facts()))")
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True).stdout
     assert eval(other) != mine  # our own repr
@@ -225,7 +225,7 @@ def test_a_request_of_another_environment_is_refused_unrun(
     marker = workspace / "ran"
     words = ["run", "--", "sh", "-c", f"echo x > {marker}"]
     other = {k.encode(): v.encode() for k, v in env.items()} | {b"HOME": b"/nonexistent"}
-    right_key = warm_client.key(env, run_client.facts())
+    right_key = warm_client.key(env, warm_client.facts())
     import socket
 
     for key, environ in ((right_key, other), ("0" * 32, {k.encode(): v.encode()
@@ -312,7 +312,7 @@ def test_a_sandboxed_command_that_reaches_a_daemon_gets_no_run_from_it(
         environ = {k.encode(): v.encode() for k, v in env.items()}
         key = subprocess.run([sys.executable, "-c", "import os; from gateway.cli import "
                               "run_client, warm_client; print(warm_client.key(os.environ, "
-                              "run_client.facts()))"], env=env, capture_output=True,
+                              "warm_client.facts()))"], env=env, capture_output=True,
                              text=True, check=True).stdout.strip()
         request = workspace / "request.bin"
         request.write_bytes(run_client.request(words, environ, key, 0o22))
@@ -381,7 +381,7 @@ def test_a_client_sends_nothing_to_a_daemon_in_another_state(
     env = _env(runtime)
     where = subprocess.run([sys.executable, "-c", "import os; from gateway.cli import "
                             "run_client, warm_client; print(warm_client.address(os.environ, "
-                            "'run', run_client.facts()))"], env=env, capture_output=True,
+                            "'run', warm_client.facts()))"], env=env, capture_output=True,
                            text=True, check=True).stdout.strip()
     fake, log = tmp_path / "fake.py", tmp_path / "fake.log"
     fake.write_text(_FAKE)

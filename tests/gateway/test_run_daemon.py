@@ -127,13 +127,13 @@ def test_an_interrupted_or_killed_client_takes_its_command_with_it(
     marker = workspace / "survived"
     client = subprocess.Popen(
         [sys.executable, "-m", "gateway", "run", "--", "sh", "-c",
-         f"sleep 4; echo yes > {marker}"], env=env, cwd=workspace)
+         f"sleep 2; echo yes > {marker}"], env=env, cwd=workspace)
     assert _wait_for(lambda: _bwraps_below(daemon))
     client.send_signal(how)
     assert client.wait(20) == status
     # the sandbox goes with it, and the command never finishes
     assert _wait_for(lambda: not _bwraps_below(daemon), within=10)
-    time.sleep(4.5)
+    time.sleep(2.5)
     assert not marker.exists()
 
 

@@ -270,11 +270,15 @@ def supervise(
     born in)."""
     deadline_s = timeout if timeout is not None else limits.wall_timeout
     start = time.monotonic()
-    with _InterruptsHeld() as held:
-        try:
-            proc, feeder = _spawn(argv, env, cwd, pass_fds, stdin, spawning)
-        except OSError as exc:
+    held = _InterruptsHeld()
+    held.hold()
+    try:
+        proc, feeder = _spawn(argv, env, cwd, pass_fds, stdin, spawning)
+    except BaseException as exc:
+        held.release()  # nothing was started
+        if isinstance(exc, OSError):
             raise StartError(exc) from exc
+        raise
     state = None
     try:
         held.release()  # an interrupt that came meanwhile is raised here
@@ -300,14 +304,19 @@ def supervise(
         _watch(state, start + deadline_s, deadline_s, limits)
     except BaseException:
         if state is None:  # not yet supervised: nothing may outlive the call
-            kill_tree(proc.pid)
-            proc.wait()
-            _close_pipes(proc, feeder)
+            # a second Ctrl-C must not stop the kill halfway (from a review:
+            # two interrupts 1 ms apart left bubblewrap waiting at its gate,
+            # and the gate's close let the command run unsupervised)
+            with _InterruptsHeld():
+                kill_tree(proc.pid)
+                proc.wait()
+                _close_pipes(proc, feeder)
         raise
     finally:
         if state is not None:
-            _finish(state)
-            _close_pipes(proc, feeder)
+            with _InterruptsHeld():
+                _finish(state)
+                _close_pipes(proc, feeder)
     if monitor is not None and not state.killed_reason and monitor.oom_kills():
         _memory_exceeded(state, limits)  # it ended before the watchdog looked
     code = proc.returncode
@@ -343,6 +352,9 @@ class _InterruptsHeld:
         self.holding = False
 
     def __enter__(self) -> _InterruptsHeld:
+        return self.hold()
+
+    def hold(self) -> _InterruptsHeld:
         import threading  # noqa: PLC0415 -- loaded already: the stdin feeder's
 
         # a handler not set from Python (None) cannot be put back: not held
@@ -353,8 +365,7 @@ class _InterruptsHeld:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if exc[0] is not None:
-            self.release()
+        self.release()  # idempotent: a held interrupt is raised on the way out
 
     def _note(self, _signum: int, _frame: object) -> None:
         self.pending = True

@@ -207,7 +207,9 @@ def _run(conn: socket.socket, words: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def watch() -> None:
-        # an interrupt passed on by the client, or the client gone
+        # an interrupt passed on by the client, or the client gone: one
+        # SIGINT per run (a second one, in the middle of the kill of the
+        # tree, is what a review used to stop that kill halfway)
         while True:
             try:
                 data = conn.recv(64)
@@ -218,8 +220,7 @@ def _run(conn: socket.socket, words: list[str]) -> int:
             with done:
                 if not finished:
                     signal.pthread_kill(main_thread, signal.SIGINT)
-            if not data:
-                return
+            return
 
     threading.Thread(target=watch, name="run-client", daemon=True).start()
     code = 130

@@ -136,6 +136,10 @@ class Daemon:
         self.inode: tuple[int, int] | None = None
         self.spares: set[int] = set()
         self.busy: set[int] = set()
+        #: spares reaped before their "took" was read (from a review: they
+        #: were then counted busy for ever, and a flood of calls jammed the
+        #: daemon)
+        self.reaped: set[int] = set()
         self.stale = False
         #: the daemon's pid, for its children to see it go (recorded
         #: before any fork: from a review, a spare that read its parent
@@ -154,7 +158,8 @@ class Daemon:
             listener.bind(self.where)
         finally:
             os.umask(old)
-        os.chmod(self.where, 0o600)
+        # no chmod: the umask made it 0600, and a chmod by name follows a
+        # link put in its place (from a review)
         listener.listen(64)
         listener.setblocking(False)
         st = os.lstat(self.where)
@@ -188,16 +193,23 @@ class Daemon:
                 self.spares.add(self.fork_spare())
             timeout = max(0.05, min(self.idle - (now - last), 1.0))
             if select.select([self.took_r], [], [], timeout)[0]:
-                data = os.read(self.took_r, 4096)
-                for (pid,) in struct.iter_unpack("i", data[: len(data) // 4 * 4]):
-                    self.spares.discard(pid)
-                    self.busy.add(pid)
+                self.took(os.read(self.took_r, 4096))
                 last = time.monotonic()
+
+    def took(self, data: bytes) -> None:
+        """Spares' news that they took a call (their pids)."""
+        for (pid,) in struct.iter_unpack("i", data[: len(data) // 4 * 4]):
+            self.spares.discard(pid)
+            if pid in self.reaped:
+                self.reaped.discard(pid)  # it took a call and is done already
+            else:
+                self.busy.add(pid)
 
     def fork_spare(self) -> int:
         pid = os.fork()
         if pid == 0:  # pragma: no cover -- the child, measured through the CLI
             _spare(self)
+        self.reaped.discard(pid)  # a number used again: the old one's entry is stale
         return pid
 
     def reap(self) -> None:
@@ -208,7 +220,10 @@ class Daemon:
                 return
             if pid == 0:
                 return
-            self.spares.discard(pid)
+            if pid in self.spares:
+                self.spares.discard(pid)
+                if len(self.reaped) < 4096:  # a spare that took nothing sends nothing
+                    self.reaped.add(pid)
             self.busy.discard(pid)
             if os.waitstatus_to_exitcode(status) == STALE:
                 self.stale = True

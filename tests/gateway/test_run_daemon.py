@@ -416,3 +416,31 @@ def test_a_client_under_no_new_privileges_runs_in_its_own_process(
         assert _wait_for(lambda: _bwraps_below(psutil.Process(client.pid)))
     finally:
         assert client.wait(30) == 0
+
+
+def test_a_spare_reaped_before_its_news_is_not_counted_busy(tmp_path: Path) -> None:
+    """From a review: a child that took a call and exited before the daemon
+    read its news was reaped first, then counted busy for ever; a flood of
+    short calls filled the daemon with such phantoms, and it served no more."""
+    import struct
+    from types import SimpleNamespace
+
+    from gateway.cli import warm_daemon
+
+    lock = os.open(tmp_path / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+    daemon = warm_daemon.Daemon(str(tmp_path / "x.sock"), 1.0,
+                                SimpleNamespace(MAX_CHILDREN=4), lock)
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    daemon.spares.add(pid)
+
+    def reaped() -> bool:
+        daemon.reap()
+        return pid not in daemon.spares
+
+    assert _wait_for(reaped)
+    daemon.took(struct.pack("i", pid))  # its news, read after the reap
+    assert pid not in daemon.busy
+    assert not daemon.spares
+    os.close(lock)

@@ -205,3 +205,31 @@ def test_an_interrupt_as_the_process_starts_still_kills_it(when: str) -> None:
         supervise(["sleep", marker], env={"PATH": "/usr/bin:/bin"}, cwd=None,
                   limits=Limits(wall_timeout=30), **hooks)  # type: ignore[arg-type]
     assert not _alive(marker)
+
+
+def test_a_second_interrupt_during_the_kill_does_not_stop_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """From a review: a second Ctrl-C 1 ms after the first stopped the kill
+    of a process not yet supervised halfway; with bubblewrap, the close of
+    its gate then let the command run with no limits and after the post-run
+    guards."""
+    import signal
+
+    from sandbox import supervise as module
+
+    marker = f"{time.monotonic_ns() % 10**9}.7"
+    real_kill = module.kill_tree
+
+    def interrupted_kill(pid: int, grace: float = 0.2) -> None:
+        signal.raise_signal(signal.SIGINT)  # the second interrupt, as the kill starts
+        real_kill(pid, grace)
+
+    monkeypatch.setattr(module, "kill_tree", interrupted_kill)
+
+    def on_start(_pid: int) -> None:
+        signal.raise_signal(signal.SIGINT)  # the first
+
+    with pytest.raises(KeyboardInterrupt):
+        supervise(["sleep", marker], env={"PATH": "/usr/bin:/bin"}, cwd=None,
+                  limits=Limits(wall_timeout=30), on_start=on_start)
+    assert not _alive(marker)

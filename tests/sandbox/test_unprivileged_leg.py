@@ -174,17 +174,20 @@ def test_the_escape_suite_passes_as_an_unprivileged_user() -> None:
 #: the tools that act in the gateway's own process, with the user's own
 #: rights (Bash and Grep act in the sandbox: the escape suite covers that)
 IN_PROCESS_TOOL_TESTS = ("test_read.py", "test_edit.py", "test_write.py", "test_glob.py")
+#: and the warm run daemon, which real (unprivileged) users get by default
+GATEWAY_TESTS = ("test_run_daemon.py",)
 
 
 def _tool_tests_copy(into: Path) -> Path:
     """The in-process file tools' tests: held to the sandbox's policy, they
-    read and write with the user's own rights, not the sandbox's."""
+    read and write with the user's own rights, not the sandbox's; and the
+    run daemon's, as the user it serves."""
     tests = into / "gateway_tests"
     gateway_tests = HERE.parent / "gateway"
     (tests / "tools").mkdir(parents=True)
     for name in IN_PROCESS_TOOL_TESTS:
         shutil.copy(gateway_tests / "tools" / name, tests / "tools" / name)
-    for name in ("conftest.py", "kit.py"):
+    for name in ("conftest.py", "kit.py", *GATEWAY_TESTS):
         shutil.copy(gateway_tests / name, tests / name)
     shutil.copy(ROOT / "pyproject.toml", into / "pyproject.toml")
     return tests

@@ -61,6 +61,8 @@ MAGIC = b"shellgate-run"
 PASSED_FDS = 4
 #: the exit status when the child was lost after it started the command
 EXIT_LOST = 125
+
+
 def confined() -> bool:
     """Is this process under no-new-privileges? Landlock (which /proc does
     not show) needs it for anyone but root, and so do most confinements
@@ -72,11 +74,12 @@ def confined() -> bool:
                for line in warm_client.read_proc("/proc/self/status").splitlines())
 
 
-def request(words: Sequence[str], env: Mapping[bytes, bytes], key: str, umask: int) -> bytes:
+def request(words: Sequence[str], env: Mapping[bytes, bytes], key: str) -> bytes:
     """A request: length-prefixed, NUL-separated fields (no field holds a NUL:
-    arguments and the environment cannot)."""
+    arguments and the environment cannot). No umask: the daemon reads the
+    client's own from /proc."""
     fields = [MAGIC, str(warm_client.PROTOCOL).encode(), warm_client.VERSION.encode(),
-              key.encode(), str(umask).encode(), str(len(words)).encode(),
+              key.encode(), str(len(words)).encode(),
               *(os.fsencode(w) for w in words), *(k + b"=" + v for k, v in env.items())]
     body = b"\0".join(fields)
     return len(body).to_bytes(4, "big") + body
@@ -123,7 +126,7 @@ def _call(sock: socket.socket, where: str, words: Sequence[str], mine: list[str]
     except OSError:
         return None  # no daemon, a busy or stopped one, no working directory
     try:
-        data = request(words, os.environb, warm_client.key(env, mine), warm_client.umask())
+        data = request(words, os.environb, warm_client.key(env, mine))
         fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2, cwd))
         sock.settimeout(None)
         sent = sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])

@@ -100,9 +100,9 @@ def serve(conn: socket.socket, sources: Fingerprint, status: bytes) -> int:
     return _run(conn, words)
 
 
-def _umask(status: bytes | None) -> int | None:
+def _umask(status: bytes) -> int | None:
     """The umask in a /proc status (the client's own, not what it says)."""
-    for line in (status or b"").splitlines():
+    for line in status.splitlines():
         if line.startswith(b"Umask:"):
             try:
                 return int(line.split()[1], 8)
@@ -140,20 +140,18 @@ def _receive(conn: socket.socket) -> tuple[bytes, list[int]]:
 
 
 def _parse(data: bytes, nfds: int) -> tuple[list[str], dict[bytes, bytes]] | str:
-    """The call's arguments and environment, or why it is refused (the
-    umask the request names is ignored: the client's own is read from
-    /proc)."""
+    """The call's arguments and environment, or why it is refused."""
     fields = data.split(b"\0")
-    if len(fields) < 6 or fields[0] != run_client.MAGIC or nfds != run_client.PASSED_FDS:
+    if len(fields) < 5 or fields[0] != run_client.MAGIC or nfds != run_client.PASSED_FDS:
         return "a malformed request"
     if fields[1] != str(warm_client.PROTOCOL).encode() or fields[2] != warm_client.VERSION.encode():
         return "another version of shellgate"
     try:
-        argc = int(fields[5])
+        argc = int(fields[4])
     except ValueError:
         return "a malformed request"
-    words = [os.fsdecode(w) for w in fields[6:6 + argc]]
-    pairs = fields[6 + argc:]
+    words = [os.fsdecode(w) for w in fields[5:5 + argc]]
+    pairs = fields[5 + argc:]
     if len(words) != argc or any(b"=" not in p for p in pairs):
         return "a malformed request"
     env = dict(p.split(b"=", 1) for p in pairs)
@@ -170,10 +168,8 @@ def _parse(data: bytes, nfds: int) -> tuple[list[str], dict[bytes, bytes]] | str
 
 
 def _refuse(conn: socket.socket, why: str) -> None:
-    try:  # noqa: SIM105
+    with contextlib.suppress(OSError):
         conn.sendall(run_client.REFUSED + why.encode("ascii", "replace") + b"\n")
-    except OSError:
-        pass
 
 
 def _adopt(fds: list[int], env: dict[bytes, bytes], umask: int) -> None:
@@ -235,14 +231,10 @@ def _run(conn: socket.socket, words: list[str]) -> int:
         with done:
             finished = True
         for stream in (sys.stdout, sys.stderr):
-            try:  # noqa: SIM105
+            with contextlib.suppress(OSError, ValueError):
                 stream.flush()
-            except (OSError, ValueError):
-                pass
-    try:  # noqa: SIM105
+    with contextlib.suppress(OSError):
         conn.sendall(run_client.STATUS + str(code).encode() + b"\n")
-    except OSError:
-        pass
     return 0
 
 

@@ -59,7 +59,7 @@ __all__ = ["ACK", "ACK_S", "PACKAGE_ROOT", "PROTOCOL", "SERVICES", "VERSION", "A
            "same_state_peer", "socket", "start", "umask"]
 
 #: what clients and daemons must agree on; bumped when the messages change
-PROTOCOL = 2
+PROTOCOL = 3
 #: the package's version, part of the socket's key
 VERSION = "0.1.0"
 #: the services a daemon can give

@@ -235,7 +235,7 @@ def test_a_request_of_another_environment_is_refused_unrun(
             assert conn.recv(1) == run_client.HELLO
             fds = [os.open("/dev/null", os.O_RDWR) for _ in range(3)]
             fds.append(os.open(workspace, os.O_RDONLY | os.O_DIRECTORY))
-            data = run_client.request(words, environ, key, 0o22)
+            data = run_client.request(words, environ, key)
             conn.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
                                    b"".join(f.to_bytes(4, sys.byteorder) for f in fds))])
             for fd in fds:
@@ -315,7 +315,7 @@ def test_a_sandboxed_command_that_reaches_a_daemon_gets_no_run_from_it(
                               "warm_client.facts()))"], env=env, capture_output=True,
                              text=True, check=True).stdout.strip()
         request = workspace / "request.bin"
-        request.write_bytes(run_client.request(words, environ, key, 0o22))
+        request.write_bytes(run_client.request(words, environ, key))
         (workspace / "knock.py").write_text(_KNOCK)
         settings = tmp_path / "settings.json"
         settings.write_text('{"sandbox": {"network": {"allowUnixSockets": true}}}')
@@ -340,16 +340,16 @@ def test_a_sandboxed_command_that_reaches_a_daemon_gets_no_run_from_it(
 _FAKE = r"""
 import os, socket, sys
 path, log = sys.argv[1:3]
-with open(log, "w") as out:
-    out.write("listening\n")
 l = socket.socket(socket.AF_UNIX)
 l.bind(path)
 l.listen(4)
+with open(log, "w") as out:
+    out.write("listening\n")
 while True:
     conn, _ = l.accept()
-    conn.sendall(b"?")
     conn.settimeout(3)
     try:
+        conn.sendall(b"?")  # a client that closed at once: a broken pipe here
         data, anc, _, _ = conn.recvmsg(65536, socket.CMSG_SPACE(64))
     except OSError:
         data, anc = b"", []
@@ -388,11 +388,17 @@ def test_a_client_sends_nothing_to_a_daemon_in_another_state(
     prefix = ["unshare", "--mount"] if namespace == "another mount namespace" else []
     server = subprocess.Popen([*prefix, sys.executable, str(fake), where, str(log)])
     try:
-        assert _wait_for(lambda: Path(where).exists())
+        # listening, not only bound: a connect in between is refused, and
+        # the client would then start a daemon of its own
+        assert _wait_for(lambda: log.exists() and "listening" in log.read_text())
         code, out, _ = _run(["--", "sh", "-c", "echo ran here"], env, workspace)
         assert (code, out) == (0, "ran here\n")  # in the client's own process
-        got = [line for line in log.read_text().splitlines() if line.startswith("request")]
-        assert got  # the client connected
+        def requests() -> list[str]:
+            return [line for line in log.read_text().splitlines() if line.startswith("request")]
+
+        # the client connected (the fake logs once it has read the connection)
+        assert _wait_for(requests, within=10)
+        got = requests()
         if prefix:
             assert set(got) == {"request 0 bytes, 0 fds"}  # and closed it unsent
         else:

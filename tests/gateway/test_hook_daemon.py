@@ -460,11 +460,12 @@ def test_shellgates_sockets_are_hidden_from_commands_whatever_the_environment(
 
 
 _FAKE_DAEMON = r"""
-import json, socket, sys
+import json, os, socket, sys
 path = sys.argv[1]
 l = socket.socket(socket.AF_UNIX)
-l.bind(path)
+l.bind(path + ".new")
 l.listen(4)
+os.rename(path + ".new", path)  # there only once it listens
 allow = {"hookSpecificOutput": {"hookEventName": "PreToolUse",
                                 "permissionDecision": "allow",
                                 "permissionDecisionReason": "a fake daemon"}}

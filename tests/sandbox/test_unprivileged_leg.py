@@ -128,7 +128,7 @@ def _tests_copy(into: Path) -> Path:
     return tests
 
 
-def _as_nobody(prepare: Callable[[Path], Path], what: str) -> None:
+def _as_nobody(prepare: Callable[[Path], Path], what: str) -> str:
     """Run the tests ``prepare`` copies into a readable directory as the
     unprivileged user, from the readable venv, with a home of their own."""
     if os.geteuid() != 0:
@@ -161,14 +161,17 @@ def _as_nobody(prepare: Callable[[Path], Path], what: str) -> None:
     summary = proc.stdout[-6000:] + proc.stderr[-2000:]
     assert proc.returncode == 0, f"{what} failed as uid {UID}:\n{summary}"
     assert " passed" in proc.stdout, summary
-    print(proc.stdout.strip().splitlines()[-1], file=sys.stderr)
+    last = proc.stdout.strip().splitlines()[-1]
+    print(last, file=sys.stderr)
+    return last
 
 
 @pytest.mark.slow
 @pytest.mark.sandbox
 @pytest.mark.timeout(1500)
 def test_the_escape_suite_passes_as_an_unprivileged_user() -> None:
-    start()["escapes"].result(timeout=1400)
+    summary = start()["escapes"].result(timeout=1400)  # raises what the leg's run raised
+    assert " passed" in summary and "failed" not in summary and "error" not in summary
 
 
 #: the tools that act in the gateway's own process, with the user's own
@@ -197,14 +200,15 @@ def _tool_tests_copy(into: Path) -> Path:
 @pytest.mark.sandbox
 @pytest.mark.timeout(1500)
 def test_the_tool_tests_pass_as_an_unprivileged_user() -> None:
-    start()["tools"].result(timeout=1400)
+    summary = start()["tools"].result(timeout=1400)  # raises what the leg's run raised
+    assert " passed" in summary and "failed" not in summary and "error" not in summary
 
 
-_started: dict[str, Future[None]] = {}
+_started: dict[str, Future[str]] = {}
 _lock = threading.Lock()
 
 
-def start() -> dict[str, Future[None]]:
+def start() -> dict[str, Future[str]]:
     """Both legs, one after the other in one background thread (they share
     the readable venv), started once per session."""
     with _lock:

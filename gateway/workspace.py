@@ -104,13 +104,19 @@ class Resolver:
 
     def __init__(self) -> None:
         self._real: dict[str, str] = {}
+        #: prefixes that do not exist, or whose parent is no directory:
+        #: nothing below them can be looked at either (the kernel stops at
+        #: them with the same error), so realpath keeps the rest as written
+        self._absent: set[str] = set()
 
     def __call__(self, path: str) -> str:
         if not path.startswith("/") or path.startswith("//") or path != os.path.normpath(path):
             return os.path.realpath(path)
         real = "/"
         prefix = ""
+        absent = False
         for name in path.split("/")[1:]:
+            parent = prefix
             prefix = f"{prefix}/{name}"
             known = self._real.get(prefix)
             if known is None:
@@ -120,10 +126,16 @@ class Resolver:
                 # that cannot be looked at (missing, not a directory, no
                 # permission, a loop) stays as it is, as in realpath
                 known = f"{real.rstrip('/')}/{name}"
+                absent = absent or parent in self._absent
                 try:
-                    is_link = stat.S_ISLNK(os.lstat(known).st_mode)
+                    is_link = not absent and stat.S_ISLNK(os.lstat(known).st_mode)
+                except (FileNotFoundError, NotADirectoryError):
+                    is_link = False
+                    absent = True
                 except OSError:
                     is_link = False
+                if absent:
+                    self._absent.add(prefix)
                 if is_link:
                     # the whole path to realpath itself: from a review, a
                     # link back into itself (`l2 -> l2/..`) stops realpath

@@ -26,7 +26,7 @@ from .commands import command_facts, find_prints_only_paths, glob_problem, optio
 from .destructive import HardLimit, destructive_warnings, hard_limits
 from .ir import ParseResult, ParseStatus, SimpleCommand
 from .legacy import parse_legacy
-from .memo import memo
+from .memo import Results, memo
 from .parser import parse_tree_sitter, tree_sitter_available
 from .paths import Access, PathAccess, judge_path, resolve
 from .prefixes import MAX_SUGGESTED_RULES, suggest_rule
@@ -86,6 +86,40 @@ def analyze_bash(
         raise InvalidArgument("command must be a string")
     if not cwd.startswith("/"):
         raise InvalidArgument(f"cwd must be an absolute path, got {cwd!r}")
+    extra = tuple(extra_read_dirs)
+    ts = use_tree_sitter and tree_sitter_available()
+    key = (command, cwd, extra, home, ts, workspace)
+    try:
+        kept: BashAnalysis | None = _RESULTS.get(key)
+    except TypeError:  # an input that cannot be a key (not frozen): no memo
+        return _analyze(command, cwd, extra, home, ts, workspace)
+    if kept is None:
+        kept = _analyze(command, cwd, extra, home, ts, workspace)
+        _RESULTS.put(key, kept, _weight(kept))
+    return kept
+
+
+#: finished analyses, by every input of :func:`analyze_bash` (a stream of
+#: agent commands repeats `git status`, `ls`, `npm test`; the gateway and
+#: `check --jsonl` analyze a tree read twice): about 16 MB at most
+_RESULTS = Results(budget=1 << 14, entries=4096)
+
+
+def _weight(analysis: BashAnalysis) -> int:
+    """What an analysis costs to keep, roughly in kilobytes."""
+    return 1 + len(analysis.command) // 512 + sum(
+        1 + len(s.paths) + len(s.trees) for s in analysis.subcommands)
+
+
+def _analyze(
+    command: str,
+    cwd: str,
+    extra_read_dirs: tuple[str, ...],
+    home: str | None,
+    ts: bool,
+    workspace: WorkspaceFacts | None,
+) -> BashAnalysis:
+    """:func:`analyze_bash` once its inputs are checked and not memoized."""
     cwd = posixpath.normpath(cwd)
     if cwd.startswith("//"):
         cwd = "/" + cwd.lstrip("/")
@@ -106,7 +140,6 @@ def analyze_bash(
             parse_reasons=("command too long",),
         )
     acc = _Acc(workspace=workspace)
-    ts = use_tree_sitter and tree_sitter_available()
     status = _walk(command, (cwd,), home_s, roots, acc, depth=0, via=None, ts=ts)
     programs = workspace.repo_programs if workspace is not None else ()
     if programs:

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
         def cache_clear(self) -> None: ...
 
-__all__ = ["memo"]
+__all__ = ["Results", "memo"]
 
 
 def memo(maxsize: int) -> Callable[[Callable[_P, _R]], Memoized[_P, _R]]:
@@ -68,3 +68,48 @@ def memo(maxsize: int) -> Callable[[Callable[_P, _R]], Memoized[_P, _R]]:
         return memoized  # type: ignore[return-value]
 
     return decorate
+
+
+class Results:
+    """Finished results by key, bounded by their total weight (the caller
+    says what one weighs: an analysis of one `ls` is small, one of a
+    thousand-command line is not) and by their number; the oldest go
+    first. A lookup reads a dict; an insertion holds a lock. Keeps what
+    :func:`memo` cannot: a cap on memory whatever the results' sizes (a
+    stream of distinct 100,000-character command lines must not grow the
+    process without bound)."""
+
+    def __init__(self, budget: int, entries: int) -> None:
+        self._store: dict[Any, tuple[Any, int]] = {}
+        self._budget = budget
+        self._entries = entries
+        self._total = 0
+        self._lock = allocate_lock()
+
+    def get(self, key: Any) -> Any:
+        """The result kept for ``key``, or ``None``."""
+        kept = self._store.get(key)
+        return None if kept is None else kept[0]
+
+    def put(self, key: Any, value: Any, weight: int) -> None:
+        """Keep ``value`` unless it alone weighs more than the budget."""
+        if weight > self._budget:
+            return
+        with self._lock:
+            old = self._store.pop(key, None)
+            if old is not None:
+                self._total -= old[1]
+            while self._store and (self._total + weight > self._budget
+                                   or len(self._store) >= self._entries):
+                oldest = next(iter(self._store))
+                self._total -= self._store.pop(oldest)[1]
+            self._store[key] = (value, weight)
+            self._total += weight
+
+    def clear(self) -> None:
+        with self._lock:
+            self._store.clear()
+            self._total = 0
+
+    def __len__(self) -> int:
+        return len(self._store)

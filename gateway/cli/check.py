@@ -69,13 +69,36 @@ def _check_jsonl(stdin: IO[bytes], out: IO[str], cwd: str, extra: tuple[str, ...
     """One result object per input line, same order; a bad line yields an
     ``error`` object and the stream goes on."""
     home_dir = home()
+    lines = _Lines()
     for number, raw in enumerate(stdin, 1):
         line = raw.decode("utf-8", "surrogateescape").strip()
         if not line:
             continue
-        out.write(_dumps(_check_line(line, number, cwd, extra, home_dir)) + "\n")
+        result = _check_line(line, number, cwd, extra, home_dir)
+        out.write(lines.of(result) if isinstance(result, BashAnalysis) else _dumps(result) + "\n")
         out.flush()
     return 0
+
+
+class _Lines:
+    """The JSON line of each analysis, written once: the analyzer hands back
+    the same value for the same command and facts (an agent's stream
+    repeats its commands), and its line is a fifth of a line's time. Keyed
+    by identity, holding the value, so an id is never reused while kept."""
+
+    def __init__(self, size: int = 512) -> None:
+        self._kept: dict[int, tuple[BashAnalysis, str]] = {}
+        self._size = size
+
+    def of(self, analysis: BashAnalysis) -> str:
+        kept = self._kept.get(id(analysis))
+        if kept is not None and kept[0] is analysis:
+            return kept[1]
+        line = _dumps(analysis.to_dict()) + "\n"
+        if len(self._kept) >= self._size:
+            del self._kept[next(iter(self._kept))]
+        self._kept[id(analysis)] = (analysis, line)
+        return line
 
 
 def _check_line(
@@ -84,7 +107,7 @@ def _check_line(
     cwd: str,
     extra: tuple[str, ...],
     home: str,
-) -> dict[str, object]:
+) -> dict[str, object] | BashAnalysis:
     import json  # noqa: PLC0415 - loaded once, by the first line
 
     try:
@@ -97,10 +120,8 @@ def _check_line(
     if not isinstance(line_cwd, str) or not line_cwd.startswith("/"):
         return {"line": number, "error": '"cwd" must be an absolute path'}
     try:
-        analysis: BashAnalysis = analyze_in_workspace(
-            item["command"], line_cwd, extra_dirs=extra, home=home)
+        return analyze_in_workspace(item["command"], line_cwd, extra_dirs=extra, home=home)
     except AnalyzerError as exc:
         return {"line": number, "error": str(exc)}
     except Exception as exc:
         return {"line": number, "decision": "ask", "error": f"internal error: {exc!r}"[:300]}
-    return analysis.to_dict()

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -86,23 +87,54 @@ def test_a_tree_read_through_a_link_to_another_directory_asks(tmp_path: Path) ->
     assert _check(project, "grep -R KEY src")["decision"] == "ask"
 
 
-def test_a_jsonl_stream_sees_a_dotenv_file_added_while_it_runs(tmp_path: Path) -> None:
+def _add_dotenv(project: Path) -> None:
+    (project / ".env").write_text("KEY=secret\n")
+
+
+def _add_link_out(project: Path) -> None:
+    (project / "src" / "up").symlink_to(project.parent)
+
+
+def _add_fsmonitor(project: Path) -> None:
+    subprocess.run(["git", "config", "-f", str(project / ".git" / "config"),
+                    "core.fsmonitor", "./watch"], check=True)
+
+
+# (command, what changes between two identical lines): the same command, the
+# same line of input, must be judged against the files as they are now
+CHANGED_MEANWHILE = [
+    pytest.param("grep -r KEY .", _add_dotenv, id="a dotenv file"),
+    pytest.param("cat src/up/outside.txt", _add_link_out, id="a link out of the project"),
+    pytest.param("git status", _add_fsmonitor, id="a repository's core.fsmonitor"),
+]
+
+
+@pytest.mark.parametrize(("command", "change"), CHANGED_MEANWHILE)
+def test_a_jsonl_stream_sees_what_changed_while_it_runs(
+        tmp_path: Path, command: str, change: Callable[[Path], None]) -> None:
     """From a review: facts kept for the whole stream let a .env (or a
-    diff.external) added meanwhile pass."""
+    diff.external) added meanwhile pass. The analyses are kept by their
+    inputs, facts included, and so are their lines: a repeated command is
+    answered from what was kept only when the facts are the same."""
     project = tmp_path / "project"
     (project / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (tmp_path / "outside.txt").write_text("x\n")
     with subprocess.Popen([SHELLGATE, "check", "--jsonl", "--cwd", str(project)],
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as proc:
         assert proc.stdin is not None and proc.stdout is not None
-        line = json.dumps({"command": "grep -r KEY ."}) + "\n"
-        proc.stdin.write(line)
-        proc.stdin.flush()
-        assert json.loads(proc.stdout.readline())["decision"] == "allow"
-        (project / ".env").write_text("KEY=secret\n")
-        proc.stdin.write(line)
-        proc.stdin.flush()
-        assert json.loads(proc.stdout.readline())["decision"] == "ask"
+        line = json.dumps({"command": command}) + "\n"
+        answers = []
+        for step in range(3):
+            if step == 2:
+                change(project)
+            proc.stdin.write(line)
+            proc.stdin.flush()
+            answers.append(proc.stdout.readline())
         proc.stdin.close()
+    assert answers[0] == answers[1]
+    assert json.loads(answers[0])["decision"] == "allow"
+    assert json.loads(answers[2])["decision"] != "allow", answers[2]
 
 
 def test_a_read_through_a_link_to_a_directory_is_judged_where_it_leads(tmp_path: Path) -> None:

@@ -35,7 +35,8 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 NAMES = ["", "d", "d/e", "d/f.txt", "d/f.txt/below", "up", "up/x", "self/d/e", "abs",
          "abs/new", "rel/back", "rel/back/z", "chain", "chain/back", "loop1", "loop1/x",
          "dangling", "dangling/y", "tofile", "tofile/z", "missing", "missing/a/b",
-         "d/deep/back", "c/l2/l2", "c/l2/l2/f.txt", "locked/in", "d/../up", "d/./e", "d//e"]
+         "d/deep/back", "c/l2/l2", "c/l2/l2/f.txt", "locked/in", "d/../up", "d/./e", "d//e",
+         "missing/a/b/c", "d/f.txt/below/deeper", "dangling/y/z", "tofile/z/w", "up/missing/up"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -66,3 +67,23 @@ def test_the_resolver_agrees_with_realpath_where_a_directory_cannot_be_searched(
 def test_the_root_and_relative_paths_resolve_as_realpath_does() -> None:
     for path in ("/", "//", "//usr", "relative/x", "/usr/../etc"):
         assert Resolver()(path) == os.path.realpath(path)
+
+
+def test_nothing_below_a_missing_name_is_looked_at(tree: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # the kernel answers a path below a missing directory (or below a file)
+    # with the same error: one lstat says it for every longer path
+    looked: list[str] = []
+    real_lstat = os.lstat
+
+    def lstat(path: str) -> os.stat_result:
+        looked.append(path)
+        return real_lstat(path)
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    resolve = Resolver()
+    assert resolve(f"{tree}/missing/a/b/c") == f"{tree}/missing/a/b/c"
+    assert resolve(f"{tree}/d/f.txt/x/y") == f"{tree}/d/f.txt/x/y"
+    assert resolve(f"{tree}/missing/a/other") == f"{tree}/missing/a/other"
+    below = [p for p in looked if p.startswith(f"{tree}/missing/") or "/f.txt/" in p]
+    assert below == [f"{tree}/d/f.txt/x"]

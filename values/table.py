@@ -251,12 +251,12 @@ def __init__(self, display, real):
     __v_set(self, 'real', real)
 CODES["def __init__(self, display, real):\n    __v_set(self, 'display', display)\n    __v_set(self, 'real', real)"] = __init__.__code__
 
-def __init__(self, entry, parts, source, static):
+def __init__(self, entry, parts, static, fixed):
     __v_set(self, 'entry', entry)
     __v_set(self, 'parts', parts)
-    __v_set(self, 'source', source)
     __v_set(self, 'static', static)
-CODES["def __init__(self, entry, parts, source, static):\n    __v_set(self, 'entry', entry)\n    __v_set(self, 'parts', parts)\n    __v_set(self, 'source', source)\n    __v_set(self, 'static', static)"] = __init__.__code__
+    __v_set(self, 'fixed', fixed)
+CODES["def __init__(self, entry, parts, static, fixed):\n    __v_set(self, 'entry', entry)\n    __v_set(self, 'parts', parts)\n    __v_set(self, 'static', static)\n    __v_set(self, 'fixed', fixed)"] = __init__.__code__
 
 def __init__(self, error):
     __v_set(self, 'error', error)

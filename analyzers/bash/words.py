@@ -127,7 +127,7 @@ def unescape_double(text: str) -> str:
 
 
 def has_glob(mask: str) -> bool:
-    return any(c in GLOB_CHARS for c in mask)
+    return not GLOB_CHARS.isdisjoint(mask)
 
 
 def has_brace(mask: str) -> bool:

@@ -18,7 +18,7 @@ import re
 import pytest
 
 from analyzers import SENSITIVE_PATHS, match_sensitive
-from analyzers.bash.sensitive import _table
+from analyzers.bash.sensitive import _glob_overlaps, _literals, _pattern_rx, _table
 
 HOMES = ["/home/user", "/root", "~", "/"]
 
@@ -44,7 +44,7 @@ def _paths(count: int) -> list[str]:
 
 
 def _entry_regexes(home: str) -> list[re.Pattern[str]]:
-    return [re.compile(e.source, re.DOTALL) for e in _table(home).entries]
+    return [re.compile(_pattern_rx(e.parts), re.DOTALL) for e in _table(home).entries]
 
 
 @pytest.mark.parametrize("home", HOMES)
@@ -102,3 +102,32 @@ def test_an_analysis_that_names_no_secret_compiles_no_entry_regex() -> None:
     for path in ("/nonexistent-home/project/README", "/usr/share/doc/x", "src/main.py"):
         assert not any(table.matches(i, path) for i in table.candidates(path))
     assert len(table._rx) <= 2, list(itertools.islice(table._rx, 5))
+
+
+def _glob_paths(count: int) -> list[str]:
+    rnd = random.Random(11)
+    comps = [*_components(), "u*", "?", ".s*", "id*", "[a-z]*", ".*", "*.py", "sha*"]
+    out = set()
+    for _ in range(count):
+        home = rnd.choice(["/home/user", "/root"])
+        entry = rnd.choice(SENSITIVE_PATHS).pattern.replace("~", home)
+        parts = [p if rnd.random() > 0.3 else rnd.choice(comps) for p in entry.split("/")]
+        out.add("/".join(parts + [rnd.choice(comps) for _ in range(rnd.randint(0, 2))]))
+        out.add("/" + "/".join(rnd.choice(comps) for _ in range(rnd.randint(1, 6))))
+    return sorted(p for p in out if any(c in p for c in "*?["))
+
+
+@pytest.mark.parametrize("home", ["/home/user", "~"])
+def test_a_glob_is_asked_of_every_entry_it_could_overlap(home: str) -> None:
+    """A glob path is laid over each entry (`cat ~/.s*/id_rsa`); entries
+    whose fixed components differ from the glob's are left out before the
+    search. Every entry the search says overlaps must be among those kept."""
+    table = _table(home)
+    missed = []
+    for path in _glob_paths(2500):
+        split = path.split("/")
+        kept = set(table.sharing(_literals([p if "*" not in p and "?" not in p and "[" not in p
+                                             else "*" for p in split]), set()))
+        missed += [(path, e.entry.pattern) for index, e in enumerate(table.entries)
+                   if index not in kept and _glob_overlaps(split, e.parts)]
+    assert missed == []

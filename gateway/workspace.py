@@ -78,8 +78,11 @@ def real_paths(analysis: BashAnalysis) -> tuple[tuple[str, str], ...]:
     expanded as bash would and each file's link followed (from a review:
     `cat gl/*`, with gl/o -> a file outside the project, was judged by the
     text `gl/*` alone and read it unasked)."""
+    # what a walk reached is left out: the analyzer asks where the walk's
+    # root leads, never where a file it found does (`find / -name x`
+    # reaches some 260 sensitive entries, each a glob to expand)
     plain = {p.path for s in analysis.subcommands for p in s.paths
-             if p.path.startswith("/") and not p.glob}
+             if p.path.startswith("/") and not p.glob and not p.below}
     plain |= {t.root for s in analysis.subcommands for t in s.trees}
     out = []
     resolve = Resolver()
@@ -88,7 +91,7 @@ def real_paths(analysis: BashAnalysis) -> tuple[tuple[str, str], ...]:
         if real != os.path.normpath(path):
             out.append((path, real))
     globs = {p.path for s in analysis.subcommands for p in s.paths
-             if p.path.startswith("/") and p.glob}
+             if p.path.startswith("/") and p.glob and not p.below}
     for pattern in sorted(globs):
         out.extend((pattern, real) for real in _glob_links(pattern))
     return tuple(out)
@@ -190,12 +193,21 @@ def repo_programs(cwd: str) -> tuple[str, ...]:
     ws/hostile/.git and its core.fsmonitor)."""
     cwd = os.path.normpath(cwd)
     path = cwd
+    lstat = os.lstat
     while True:
-        if os.path.lexists(os.path.join(path, ".git")):
+        # os.path.lexists(os.path.join(path, ".git")), without the two calls
+        # a level (this runs for every command a stream judges)
+        try:
+            lstat(f"{path}.git" if path.endswith("/") else f"{path}/.git")
+        except (OSError, ValueError):
+            pass
+        else:
             from sandbox import repository_programs  # noqa: PLC0415
 
             return repository_programs(cwd)
-        parent = os.path.dirname(path)
+        parent = path[:path.rfind("/") + 1]  # os.path.dirname, inline
+        if parent.strip("/"):
+            parent = parent.rstrip("/")
         if parent == path:
             return ()
         path = parent

@@ -759,7 +759,7 @@ def __init__(self, raw, partial, path):
     __v_set(self, 'path', path)
 CODES["def __init__(self, raw, partial, path):\n    __v_set(self, 'raw', raw)\n    __v_set(self, 'partial', partial)\n    __v_set(self, 'path', path)"] = __init__.__code__
 
-def __init__(self, raw, path, access, inside_cwd, sensitive, glob, redirect):
+def __init__(self, raw, path, access, inside_cwd, sensitive, glob, redirect, below):
     __v_set(self, 'raw', raw)
     __v_set(self, 'path', path)
     __v_set(self, 'access', access)
@@ -767,7 +767,8 @@ def __init__(self, raw, path, access, inside_cwd, sensitive, glob, redirect):
     __v_set(self, 'sensitive', sensitive)
     __v_set(self, 'glob', glob)
     __v_set(self, 'redirect', redirect)
-CODES["def __init__(self, raw, path, access, inside_cwd, sensitive, glob, redirect):\n    __v_set(self, 'raw', raw)\n    __v_set(self, 'path', path)\n    __v_set(self, 'access', access)\n    __v_set(self, 'inside_cwd', inside_cwd)\n    __v_set(self, 'sensitive', sensitive)\n    __v_set(self, 'glob', glob)\n    __v_set(self, 'redirect', redirect)"] = __init__.__code__
+    __v_set(self, 'below', below)
+CODES["def __init__(self, raw, path, access, inside_cwd, sensitive, glob, redirect, below):\n    __v_set(self, 'raw', raw)\n    __v_set(self, 'path', path)\n    __v_set(self, 'access', access)\n    __v_set(self, 'inside_cwd', inside_cwd)\n    __v_set(self, 'sensitive', sensitive)\n    __v_set(self, 'glob', glob)\n    __v_set(self, 'redirect', redirect)\n    __v_set(self, 'below', below)"] = __init__.__code__
 
 def __init__(self, raw, seen, encoding):
     __v_set(self, 'raw', raw)

@@ -319,14 +319,15 @@ def _walk_reaches(
         # a listing through a link lists wherever it leads (from a review:
         # `ls -aR up`, `find -L .` with up -> .. listed ~/.ssh)
         why = f"lists below {root} through a link to a directory"
-    reached = [replace(p, raw=f"{_BELOW}{root}")
+    reached = [replace(p, raw=f"{_BELOW}{root}", below=True)
                for path in dotenv_reached(root, tree, None if climbs else workspace)
                for p in judge_path(path, Access.READ, cwds, home, roots)]
     for start in dict.fromkeys((root, *real.get(root, ()))):
         walk = replace(tree, root=start)
         # the entry itself is the judgement: no second match needed
         # (`find / -name x` reaches some 260 entries)
-        reached.extend(PathAccess(f"{_BELOW}{root}", pattern, Access.READ, False, entry, glob=True)
+        reached.extend(PathAccess(f"{_BELOW}{root}", pattern, Access.READ, False, entry,
+                                  glob=True, below=True)
                        for pattern, entry in sensitive_below(start, home)
                        if walk.enters(pattern, 1) or (walk.content and walk.reaches(pattern)))
     return reached, why

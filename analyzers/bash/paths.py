@@ -50,6 +50,10 @@ class PathAccess:
     glob: bool = False
     #: the target of an output redirection (``> out.txt``), not an operand
     redirect: bool = False
+    #: reached by walking a tree (a dotenv file, a sensitive entry below
+    #: the root of `grep -r`), not named by the command: where a link on
+    #: its way leads is never asked (the walk's root is)
+    below: bool = False
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {

@@ -14,6 +14,7 @@ from .common import abs_dir, home, one_line
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    import json
     from typing import IO
 
 
@@ -94,11 +95,25 @@ class _Lines:
         kept = self._kept.get(id(analysis))
         if kept is not None and kept[0] is analysis:
             return kept[1]
-        line = _dumps(analysis.to_dict()) + "\n"
+        line = _encoder().encode(analysis.to_dict()) + "\n"
         if len(self._kept) >= self._size:
             del self._kept[next(iter(self._kept))]
         self._kept[id(analysis)] = (analysis, line)
         return line
+
+
+def _encoder() -> json.JSONEncoder:
+    """json.dumps's own encoder, less its check for cycles (an analysis's
+    dict is a tree): the same text, a tenth sooner."""
+    global _ENCODER  # noqa: PLW0603 - made at the first line, not at start
+    if _ENCODER is None:
+        import json  # noqa: PLC0415
+
+        _ENCODER = json.JSONEncoder(check_circular=False)
+    return _ENCODER
+
+
+_ENCODER: json.JSONEncoder | None = None
 
 
 def _check_line(

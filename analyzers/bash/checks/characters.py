@@ -64,7 +64,11 @@ def backslash_escaped_whitespace(inp: CheckInput) -> str | None:
     a naive splitter; ``cat ~/safe\\ /../.ssh/id_rsa`` confuses prefix-based
     path checks.
     """
-    if _ESCAPED_WS_RE.search(inp.views.fully_unquoted):
+    view = inp.views.fully_unquoted
+    # a pattern with a backslash in it cannot match text without one (the
+    # same for each `in` test before a search below: a scan of the text in
+    # C instead of the regex engine at every position)
+    if "\\" in view and _ESCAPED_WS_RE.search(view):
         return "backslash-escaped whitespace outside quotes"
     return None
 
@@ -81,6 +85,8 @@ def backslash_escaped_operators(inp: CheckInput) -> str | None:
     ``cat x \\; rm -rf ~`` is one command to bash.
     """
     view = inp.views.fully_unquoted
+    if "\\" not in view:
+        return None
     terminators = 0 if inp.legacy else _find_exec_terminators(inp.argvs)
     for m in _ESCAPED_OP_RE.finditer(view):
         standalone = (
@@ -132,7 +138,7 @@ def mid_word_hash(inp: CheckInput) -> str | None:
     directly before) counts too, hence the view that keeps quote chars.
     """
     view = inp.views.unquoted_keep_quote_chars
-    m = _MID_WORD_HASH_RE.search(view)
+    m = _MID_WORD_HASH_RE.search(view) if "#" in view else None
     if m:
         return f"'#' in the middle of a word: {view[max(0, m.start() - 8) : m.end() + 8]!r}"
     return None

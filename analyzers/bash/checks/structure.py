@@ -33,7 +33,9 @@ def incomplete_commands(inp: CheckInput) -> str | None:
     if _LEADING_FRAGMENT_RE.match(text):
         return "command starts with an operator or a flag (a fragment)"
     # A trailing `&&` inside a comment (`ls # a && b`) is not an operator.
-    if _TRAILING_FRAGMENT_RE.search(_COMMENT_RE.sub("", inp.views.fully_unquoted)):
+    unquoted = inp.views.fully_unquoted
+    if (("|" in unquoted or "&" in unquoted)
+            and _TRAILING_FRAGMENT_RE.search(_COMMENT_RE.sub("", unquoted))):
         return "command ends with an operator (incomplete)"
     for reason in inp.parse.reasons:
         if reason.startswith(("syntax error", "unexpected token")):

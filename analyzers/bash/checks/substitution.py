@@ -48,6 +48,9 @@ COMMAND_SUBSTITUTION_PATTERNS: tuple[SubstitutionPattern, ...] = tuple(
 )
 
 _BACKTICK_RE = regex(r"(?<!\\)(?:\\\\)*`")
+#: one of these is in every pattern above (the `(` of `<(` and `(e:`, the
+#: `=` of `=(` and `=cmd`, the `}` of `} always {`, the `#` of `<#`)
+_SUBSTITUTION_CHARS = frozenset("(=$~}#`")
 _INPUT_PIPE_RE = regex(r"<\(")
 
 
@@ -60,6 +63,8 @@ def command_substitution(inp: CheckInput) -> str | None:
     runs inside double quotes. Reproducer: ``ls "$(id)"``.
     """
     view = inp.views.with_double_quotes
+    if _SUBSTITUTION_CHARS.isdisjoint(view):
+        return None  # every pattern needs one of them
     # `diff <(ls a) <(ls b)`: the parser analyzed every `<(…)`'s commands on
     # their own (nodewords.input_pipe) and the outer word is a pipe path
     # Counted in the raw text, not the quote view: a here-document body
@@ -90,7 +95,8 @@ def ifs_injection(inp: CheckInput) -> str | None:
     expansion splits into ``cat`` ``/etc/shadow``; ``$IFS`` in place of spaces
     (``cat$IFS/etc/passwd``) defeats whitespace-based parsing.
     """
-    m = _IFS_RE.search(inp.views.with_double_quotes)
+    view = inp.views.with_double_quotes
+    m = _IFS_RE.search(view) if "IFS" in view else None  # in every alternative
     if m:
         return f"IFS manipulation: {m.group(0).strip()!r}"
     return None
@@ -113,6 +119,8 @@ def brace_expansion(inp: CheckInput) -> str | None:
     (plain characters, ``{a,b}``, ``{1..3}``) is expanded by the parser
     before any command table sees it, so its words are judged one by one.
     """
+    if "{" not in inp.views.unquoted_keep_quote_chars and "{" not in inp.views.fully_unquoted:
+        return None  # the pattern starts with one
     if inp.legacy:
         m = _BRACE_TEXT_RE.search(inp.views.fully_unquoted)
         return f"brace expansion {m.group(0)[:40]!r}" if m else None
@@ -134,7 +142,8 @@ def dangerous_variables(inp: CheckInput) -> str | None:
     the environment); ``$CMD | sh`` / ``echo x | $CMD`` runs a command whose
     name nobody reviewed.
     """
-    m = _VAR_REDIRECT_RE.search(inp.views.with_double_quotes)
+    view = inp.views.with_double_quotes
+    m = _VAR_REDIRECT_RE.search(view) if "$" in view else None  # in both alternatives
     if m:
         return f"variable in a redirection or pipe: {m.group(0).strip()!r}"
     return None

@@ -4,8 +4,9 @@ without argparse.
 ``shellgate check 'git log'`` and ``shellgate run -- make`` are what a hook
 or a script runs most, each as a new process, and argparse is ~5 ms of it:
 its import, gettext's locale lookups, the parser's build and its own
-regexes. The forms read here are ``check [--json] COMMAND...`` and ``run
-[--] ARGV...`` with every option at its default; anything else (other
+regexes. The forms read here are ``check [--json] COMMAND...``, ``check
+--jsonl [--cwd DIR]`` and ``run [--] ARGV...`` with every other option at
+its default; anything else (other
 options, ``-``, help, a mistake, a word argparse would refuse such as an
 abbreviation of two options) goes to the real parser, which stays the one
 definition of the command line. ``tests/gateway/test_cli_fastpath.py``
@@ -49,6 +50,19 @@ def _ambiguous(word: str, options: tuple[str, ...]) -> bool:
             and sum(option.startswith(stem) for option in options) > 1)
 
 
+def _jsonl(rest: list[str], values: dict[str, Any]) -> SimpleNamespace | None:
+    """``check --jsonl [--cwd DIR]``: a stream's plain form (a batch of
+    commands judged by one process, where argparse is a tenth of the whole
+    on a short stream)."""
+    if rest and (len(rest) != 2 or rest[0] != "--cwd" or not rest[1]
+                 or rest[1].startswith("-")):
+        return None
+    values["jsonl"] = True
+    if rest:
+        values["cwd"] = rest[1]
+    return SimpleNamespace(verb="check", verb_module="check", command=[], **values)
+
+
 def fast_parse(words: Sequence[str]) -> SimpleNamespace | None:
     """The parsed arguments of a plain ``check`` or ``run``, or None for the
     parser."""
@@ -58,6 +72,8 @@ def fast_parse(words: Sequence[str]) -> SimpleNamespace | None:
     rest = list(words[1:])
     values: dict[str, Any] = {name: (list(default) if isinstance(default, list) else default)
                               for name, default in _DEFAULTS[verb].items()}
+    if verb == "check" and rest[0] == "--jsonl":
+        return _jsonl(rest[1:], values)
     if verb == "check" and rest[0] == "--json":
         values["json"], rest = True, rest[1:]
     # `run -- ARGV` is run's plain form; check's `--` goes to the parser

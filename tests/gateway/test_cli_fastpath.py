@@ -16,7 +16,7 @@ from gateway.errors import UsageError
 
 COMMON = ["-", "--", "git", "log --oneline", "-h", "--help", "", "-5", "x=1", "--cwd", "/tmp"]
 TOKENS = {
-    "check": [*COMMON, "--json", "--jsonl", "--js", "--add-dir"],
+    "check": [*COMMON, "--json", "--jsonl", "--js", "--add-dir", "--cwd=/x", "--jsonl=1"],
     "run": [*COMMON, "--profile", "--allow", "--allow-write", "--timeout", "--t", "--m",
             "--git-read-only", "--max-processes=3", "--s", "true"],
 }
@@ -42,6 +42,8 @@ def _argparse(argv: list[str]) -> dict[str, object] | None:
     ["run", "--", "true"],
     ["run", "make", "-j4"],
     ["run", "--", "sh", "-c", "echo hi"],
+    ["check", "--jsonl"],
+    ["check", "--jsonl", "--cwd", "/home/user/project"],
 ])
 def test_a_plain_form_is_read_as_argparse_reads_it(argv: list[str]) -> None:
     fast = fast_parse(argv)
@@ -51,7 +53,10 @@ def test_a_plain_form_is_read_as_argparse_reads_it(argv: list[str]) -> None:
 
 @pytest.mark.parametrize("argv", [
     ["check"], ["check", "--help"], ["check", "-"], ["check", "--", "ls"],
-    ["check", "--cwd", "/tmp", "ls"], ["check", "--jsonl"], ["check", "--js", "ls"],
+    ["check", "--cwd", "/tmp", "ls"], ["check", "--js", "ls"],
+    ["check", "--jsonl", "ls"], ["check", "--jsonl", "--cwd"], ["check", "--jsonl", "--cwd", "-x"],
+    ["check", "--jsonl", "--cwd=/tmp"], ["check", "--jsonl", "--add-dir", "/tmp"],
+    ["check", "--jsonl", "--cwd", "/tmp", "--cwd", "/x"],
     ["check", "--json"], ["check", ""], ["run"], ["run", "--"], ["run", "--", "-x"],
     ["run", "--profile", "read-only", "--", "ls"], ["run", "ls", "--allow"],
     ["tool", "Bash"], ["checkx", "ls"], [],

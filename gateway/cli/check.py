@@ -85,21 +85,33 @@ class _Lines:
     """The JSON line of each analysis, written once: the analyzer hands back
     the same value for the same command and facts (an agent's stream
     repeats its commands), and its line is a fifth of a line's time. Keyed
-    by identity, holding the value, so an id is never reused while kept."""
+    by identity, holding the value, so an id is never reused while kept;
+    as many as the analyzer keeps, within ``budget`` characters in all (the
+    oldest go first)."""
 
-    def __init__(self, size: int = 512) -> None:
+    def __init__(self, budget: int = 8 << 20) -> None:
         self._kept: dict[int, tuple[BashAnalysis, str]] = {}
-        self._size = size
+        self._budget = budget
+        self._total = 0
 
     def of(self, analysis: BashAnalysis) -> str:
         kept = self._kept.get(id(analysis))
         if kept is not None and kept[0] is analysis:
             return kept[1]
         line = _encoder().encode(analysis.to_dict()) + "\n"
-        if len(self._kept) >= self._size:
-            del self._kept[next(iter(self._kept))]
+        if len(line) > self._budget:
+            return line
+        while self._kept and (self._total + len(line) > self._budget
+                              or len(self._kept) >= _KEPT_LINES):
+            self._total -= len(self._kept.pop(next(iter(self._kept)))[1])
         self._kept[id(analysis)] = (analysis, line)
+        self._total += len(line)
         return line
+
+
+#: lines kept at most: as many analyses as the analyzer keeps
+#: (analyzers/bash/analysis.py, _RESULTS)
+_KEPT_LINES = 4096
 
 
 def _encoder() -> json.JSONEncoder:

@@ -94,3 +94,26 @@ def test_results_drop_the_oldest_first_and_never_keep_one_heavier_than_the_budge
     kept.put("f", "F", 11)
     assert kept.get("f") is None
     assert kept.get("e") == "E"
+
+
+def test_what_the_kept_analyses_hold_in_memory_stays_near_their_budget() -> None:
+    # from a review: weighed by their number of paths, analyses of long
+    # brace-expanded paths (256 paths of 5,000 characters each, ~2.5 MB an
+    # analysis) held 200 MB under a budget of ~16 MB
+    import gc
+    import tracemalloc
+
+    analysis._RESULTS.clear()
+    tracemalloc.start()
+    try:
+        for n in range(20):
+            analyze_bash(f"cat /{'p' * 5000}{n}/" + "{1..256}", CWD)
+        analysis._read.cache_clear()
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        analysis._RESULTS.clear()
+        gc.collect()
+        held = before - tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert 0 < held <= (analysis._RESULTS._budget << 10) * 1.25, held

@@ -59,7 +59,9 @@ def _with_facts(
     extra_dirs: tuple[str, ...], home: str | None,
 ) -> BashAnalysis:
     cwd = light.cwd
-    facts = (workspace_facts(cwd, extra_dirs, programs=programs)
+    roots = tuple(t.root for s in light.subcommands for t in s.trees
+                  if t.content and t.follows_file_links)
+    facts = (workspace_facts(cwd, extra_dirs, programs=programs, file_links_below=roots)
              if any(s.trees for s in light.subcommands)
              else WorkspaceFacts(repo_programs=programs))
     return analyze_bash(light.command, cwd, extra_read_dirs=extra_dirs, home=home,
@@ -166,10 +168,13 @@ def _glob_links(pattern: str) -> list[str]:
 
 
 def workspace_facts(
-    cwd: str, extra_dirs: tuple[str, ...] = (), *, programs: tuple[str, ...] | None = None
+    cwd: str, extra_dirs: tuple[str, ...] = (), *, programs: tuple[str, ...] | None = None,
+    file_links_below: tuple[str, ...] = (),
 ) -> WorkspaceFacts:
-    """Facts for commands that run in ``cwd`` and may read ``extra_dirs``.
-    The sandbox package (and its import time) is loaded only when needed."""
+    """Facts for commands that run in ``cwd`` and may read ``extra_dirs``;
+    where the links to a file below ``file_links_below`` (the roots of the
+    command's tree reads) lead, looked up now. The sandbox package (and its
+    import time) is loaded only when needed."""
     from sandbox import dotenv_below, runtime_dir  # noqa: PLC0415
 
     found = dotenv_below([cwd, *extra_dirs], runtime_dir())
@@ -180,7 +185,22 @@ def workspace_facts(
         dir_links=found.links,
         dotenv_dirs=found.dirs,
         repo_programs=repo_programs(cwd) if programs is None else programs,
+        file_links=_file_link_targets(found.file_links, file_links_below),
     )
+
+
+def _file_link_targets(links: tuple[str, ...], roots: tuple[str, ...]) -> tuple[
+        tuple[str, str], ...]:
+    """Where each link below one of ``roots`` leads, by realpath now (the
+    search's record says only that it is a link; its target may have
+    changed since). Past :data:`MAX_GLOB_LINKS` of them, the rest are
+    judged as leading to ``/``: outside, asked."""
+    below = sorted(link for link in links
+                   if any(link.startswith(root.rstrip("/") + "/") for root in roots))
+    resolve = Resolver()
+    out = [(link, resolve(link)) for link in below[:MAX_GLOB_LINKS]]
+    out += [(link, "/") for link in below[MAX_GLOB_LINKS:]]
+    return tuple(out)
 
 
 def repo_programs(cwd: str) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from values import valueclass
 
 from .hashing import hex_digest
-from .walk import WalkResult, WalkSpec, walk
+from .walk import FILE_LINK, WalkResult, WalkSpec, walk
 
 #: Directory names never walked: tool caches and installed dependencies,
 #: which hold other people's published files, not a user's secrets. Names
@@ -196,13 +196,19 @@ def _fold(
 #: node_modules and .cache) and no depth limit short of the path length's
 #: (one 66 levels down was never found)
 WORKSPACE_SPEC = WalkSpec(
-    name="dotenv-below",
+    # named anew when what it records grows (file links): a cache of the
+    # old name would answer for directories whose ctime did not move
+    name="dotenv-below-2",
     match_file=is_dotenv,
     match_dirs=DOTENV_DIRS,
     max_depth=4096,
     budget_s=BUDGET_S,
     revalidate_budget_s=REVALIDATE_BUDGET_S,
     match_dir_links=True,
+    # a link to a file is read where it leads by `find -exec cat`, grep -R,
+    # diff (from a review: `find sub -exec cat {} +`, with sub/k.txt ->
+    # ~/.ssh/id_rsa, was allowed and printed the key)
+    match_file_links=True,
     # `.env/`, `.env.d/`: the sensitive list's `**/.env*` covers what is in them
     match_dir_name=is_dotenv,
 )
@@ -214,15 +220,16 @@ class DotenvBelow:
     directories walked), ``files`` found, ``dirs`` (``.envs/``, ``.env.d/``:
     dotenv directories, not entered — everything in them counts),
     ``unknown`` directories the walk could not finish or list — a dotenv
-    file may be anywhere below them — and ``links``, symbolic links that
+    file may be anywhere below them — ``links``, symbolic links that
     are not to a file (not followed: a walk that follows one goes where
-    nobody searched)."""
+    nobody searched), and ``file_links``, symbolic links to a file."""
 
     searched: tuple[str, ...]
     files: tuple[str, ...]
     unknown: tuple[str, ...]
     links: tuple[str, ...] = ()
     dirs: tuple[str, ...] = ()
+    file_links: tuple[str, ...] = ()
 
 
 def dotenv_below(
@@ -239,11 +246,12 @@ def dotenv_below(
     cache = None
     if cache_dir is not None:
         key = hex_digest("\0".join(roots).encode())[:16]
-        cache = cache_dir / f"dotenv-below-{key}.json"
+        cache = cache_dir / f"{WORKSPACE_SPEC.name}-{key}.json"
     found = walk(WORKSPACE_SPEC, roots, cache, budget=budget)
-    names = [p for p in found.found if not p.endswith("/")]
+    names = [p for p in found.found if not p.endswith(("/", FILE_LINK))]
     dirs = [p for p in names if os.path.isdir(p) and not os.path.islink(p)]
     links = [p.rstrip("/") for p in found.found if p.endswith("/")]
+    file_links = [p[:-len(FILE_LINK)] for p in found.found if p.endswith(FILE_LINK)]
     unknown = (*found.unscanned, *found.unchecked, *found.unlistable)
     return DotenvBelow(tuple(roots), tuple(p for p in names if p not in dirs), tuple(unknown),
-                       tuple(links), tuple(dirs))
+                       tuple(links), tuple(dirs), tuple(file_links))

@@ -104,6 +104,10 @@ _MEMORY: dict[tuple[str, tuple[str, ...]], _State] = {}
 _LOCK = _thread.RLock()
 
 
+#: what follows a file link's name among a walk's found names
+FILE_LINK = "\0"
+
+
 @valueclass
 class WalkSpec:
     """What one walk looks for. A directory named in ``match_dirs`` is
@@ -122,6 +126,9 @@ class WalkSpec:
     #: record a symbolic link that is not to a file (a directory, nothing
     #: yet, a loop) as its name with a trailing ``/`` (a name cannot hold one)
     match_dir_links: bool = False
+    #: record a symbolic link to a file as its name followed by
+    #: :data:`FILE_LINK` (a name cannot hold a NUL either)
+    match_file_links: bool = False
     #: a directory recorded (and not entered) when this says so of its name
     match_dir_name: Callable[[str], bool] | None = None
     budget_s: float = 0.3
@@ -309,8 +316,12 @@ def _list(spec: WalkSpec, state: _State, path: str, depth: int) -> None:
                 # a link to nothing yet counts: its target may appear later,
                 # and the link's directory's ctime will not move (a review)
                 names.add(entry.name + "/")
-            elif spec.match_file(entry.name):
-                names.add(entry.name)
+            else:
+                if spec.match_file_links and entry.is_symlink():
+                    # a reader handed this name reads wherever it leads
+                    names.add(entry.name + FILE_LINK)
+                if spec.match_file(entry.name):
+                    names.add(entry.name)
         except OSError:
             continue
     if names:

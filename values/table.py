@@ -575,7 +575,7 @@ def __init__(self, name, long, takes, metavar, closed):
     self.closed = closed
 CODES['def __init__(self, name, long, takes, metavar, closed):\n    self.name = name\n    self.long = long\n    self.takes = takes\n    self.metavar = metavar\n    self.closed = closed'] = __init__.__code__
 
-def __init__(self, name, match_file, match_dirs, skip_dirs, skip_paths, max_depth, peek_skipped, match_dir_links, match_dir_name, budget_s, revalidate_budget_s):
+def __init__(self, name, match_file, match_dirs, skip_dirs, skip_paths, max_depth, peek_skipped, match_dir_links, match_file_links, match_dir_name, budget_s, revalidate_budget_s):
     __v_set(self, 'name', name)
     __v_set(self, 'match_file', match_file)
     __v_set(self, 'match_dirs', match_dirs)
@@ -584,10 +584,11 @@ def __init__(self, name, match_file, match_dirs, skip_dirs, skip_paths, max_dept
     __v_set(self, 'max_depth', max_depth)
     __v_set(self, 'peek_skipped', peek_skipped)
     __v_set(self, 'match_dir_links', match_dir_links)
+    __v_set(self, 'match_file_links', match_file_links)
     __v_set(self, 'match_dir_name', match_dir_name)
     __v_set(self, 'budget_s', budget_s)
     __v_set(self, 'revalidate_budget_s', revalidate_budget_s)
-CODES["def __init__(self, name, match_file, match_dirs, skip_dirs, skip_paths, max_depth, peek_skipped, match_dir_links, match_dir_name, budget_s, revalidate_budget_s):\n    __v_set(self, 'name', name)\n    __v_set(self, 'match_file', match_file)\n    __v_set(self, 'match_dirs', match_dirs)\n    __v_set(self, 'skip_dirs', skip_dirs)\n    __v_set(self, 'skip_paths', skip_paths)\n    __v_set(self, 'max_depth', max_depth)\n    __v_set(self, 'peek_skipped', peek_skipped)\n    __v_set(self, 'match_dir_links', match_dir_links)\n    __v_set(self, 'match_dir_name', match_dir_name)\n    __v_set(self, 'budget_s', budget_s)\n    __v_set(self, 'revalidate_budget_s', revalidate_budget_s)"] = __init__.__code__
+CODES["def __init__(self, name, match_file, match_dirs, skip_dirs, skip_paths, max_depth, peek_skipped, match_dir_links, match_file_links, match_dir_name, budget_s, revalidate_budget_s):\n    __v_set(self, 'name', name)\n    __v_set(self, 'match_file', match_file)\n    __v_set(self, 'match_dirs', match_dirs)\n    __v_set(self, 'skip_dirs', skip_dirs)\n    __v_set(self, 'skip_paths', skip_paths)\n    __v_set(self, 'max_depth', max_depth)\n    __v_set(self, 'peek_skipped', peek_skipped)\n    __v_set(self, 'match_dir_links', match_dir_links)\n    __v_set(self, 'match_file_links', match_file_links)\n    __v_set(self, 'match_dir_name', match_dir_name)\n    __v_set(self, 'budget_s', budget_s)\n    __v_set(self, 'revalidate_budget_s', revalidate_budget_s)"] = __init__.__code__
 
 def __init__(self, name, ok, detail, fix, required):
     __v_set(self, 'name', name)
@@ -830,7 +831,7 @@ def __init__(self, retrieval, read):
     __v_set(self, 'read', read)
 CODES["def __init__(self, retrieval, read):\n    __v_set(self, 'retrieval', retrieval)\n    __v_set(self, 'read', read)"] = __init__.__code__
 
-def __init__(self, root, names, filters, unmatched_read, follows_links, max_depth, skip_dirs, content):
+def __init__(self, root, names, filters, unmatched_read, follows_links, max_depth, skip_dirs, content, follows_file_links):
     __v_set(self, 'root', root)
     __v_set(self, 'names', names)
     __v_set(self, 'filters', filters)
@@ -839,7 +840,8 @@ def __init__(self, root, names, filters, unmatched_read, follows_links, max_dept
     __v_set(self, 'max_depth', max_depth)
     __v_set(self, 'skip_dirs', skip_dirs)
     __v_set(self, 'content', content)
-CODES["def __init__(self, root, names, filters, unmatched_read, follows_links, max_depth, skip_dirs, content):\n    __v_set(self, 'root', root)\n    __v_set(self, 'names', names)\n    __v_set(self, 'filters', filters)\n    __v_set(self, 'unmatched_read', unmatched_read)\n    __v_set(self, 'follows_links', follows_links)\n    __v_set(self, 'max_depth', max_depth)\n    __v_set(self, 'skip_dirs', skip_dirs)\n    __v_set(self, 'content', content)"] = __init__.__code__
+    __v_set(self, 'follows_file_links', follows_file_links)
+CODES["def __init__(self, root, names, filters, unmatched_read, follows_links, max_depth, skip_dirs, content, follows_file_links):\n    __v_set(self, 'root', root)\n    __v_set(self, 'names', names)\n    __v_set(self, 'filters', filters)\n    __v_set(self, 'unmatched_read', unmatched_read)\n    __v_set(self, 'follows_links', follows_links)\n    __v_set(self, 'max_depth', max_depth)\n    __v_set(self, 'skip_dirs', skip_dirs)\n    __v_set(self, 'content', content)\n    __v_set(self, 'follows_file_links', follows_file_links)"] = __init__.__code__
 
 def __init__(self, roots, dirs, depth, found, pending, unlistable, dirty, relisted, changed, exclude):
     self.roots = roots
@@ -918,7 +920,7 @@ def __init__(self, scheme, host, port, path, literal):
     __v_set(self, 'literal', literal)
 CODES["def __init__(self, scheme, host, port, path, literal):\n    __v_set(self, 'scheme', scheme)\n    __v_set(self, 'host', host)\n    __v_set(self, 'port', port)\n    __v_set(self, 'path', path)\n    __v_set(self, 'literal', literal)"] = __init__.__code__
 
-def __init__(self, searched, dotenv_files, unsearched, dir_links, repo_programs, dotenv_dirs, real_paths):
+def __init__(self, searched, dotenv_files, unsearched, dir_links, repo_programs, dotenv_dirs, real_paths, file_links):
     __v_set(self, 'searched', searched)
     __v_set(self, 'dotenv_files', dotenv_files)
     __v_set(self, 'unsearched', unsearched)
@@ -926,15 +928,17 @@ def __init__(self, searched, dotenv_files, unsearched, dir_links, repo_programs,
     __v_set(self, 'repo_programs', repo_programs)
     __v_set(self, 'dotenv_dirs', dotenv_dirs)
     __v_set(self, 'real_paths', real_paths)
-CODES["def __init__(self, searched, dotenv_files, unsearched, dir_links, repo_programs, dotenv_dirs, real_paths):\n    __v_set(self, 'searched', searched)\n    __v_set(self, 'dotenv_files', dotenv_files)\n    __v_set(self, 'unsearched', unsearched)\n    __v_set(self, 'dir_links', dir_links)\n    __v_set(self, 'repo_programs', repo_programs)\n    __v_set(self, 'dotenv_dirs', dotenv_dirs)\n    __v_set(self, 'real_paths', real_paths)"] = __init__.__code__
+    __v_set(self, 'file_links', file_links)
+CODES["def __init__(self, searched, dotenv_files, unsearched, dir_links, repo_programs, dotenv_dirs, real_paths, file_links):\n    __v_set(self, 'searched', searched)\n    __v_set(self, 'dotenv_files', dotenv_files)\n    __v_set(self, 'unsearched', unsearched)\n    __v_set(self, 'dir_links', dir_links)\n    __v_set(self, 'repo_programs', repo_programs)\n    __v_set(self, 'dotenv_dirs', dotenv_dirs)\n    __v_set(self, 'real_paths', real_paths)\n    __v_set(self, 'file_links', file_links)"] = __init__.__code__
 
-def __init__(self, searched, files, unknown, links, dirs):
+def __init__(self, searched, files, unknown, links, dirs, file_links):
     __v_set(self, 'searched', searched)
     __v_set(self, 'files', files)
     __v_set(self, 'unknown', unknown)
     __v_set(self, 'links', links)
     __v_set(self, 'dirs', dirs)
-CODES["def __init__(self, searched, files, unknown, links, dirs):\n    __v_set(self, 'searched', searched)\n    __v_set(self, 'files', files)\n    __v_set(self, 'unknown', unknown)\n    __v_set(self, 'links', links)\n    __v_set(self, 'dirs', dirs)"] = __init__.__code__
+    __v_set(self, 'file_links', file_links)
+CODES["def __init__(self, searched, files, unknown, links, dirs, file_links):\n    __v_set(self, 'searched', searched)\n    __v_set(self, 'files', files)\n    __v_set(self, 'unknown', unknown)\n    __v_set(self, 'links', links)\n    __v_set(self, 'dirs', dirs)\n    __v_set(self, 'file_links', file_links)"] = __init__.__code__
 
 def __init__(self, seconds, elapsed, examples, oracle_runs, workers, alive, findings, per_property, coverage, productions, errors, interrupted):
     self.seconds = seconds

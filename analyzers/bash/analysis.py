@@ -33,7 +33,13 @@ from .prefixes import MAX_SUGGESTED_RULES, suggest_rule
 from .quoting import extract_quoted_content
 from .result import BashAnalysis, Subcommand, Verdict
 from .sensitive import sensitive_below
-from .workspace import TreeRead, WorkspaceFacts, dotenv_reached, links_followed
+from .workspace import (
+    TreeRead,
+    WorkspaceFacts,
+    dotenv_reached,
+    file_links_reached,
+    links_followed,
+)
 from .wrappers import SAFE_ENV_VARS, Unwrapped, base_name, strip_wrappers
 
 #: Above this many subcommands nothing is analyzed one by one and nothing is
@@ -329,6 +335,11 @@ def _walk_reaches(
     reached = [replace(p, raw=f"{_BELOW}{root}", below=True)
                for path in dotenv_reached(root, tree, None if climbs else workspace)
                for p in judge_path(path, Access.READ, cwds, home, roots)]
+    # a link to a file below the root is read where it leads (`find sub
+    # -exec cat {} +` with sub/k.txt -> ~/.ssh/id_rsa printed the key)
+    reached.extend(replace(p, raw=f"{_BELOW}{root} (through {link})", below=True)
+                   for link, target in file_links_reached(root, tree, workspace)
+                   for p in judge_path(target, Access.READ, cwds, home, roots))
     for start in dict.fromkeys((root, *real.get(root, ()))):
         walk = replace(tree, root=start)
         # the entry itself is the judgement: no second match needed

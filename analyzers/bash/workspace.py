@@ -49,6 +49,10 @@ class WorkspaceFacts:
     #: go through a symbolic link: both are judged (from a review: with
     #: `up -> ..`, `cat up/.ssh/id_rsa` read as text stayed in the project)
     real_paths: tuple[tuple[str, str], ...] = ()
+    #: (link, where it leads) for the symbolic links to a file that the
+    #: search met below the command's tree reads: `find sub -exec cat {} +`
+    #: reads the file a `sub/k.txt -> ~/.ssh/id_rsa` leads to (a review)
+    file_links: tuple[tuple[str, str], ...] = ()
 
 
 #: (pattern, include, fold_case): one name filter, in command-line order
@@ -79,6 +83,10 @@ class TreeRead:
     #: that prints names, sizes or hashes (``find .``, ``ls -R``, ``du``):
     #: a dotenv file's name is no secret, a listing of ``~/.ssh`` is
     content: bool = True
+    #: a link to a file met below the root is read where it leads: true of
+    #: a reader handed what find found, of diff and of grep -R / rg -L;
+    #: grep -r and rg skip the links they meet
+    follows_file_links: bool = True
 
     def reaches(self, path: str) -> bool:
         """Would this walk read ``path``, an absolute path below ``root``?
@@ -154,6 +162,17 @@ def dotenv_reached(root: str, tree: TreeRead, facts: WorkspaceFacts | None) -> l
     files = [f for f in facts.dotenv_files if _within(f, root) and f != root and walk.reaches(f)]
     dirs = [d for d in facts.dotenv_dirs if _within(d, root) and walk.enters(d, 1)]
     return files + dirs
+
+
+def file_links_reached(root: str, tree: TreeRead,
+                       facts: WorkspaceFacts | None) -> list[tuple[str, str]]:
+    """The (link, target) pairs of links to a file below ``root`` that a
+    walk of it reads through."""
+    if facts is None or not tree.content or not tree.follows_file_links:
+        return []
+    walk = replace(tree, root=root)
+    return [(link, target) for link, target in facts.file_links
+            if _within(link, root) and link != root and walk.reaches(link)]
 
 
 def glob_tree(root: str, tree: TreeRead) -> TreeRead:

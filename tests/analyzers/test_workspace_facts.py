@@ -261,3 +261,26 @@ def test_a_listing_rooted_at_a_link_is_judged_where_it_leads() -> None:
                            real_paths=(("/home/u/p/up", "/home/u"),))
     a = analyze_bash("ls -aR up", "/home/u/p", home="/home/u", workspace=facts)
     assert a.verdict is Verdict.DENY
+
+
+FILE_LINKED = WorkspaceFacts(searched=(CWD,), file_links=(("/p/sub/k.txt", "/home/u/.ssh/id_rsa"),
+                                                     ("/p/sub/in.txt", "/p/sub/a.txt")))
+
+
+@pytest.mark.parametrize(("command", "decision"), [
+    ("find sub -exec cat {} +", Verdict.DENY),
+    ("find . -print0 | xargs -0 cat", Verdict.DENY),
+    ("grep -R KEY sub", Verdict.DENY),
+    ("rg -L KEY .", Verdict.DENY),
+    ("diff -r sub /p/other", Verdict.DENY),
+    # the tools that skip the links they meet
+    ("grep -r KEY sub", Verdict.ALLOW),
+    ("rg KEY sub", Verdict.ALLOW),
+    # a walk that never reaches the link, or names only
+    ("find sub -name a.txt -exec cat {} +", Verdict.ALLOW),
+    ("find other -exec cat {} +", Verdict.ALLOW),
+    ("ls -R sub", Verdict.ALLOW),
+])
+def test_a_tree_read_is_judged_where_the_links_to_a_file_below_it_lead(
+        command: str, decision: Verdict) -> None:
+    assert decide(command, FILE_LINKED) is decision

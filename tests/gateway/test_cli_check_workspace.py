@@ -95,6 +95,10 @@ def _add_link_out(project: Path) -> None:
     (project / "src" / "up").symlink_to(project.parent)
 
 
+def _add_file_link_out(project: Path) -> None:
+    (project / "src" / "notes.txt").symlink_to(project.parent / "outside.txt")
+
+
 def _add_fsmonitor(project: Path) -> None:
     subprocess.run(["git", "config", "-f", str(project / ".git" / "config"),
                     "core.fsmonitor", "./watch"], check=True)
@@ -106,6 +110,7 @@ CHANGED_MEANWHILE = [
     pytest.param("grep -r KEY .", _add_dotenv, id="a dotenv file"),
     pytest.param("cat src/up/outside.txt", _add_link_out, id="a link out of the project"),
     pytest.param("git status", _add_fsmonitor, id="a repository's core.fsmonitor"),
+    pytest.param("find src -exec cat {} +", _add_file_link_out, id="a link to a file outside"),
 ]
 
 
@@ -167,3 +172,58 @@ def test_a_glob_whose_file_is_a_link_out_of_the_project_asks(tmp_path: Path,
     (project / "gl" / "plain").write_text("in\n")
     assert _check(project, command)["decision"] == "ask"
     assert _check(project, "cat gl/p*")["decision"] == "allow"  # the control: no link there
+
+
+# (command, whether it reads through a link to a file it meets below its
+# root) — each checked against the installed tool in the test below
+FILE_LINK_READERS = [
+    ("find sub -exec cat {} +", True),
+    ("find sub -print0 | xargs -0 cat", True),
+    ("find sub -name '*.txt' -exec head {} +", True),
+    ("grep -R KEY sub", True),
+    ("rg -L KEY sub", True),
+    ("grep -r KEY sub", False),
+    ("rg KEY sub", False),
+]
+
+
+@pytest.mark.parametrize(("command", "follows"), FILE_LINK_READERS)
+def test_a_tree_read_through_a_link_to_a_secret_file_is_never_allowed(
+        tmp_path: Path, command: str, follows: bool) -> None:
+    """From a review: `find sub -exec cat {} +`, with sub/k.txt ->
+    ~/.ssh/id_rsa, was allowed and printed the key (the workspace search
+    recorded only links to directories). The control runs the command for
+    real: it prints the key exactly when the tool reads through the link."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("KEY-MATERIAL\n")
+    project = tmp_path / "proj"
+    (project / "sub").mkdir(parents=True)
+    (project / "sub" / "a.txt").write_text("KEY plain\n")
+    (project / "sub" / "k.txt").symlink_to(home / ".ssh" / "id_rsa")
+    ran = subprocess.run(["bash", "-c", command], cwd=project, capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert ("KEY-MATERIAL" in ran.stdout) is follows, ran
+    env = {**os.environ, "HOME": str(home)}
+    proc = subprocess.run([SHELLGATE, "check", "--json", "--cwd", str(project), command],
+                          capture_output=True, text=True, env=env, timeout=60, check=True)
+    verdict = json.loads(proc.stdout)
+    if follows:
+        assert verdict["decision"] == "deny", verdict["reason"]
+        assert "id_rsa" in verdict["reason"]
+    else:
+        assert verdict["decision"] == "allow", verdict["reason"]
+
+
+def test_a_tree_read_through_a_link_to_a_file_inside_the_project_stays_allowed(
+        tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / "sub").mkdir(parents=True)
+    (project / "sub" / "a.txt").write_text("x\n")
+    (project / "sub" / "b.txt").symlink_to("a.txt")
+    (tmp_path / "out.txt").write_text("y\n")
+    assert _check(project, "find sub -exec cat {} +")["decision"] == "allow"
+    (project / "sub" / "c.txt").symlink_to(tmp_path / "out.txt")
+    asked = _check(project, "find sub -exec cat {} +")
+    assert asked["decision"] == "ask"
+    assert "outside the working directory" in str(asked["reason"])

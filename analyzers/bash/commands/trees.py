@@ -40,8 +40,9 @@ def _grep_walk(p: ParsedArgs) -> TreeRead:
                              if f in ("--include", "--exclude") and v is not None]
     unmatched = not filters or not filters[0][1]
     skip = tuple(v for f, v in p.flags if f == "--exclude-dir" and v is not None)
-    return TreeRead("", (), tuple(filters), unmatched,
-                    p.has("-R", "--dereference-recursive"), skip_dirs=skip)
+    follows = p.has("-R", "--dereference-recursive")
+    return TreeRead("", (), tuple(filters), unmatched, follows, skip_dirs=skip,
+                    follows_file_links=follows)
 
 
 def _rg_walk(p: ParsedArgs) -> TreeRead:
@@ -55,7 +56,8 @@ def _rg_walk(p: ParsedArgs) -> TreeRead:
             include = not v.startswith("!")
             filters.append((v if include else v[1:], include, fold_all or f == "--iglob"))
     unmatched = not any(include for _, include, _ in filters)
-    return TreeRead("", (), tuple(filters), unmatched, p.has("-L", "--follow"))
+    follows = p.has("-L", "--follow")
+    return TreeRead("", (), tuple(filters), unmatched, follows, follows_file_links=follows)
 
 
 def diff_trees(p: ParsedArgs) -> tuple[TreeRead, ...]:

@@ -116,7 +116,7 @@ class Resolver:
 
     def __call__(self, path: str) -> str:
         if not path.startswith("/") or path.startswith("//") or path != os.path.normpath(path):
-            return os.path.realpath(path)
+            return real_path(path)
         real = "/"
         prefix = ""
         absent = False
@@ -147,21 +147,77 @@ class Resolver:
                     # at the loop, and following the names after it gave
                     # another place (`cat x/l/README` through such a link
                     # was allowed, not asked)
-                    return os.path.realpath(path)
+                    return real_path(path)
                 self._real[prefix] = known
             real = known
         return real
+
+
+#: bracket forms bash reads and Python's glob does not: `[^a]` (a literal
+#: `^` to Python) and the classes `[[:alpha:]]`, `[[=a=]]`, `[[.a.]]`. From
+#: a review: `cat sub/[[:alpha:]].txt` and `cat sub/[^a]*` matched nothing
+#: here, the link sub/k.txt -> ~/.ssh/id_rsa among their files was never
+#: followed, and both were allowed. Such a glob is judged as leading out.
+_GLOB_FORMS_PYTHON_MISREADS = ("[^", "[:", "[=", "[.")
+
+#: where a link's target means something else in the process that reads
+#: it: /proc/self is the reader, /proc/self/cwd its directory, /dev/fd/N
+#: its descriptors (and /dev/stdin … are links into them)
+_PER_PROCESS = ("/proc", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr")
+
+
+def real_path(path: str) -> str:
+    """``os.path.realpath``, but for a path whose resolution enters
+    :data:`_PER_PROCESS` the place it enters (``/proc/self/cwd/y``: outside
+    every project, asked) — there the gateway's own process would answer
+    for the command's. From a
+    review: with t/x -> /proc/self/cwd/y, `cd sub && find ../t -exec cat {}
+    +` read sub/y (a link to ~/.ssh/id_rsa), while the gateway, in the
+    project, resolved t/x to the harmless y and allowed it."""
+    real = os.path.realpath(path)
+    return _through_per_process(path) or real
+
+
+def _through_per_process(path: str) -> str | None:
+    """Where resolving ``path`` (absolute) enters a per-process place, if
+    it does. Follows the links on its way by hand, 40 at most (more: a
+    loop, which realpath answers for itself)."""
+    todo = [p for p in reversed(path.split("/")) if p not in ("", ".")]
+    real = ""
+    for _hop in range(40):
+        while todo:
+            name = todo.pop()
+            if name == "..":
+                real = real.rsplit("/", 1)[0]
+                continue
+            candidate = f"{real}/{name}"
+            if any(candidate == p or candidate.startswith(p + "/") for p in _PER_PROCESS):
+                return "/".join((candidate, *reversed(todo)))
+            try:
+                target = os.readlink(candidate)
+            except OSError:  # not a link, or not there: as it is written
+                real = candidate
+                continue
+            if target.startswith("/"):
+                real = ""
+            todo.extend(p for p in reversed(target.split("/")) if p not in ("", "."))
+            break
+        else:
+            return None
+    return None
 
 
 def _glob_links(pattern: str) -> list[str]:
     """Where a glob's files lead, for those reached through a link."""
     import glob  # noqa: PLC0415 - only a command with a glob needs it
 
+    if any(form in pattern for form in _GLOB_FORMS_PYTHON_MISREADS):
+        return ["/"]
     found: list[str] = []
     for n, path in enumerate(glob.iglob(pattern)):
         if n >= MAX_GLOB_LINKS:
             return [*found, "/"]  # too many to look at: judged as leaving
-        real = os.path.realpath(path)
+        real = real_path(path)
         if real != os.path.normpath(path):
             found.append(real)
     return found

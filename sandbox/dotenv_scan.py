@@ -209,6 +209,7 @@ WORKSPACE_SPEC = WalkSpec(
     # diff (from a review: `find sub -exec cat {} +`, with sub/k.txt ->
     # ~/.ssh/id_rsa, was allowed and printed the key)
     match_file_links=True,
+    report_unreadable=True,
     # `.env/`, `.env.d/`: the sensitive list's `**/.env*` covers what is in them
     match_dir_name=is_dotenv,
 )

@@ -129,6 +129,10 @@ class WalkSpec:
     #: record a symbolic link to a file as its name followed by
     #: :data:`FILE_LINK` (a name cannot hold a NUL either)
     match_file_links: bool = False
+    #: a directory that cannot be looked at for another reason than its
+    #: permissions (a path too long, an I/O error) is unlistable, not
+    #: skipped (for the analyzer's search: what it holds is unknown)
+    report_unreadable: bool = False
     #: a directory recorded (and not entered) when this says so of its name
     match_dir_name: Callable[[str], bool] | None = None
     budget_s: float = 0.3
@@ -274,17 +278,30 @@ def _contains_any(directory: str, paths: tuple[str, ...]) -> bool:
     return any(p == directory or p.startswith(prefix) for p in paths)
 
 
+def _unreadable(spec: WalkSpec, state: _State, path: str, exc: OSError) -> None:
+    """A directory that could not be looked at: gone, or no longer one, is
+    left out; for another reason it is unlistable when the spec says so.
+    From a review: a directory whose absolute path is longer than PATH_MAX
+    (ENAMETOOLONG) was dropped as if empty and the search counted as done;
+    `find longe -exec cat {} +` (a relative path fits) read a link to
+    ~/.ssh/id_rsa, and `grep -r "" longe` a .env, both allowed."""
+    if spec.report_unreadable and not isinstance(exc, (FileNotFoundError, NotADirectoryError)):
+        state.unlistable.add(path)
+
+
 def _list(spec: WalkSpec, state: _State, path: str, depth: int) -> None:
     try:
         before = os.lstat(path).st_ctime_ns
-    except OSError:
+    except OSError as exc:
+        _unreadable(spec, state, path, exc)
         return
     try:
         entries = list(os.scandir(path))
     except PermissionError:
         entries = []
         state.unlistable.add(path)  # enterable, not listable: hidden whole
-    except OSError:
+    except OSError as exc:
+        _unreadable(spec, state, path, exc)
         return
     now = time.time_ns()
     state.changed.append(path)

@@ -575,7 +575,7 @@ def __init__(self, name, long, takes, metavar, closed):
     self.closed = closed
 CODES['def __init__(self, name, long, takes, metavar, closed):\n    self.name = name\n    self.long = long\n    self.takes = takes\n    self.metavar = metavar\n    self.closed = closed'] = __init__.__code__
 
-def __init__(self, name, match_file, match_dirs, skip_dirs, skip_paths, max_depth, peek_skipped, match_dir_links, match_file_links, match_dir_name, budget_s, revalidate_budget_s):
+def __init__(self, name, match_file, match_dirs, skip_dirs, skip_paths, max_depth, peek_skipped, match_dir_links, match_file_links, report_unreadable, match_dir_name, budget_s, revalidate_budget_s):
     __v_set(self, 'name', name)
     __v_set(self, 'match_file', match_file)
     __v_set(self, 'match_dirs', match_dirs)
@@ -585,10 +585,11 @@ def __init__(self, name, match_file, match_dirs, skip_dirs, skip_paths, max_dept
     __v_set(self, 'peek_skipped', peek_skipped)
     __v_set(self, 'match_dir_links', match_dir_links)
     __v_set(self, 'match_file_links', match_file_links)
+    __v_set(self, 'report_unreadable', report_unreadable)
     __v_set(self, 'match_dir_name', match_dir_name)
     __v_set(self, 'budget_s', budget_s)
     __v_set(self, 'revalidate_budget_s', revalidate_budget_s)
-CODES["def __init__(self, name, match_file, match_dirs, skip_dirs, skip_paths, max_depth, peek_skipped, match_dir_links, match_file_links, match_dir_name, budget_s, revalidate_budget_s):\n    __v_set(self, 'name', name)\n    __v_set(self, 'match_file', match_file)\n    __v_set(self, 'match_dirs', match_dirs)\n    __v_set(self, 'skip_dirs', skip_dirs)\n    __v_set(self, 'skip_paths', skip_paths)\n    __v_set(self, 'max_depth', max_depth)\n    __v_set(self, 'peek_skipped', peek_skipped)\n    __v_set(self, 'match_dir_links', match_dir_links)\n    __v_set(self, 'match_file_links', match_file_links)\n    __v_set(self, 'match_dir_name', match_dir_name)\n    __v_set(self, 'budget_s', budget_s)\n    __v_set(self, 'revalidate_budget_s', revalidate_budget_s)"] = __init__.__code__
+CODES["def __init__(self, name, match_file, match_dirs, skip_dirs, skip_paths, max_depth, peek_skipped, match_dir_links, match_file_links, report_unreadable, match_dir_name, budget_s, revalidate_budget_s):\n    __v_set(self, 'name', name)\n    __v_set(self, 'match_file', match_file)\n    __v_set(self, 'match_dirs', match_dirs)\n    __v_set(self, 'skip_dirs', skip_dirs)\n    __v_set(self, 'skip_paths', skip_paths)\n    __v_set(self, 'max_depth', max_depth)\n    __v_set(self, 'peek_skipped', peek_skipped)\n    __v_set(self, 'match_dir_links', match_dir_links)\n    __v_set(self, 'match_file_links', match_file_links)\n    __v_set(self, 'report_unreadable', report_unreadable)\n    __v_set(self, 'match_dir_name', match_dir_name)\n    __v_set(self, 'budget_s', budget_s)\n    __v_set(self, 'revalidate_budget_s', revalidate_budget_s)"] = __init__.__code__
 
 def __init__(self, name, ok, detail, fix, required):
     __v_set(self, 'name', name)

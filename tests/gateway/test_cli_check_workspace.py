@@ -227,3 +227,91 @@ def test_a_tree_read_through_a_link_to_a_file_inside_the_project_stays_allowed(
     asked = _check(project, "find sub -exec cat {} +")
     assert asked["decision"] == "ask"
     assert "outside the working directory" in str(asked["reason"])
+
+
+def _secret_home(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("KEY-MATERIAL\n")
+    return home, {**os.environ, "HOME": str(home)}
+
+
+def _verdict(project: Path, command: str, env: dict[str, str]) -> dict[str, object]:
+    proc = subprocess.run([SHELLGATE, "check", "--json", "--cwd", str(project), command],
+                          capture_output=True, text=True, env=env, timeout=60, check=True)
+    result: dict[str, object] = json.loads(proc.stdout)
+    return result
+
+
+def _leaks(project: Path, command: str) -> bool:
+    ran = subprocess.run(["bash", "-c", command], cwd=project, capture_output=True, text=True,
+                         timeout=60, check=False)
+    return "KEY-MATERIAL" in ran.stdout
+
+
+@pytest.mark.parametrize("command", [
+    "cat sub/[[:alpha:]].txt", "cat sub/[^a]*", "head -n 5 sub/[[:alnum:]]*",
+    "grep '' sub/[^a]*", "cat sub/[[=k=]]*",
+])
+def test_a_glob_python_reads_otherwise_than_bash_is_not_allowed(
+        tmp_path: Path, command: str) -> None:
+    """From a review: Python's glob reads `[^a]` as a literal `^` and knows
+    no `[[:alpha:]]`; such a glob matched nothing when its files' links
+    were looked up, and a link to the key among them went unseen."""
+    home, env = _secret_home(tmp_path)
+    project = tmp_path / "proj"
+    (project / "sub").mkdir(parents=True)
+    (project / "sub" / "a.txt").write_text("x\n")
+    (project / "sub" / "k.txt").symlink_to(home / ".ssh" / "id_rsa")
+    assert _leaks(project, command)  # the control: bash expands it to the link
+    assert _verdict(project, command, env)["decision"] != "allow"
+
+
+@pytest.mark.parametrize("template", [
+    "cd sub && find {t} -exec cat {{}} +", "cd sub && cat {t}/x", "cd sub && grep -R '' {t}",
+    "cd sub && cat {t}/*",
+])
+def test_a_link_into_the_reading_process_is_not_resolved_in_the_gateways(
+        tmp_path: Path, template: str) -> None:
+    """From a review: t/x -> /proc/self/cwd/y leads where the reader runs
+    (sub/y, a link to the key); resolved in the gateway, in the project, it
+    led to a harmless y and the read was allowed."""
+    home, env = _secret_home(tmp_path)
+    project = tmp_path / "proj"
+    (project / "t").mkdir(parents=True)
+    (project / "sub").mkdir()
+    (project / "y").write_text("harmless\n")
+    (project / "t" / "x").symlink_to("/proc/self/cwd/y")
+    (project / "sub" / "y").symlink_to(home / ".ssh" / "id_rsa")
+    command = template.format(t=project / "t")
+    assert _leaks(project, command)
+    done = subprocess.run([SHELLGATE, "check", "--json", "--cwd", str(project), command],
+                          capture_output=True, text=True, env=env, timeout=60, check=True,
+                          cwd=project)
+    assert json.loads(done.stdout)["decision"] != "allow"
+
+
+def test_a_directory_too_deep_for_the_search_is_not_taken_as_searched(tmp_path: Path) -> None:
+    """From a review: a directory whose absolute path passes PATH_MAX was
+    dropped by the search as if empty; `find longe -exec cat {} +` (its
+    relative path fits) read a link to the key there, allowed."""
+    home, env = _secret_home(tmp_path)
+    project = tmp_path / "proj"
+    deep = project / "longe"
+    deep.mkdir(parents=True)
+    fd = os.open(deep, os.O_RDONLY)
+    try:
+        # longe/ + 20 names of 200 + one of 60 + /k: 4,088 characters, under
+        # PATH_MAX (4,096) for the reader, over it from /
+        for name in [*["d" * 200] * 20, "e" * 60]:
+            os.mkdir(name, dir_fd=fd)
+            inner = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.symlink(home / ".ssh" / "id_rsa", "k", dir_fd=fd)
+    finally:
+        os.close(fd)
+    command = "find longe -exec cat {} +"
+    assert _leaks(project, command)
+    assert _verdict(project, command, env)["decision"] != "allow"
+    assert _verdict(project, "grep -r KEY longe", env)["decision"] != "allow"

@@ -170,12 +170,11 @@ def real_path(path: str) -> str:
     """``os.path.realpath``, but for a path whose resolution enters
     :data:`_PER_PROCESS` the place it enters (``/proc/self/cwd/y``: outside
     every project, asked) — there the gateway's own process would answer
-    for the command's. From a
-    review: with t/x -> /proc/self/cwd/y, `cd sub && find ../t -exec cat {}
-    +` read sub/y (a link to ~/.ssh/id_rsa), while the gateway, in the
-    project, resolved t/x to the harmless y and allowed it."""
-    real = os.path.realpath(path)
-    return _through_per_process(path) or real
+    for the command's. From a review: with t/x -> /proc/self/cwd/y, `cd sub
+    && find $PWD/t -exec cat {} +` read sub/y (a link to ~/.ssh/id_rsa),
+    while the gateway, in the project, resolved t/x to the harmless y and
+    allowed it."""
+    return _through_per_process(os.path.abspath(path)) or os.path.realpath(path)
 
 
 def _through_per_process(path: str) -> str | None:

@@ -12,6 +12,7 @@ from .classify import Classification
 from .commands import OptionTable, option_tables
 from .destructive import HardLimit
 from .ir import ParseStatus
+from .memo import Results
 from .parser import tree_sitter_available
 from .paths import Access, PathAccess
 from .prefixes import MAX_SUGGESTED_RULES, command_prefix
@@ -41,6 +42,7 @@ __all__ = [
     "ParseStatus",
     "PathAccess",
     "QuoteViews",
+    "Results",
     "SensitivePath",
     "Subcommand",
     "TreeRead",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from analyzers import AnalyzerError, BashAnalysis
+from analyzers import AnalyzerError, BashAnalysis, Results
 
 from ..errors import UsageError
 from ..workspace import analyze_in_workspace
@@ -59,11 +59,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _dumps(value: object) -> str:
-    # json only where JSON is written: the plain verdict of a cold check
-    # does not pay its import (~1.5 ms)
-    import json  # noqa: PLC0415
-
-    return json.dumps(value)
+    return _encoder().encode(value)
 
 
 def _check_jsonl(stdin: IO[bytes], out: IO[str], cwd: str, extra: tuple[str, ...]) -> int:
@@ -90,22 +86,14 @@ class _Lines:
     oldest go first)."""
 
     def __init__(self, budget: int = 8 << 20) -> None:
-        self._kept: dict[int, tuple[BashAnalysis, str]] = {}
-        self._budget = budget
-        self._total = 0
+        self.kept = Results(budget=budget, entries=_KEPT_LINES)
 
     def of(self, analysis: BashAnalysis) -> str:
-        kept = self._kept.get(id(analysis))
+        kept: tuple[BashAnalysis, str] | None = self.kept.get(id(analysis))
         if kept is not None and kept[0] is analysis:
             return kept[1]
-        line = _encoder().encode(analysis.to_dict()) + "\n"
-        if len(line) > self._budget:
-            return line
-        while self._kept and (self._total + len(line) > self._budget
-                              or len(self._kept) >= _KEPT_LINES):
-            self._total -= len(self._kept.pop(next(iter(self._kept)))[1])
-        self._kept[id(analysis)] = (analysis, line)
-        self._total += len(line)
+        line = _dumps(analysis.to_dict()) + "\n"
+        self.kept.put(id(analysis), (analysis, line), len(line))
         return line
 
 
@@ -115,9 +103,11 @@ _KEPT_LINES = 4096
 
 
 def _encoder() -> json.JSONEncoder:
-    """json.dumps's own encoder, less its check for cycles (an analysis's
-    dict is a tree): the same text, a tenth sooner."""
-    global _ENCODER  # noqa: PLW0603 - made at the first line, not at start
+    """json.dumps's own encoder, less its check for cycles (what is written
+    is a tree of dicts and lists): the same text, a tenth sooner. Made where
+    JSON is first written: the plain verdict of a cold check does not pay
+    json's import (~1.5 ms)."""
+    global _ENCODER  # noqa: PLW0603 - made at the first use, not at start
     if _ENCODER is None:
         import json  # noqa: PLC0415
 

@@ -160,8 +160,8 @@ def test_a_streams_kept_lines_stay_within_their_budget_and_match_a_fresh_encodin
     lines = _Lines(budget=4000)
     analyses = [analyze_bash(f"cat file{i}.txt", "/p") for i in range(30)]
     written = [lines.of(a) for a in analyses]
-    assert lines._total <= 4000
-    assert 0 < len(lines._kept) < 30
+    assert lines.kept._total <= 4000
+    assert 0 < len(lines.kept) < 30
     # the newest is kept, and what is written again is what was written
     assert lines.of(analyses[-1]) is written[-1]
     assert [json.loads(x) for x in written] == [a.to_dict() for a in analyses]

@@ -9,7 +9,7 @@ import os
 import stat
 
 from analyzers import BashAnalysis, WorkspaceFacts, analyze_bash
-from values import replace
+from values import valueclass
 
 
 def analyze_in_workspace(
@@ -26,8 +26,9 @@ def analyze_in_workspace(
     programs = repo_programs(cwd)
     light = analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home,
                          workspace=WorkspaceFacts(repo_programs=programs))
-    links = real_paths(light)
-    if not links and not any(s.trees for s in light.subcommands):
+    questions = _questions(light)
+    links = _resolved(questions)
+    if not links and not questions.trees:
         return light
     return _with_facts(light, links, programs, extra_dirs, home)
 
@@ -59,13 +60,13 @@ def _with_facts(
     extra_dirs: tuple[str, ...], home: str | None,
 ) -> BashAnalysis:
     cwd = light.cwd
-    roots = tuple(t.root for s in light.subcommands for t in s.trees
-                  if t.content and t.follows_file_links)
-    facts = (workspace_facts(cwd, extra_dirs, programs=programs, file_links_below=roots)
-             if any(s.trees for s in light.subcommands)
-             else WorkspaceFacts(repo_programs=programs))
+    questions = _questions(light)
+    facts = (workspace_facts(cwd, extra_dirs, programs=programs,
+                             file_links_below=questions.content_roots, real_paths=links)
+             if questions.trees
+             else WorkspaceFacts(repo_programs=programs, real_paths=links))
     return analyze_bash(light.command, cwd, extra_read_dirs=extra_dirs, home=home,
-                        workspace=replace(facts, real_paths=links))
+                        workspace=facts)
 
 
 #: a glob's files looked at for links; past this many, the glob is judged
@@ -80,21 +81,67 @@ def real_paths(analysis: BashAnalysis) -> tuple[tuple[str, str], ...]:
     expanded as bash would and each file's link followed (from a review:
     `cat gl/*`, with gl/o -> a file outside the project, was judged by the
     text `gl/*` alone and read it unasked)."""
+    return _resolved(_questions(analysis))
+
+
+@valueclass
+class _Questions:
+    """What an analysis asks of the file system: the paths to resolve
+    (plain and globs, each sorted), whether it reads a tree, and the roots
+    of the tree reads that read through links to files."""
+
+    plain: tuple[str, ...]
+    globs: tuple[str, ...]
+    trees: bool
+    content_roots: tuple[str, ...]
+
+
+def _questions(analysis: BashAnalysis) -> _Questions:
+    """The analysis's questions, worked out once for each analysis (the
+    analyzer hands back the same value for a repeated command; a stream
+    repeats its commands). Only the questions are kept: the answers are
+    looked up afresh each time."""
+    kept = _ASKED.get(id(analysis))
+    if kept is not None and kept[0] is analysis:
+        return kept[1]
     # what a walk reached is left out: the analyzer asks where the walk's
     # root leads, never where a file it found does (`find / -name x`
     # reaches some 260 sensitive entries, each a glob to expand)
-    plain = {p.path for s in analysis.subcommands for p in s.paths
-             if p.path.startswith("/") and not p.glob and not p.below}
-    plain |= {t.root for s in analysis.subcommands for t in s.trees}
+    plain: set[str] = set()
+    globs: set[str] = set()
+    for sub in analysis.subcommands:
+        for p in sub.paths:
+            if p.path.startswith("/") and not p.below:
+                (globs if p.glob else plain).add(p.path)
+        plain.update(t.root for t in sub.trees)
+    questions = _Questions(
+        tuple(sorted(plain)), tuple(sorted(globs)),
+        any(s.trees for s in analysis.subcommands),
+        tuple(t.root for s in analysis.subcommands for t in s.trees
+              if t.content and t.follows_file_links))
+    if len(_ASKED) >= _ASKED_MAX:
+        _ASKED.clear()
+    # the analysis is held beside its questions: its id is not reused
+    # while the entry is there
+    _ASKED[id(analysis)] = (analysis, questions)
+    return questions
+
+
+#: questions by analysis, at most as many as the analyzer keeps analyses
+_ASKED: dict[int, tuple[BashAnalysis, _Questions]] = {}
+_ASKED_MAX = 4096
+
+
+def _resolved(questions: _Questions) -> tuple[tuple[str, str], ...]:
+    """Where the paths asked about go through a link, and where they lead,
+    looked up now."""
     out = []
     resolve = Resolver()
-    for path in sorted(plain):
+    for path in questions.plain:
         real = resolve(path)
-        if real != os.path.normpath(path):
+        if real is not path and real != os.path.normpath(path):
             out.append((path, real))
-    globs = {p.path for s in analysis.subcommands for p in s.paths
-             if p.path.startswith("/") and p.glob and not p.below}
-    for pattern in sorted(globs):
+    for pattern in questions.globs:
         out.extend((pattern, real) for real in _glob_links(pattern))
     return tuple(out)
 
@@ -108,39 +155,37 @@ class Resolver:
     realpath itself."""
 
     def __init__(self) -> None:
-        self._real: dict[str, str] = {}
+        #: prefixes looked at: there, and not links
+        self._seen: set[str] = set()
         #: prefixes that do not exist, or whose parent is no directory:
         #: nothing below them can be looked at either (the kernel stops at
         #: them with the same error), so realpath keeps the rest as written
         self._absent: set[str] = set()
 
     def __call__(self, path: str) -> str:
+        """``path`` itself (the very object) when no link is on its way,
+        else its real path."""
         if not path.startswith("/") or path.startswith("//") or path != os.path.normpath(path):
             return real_path(path)
-        real = "/"
-        prefix = ""
-        absent = False
-        for name in path.split("/")[1:]:
-            parent = prefix
-            prefix = f"{prefix}/{name}"
-            known = self._real.get(prefix)
-            if known is None:
-                # the real path of a prefix is its parent's real path and
-                # its name, unless that is a link (then realpath follows it
-                # from there, as it would have in the whole path); a name
-                # that cannot be looked at (missing, not a directory, no
-                # permission, a loop) stays as it is, as in realpath
-                known = f"{real.rstrip('/')}/{name}"
-                absent = absent or parent in self._absent
+        seen, absent = self._seen, self._absent
+        end = 0
+        while True:
+            end = path.find("/", end + 1)
+            prefix = path if end < 0 else path[:end]
+            if prefix in absent:
+                return path
+            if prefix not in seen:
+                # a name that cannot be looked at (missing, not a
+                # directory) ends the search, as it ends realpath's; one
+                # that cannot be looked at otherwise (no permission, a
+                # loop) stays as it is, and realpath goes on below it
                 try:
-                    is_link = not absent and stat.S_ISLNK(os.lstat(known).st_mode)
+                    is_link = stat.S_ISLNK(os.lstat(prefix).st_mode)
                 except (FileNotFoundError, NotADirectoryError):
-                    is_link = False
-                    absent = True
+                    absent.add(prefix)
+                    return path
                 except OSError:
                     is_link = False
-                if absent:
-                    self._absent.add(prefix)
                 if is_link:
                     # the whole path to realpath itself: from a review, a
                     # link back into itself (`l2 -> l2/..`) stops realpath
@@ -148,9 +193,9 @@ class Resolver:
                     # another place (`cat x/l/README` through such a link
                     # was allowed, not asked)
                     return real_path(path)
-                self._real[prefix] = known
-            real = known
-        return real
+                seen.add(prefix)
+            if end < 0:
+                return path
 
 
 #: bracket forms bash reads and Python's glob does not: `[^a]` (a literal
@@ -224,7 +269,7 @@ def _glob_links(pattern: str) -> list[str]:
 
 def workspace_facts(
     cwd: str, extra_dirs: tuple[str, ...] = (), *, programs: tuple[str, ...] | None = None,
-    file_links_below: tuple[str, ...] = (),
+    file_links_below: tuple[str, ...] = (), real_paths: tuple[tuple[str, str], ...] = (),
 ) -> WorkspaceFacts:
     """Facts for commands that run in ``cwd`` and may read ``extra_dirs``;
     where the links to a file below ``file_links_below`` (the roots of the
@@ -232,7 +277,9 @@ def workspace_facts(
     import time) is loaded only when needed."""
     from sandbox import dotenv_below, runtime_dir  # noqa: PLC0415
 
-    found = dotenv_below([cwd, *extra_dirs], runtime_dir())
+    # the runtime directory (the search's cache) is looked for only when
+    # there is a directory to search
+    found = dotenv_below([cwd, *extra_dirs], runtime_dir)
     return WorkspaceFacts(
         searched=found.searched,
         dotenv_files=found.files,
@@ -241,6 +288,7 @@ def workspace_facts(
         dotenv_dirs=found.dirs,
         repo_programs=repo_programs(cwd) if programs is None else programs,
         file_links=_file_link_targets(found.file_links, file_links_below),
+        real_paths=real_paths,
     )
 
 
@@ -267,22 +315,39 @@ def repo_programs(cwd: str) -> tuple[str, ...]:
     ws/a/../hostile`, a a link, the walk up from the raw path never saw
     ws/hostile/.git and its core.fsmonitor)."""
     cwd = os.path.normpath(cwd)
-    path = cwd
-    lstat = os.lstat
-    while True:
-        # os.path.lexists(os.path.join(path, ".git")), without the two calls
-        # a level (this runs for every command a stream judges)
-        try:
-            lstat(f"{path}.git" if path.endswith("/") else f"{path}/.git")
-        except (OSError, ValueError):
-            pass
-        else:
-            from sandbox import repository_programs  # noqa: PLC0415
+    access, exists = os.access, os.F_OK
+    try:
+        for candidate in _git_candidates(cwd):
+            # os.path.lexists without its exception for every missing name
+            # (this runs for every command a stream judges): the name
+            # itself, a link not followed
+            if access(candidate, exists, follow_symlinks=False):
+                from sandbox import repository_programs  # noqa: PLC0415
 
-            return repository_programs(cwd)
-        parent = path[:path.rfind("/") + 1]  # os.path.dirname, inline
-        if parent.strip("/"):
-            parent = parent.rstrip("/")
-        if parent == path:
-            return ()
-        path = parent
+                return repository_programs(cwd)
+    except ValueError:  # a NUL in the path: no directory has that name
+        pass
+    return ()
+
+
+def _git_candidates(cwd: str) -> tuple[str, ...]:
+    """``cwd``'s `.git` and each of its parents', nearest first (the
+    names only, kept: a stream asks for the same cwd every line)."""
+    found = _CANDIDATES.get(cwd)
+    if found is None:
+        names = []
+        path = cwd
+        while True:
+            names.append(os.path.join(path, ".git"))
+            parent = os.path.dirname(path)
+            if parent == path:
+                break
+            path = parent
+        found = tuple(names)
+        if len(_CANDIDATES) >= 64:
+            _CANDIDATES.clear()
+        _CANDIDATES[cwd] = found
+    return found
+
+
+_CANDIDATES: dict[str, tuple[str, ...]] = {}

@@ -24,6 +24,10 @@ from values import valueclass
 from .hashing import hex_digest
 from .walk import FILE_LINK, WalkResult, WalkSpec, walk
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 #: Directory names never walked: tool caches and installed dependencies,
 #: which hold other people's published files, not a user's secrets. Names
 #: that also hold real projects (`go`, `dist`, `vendor`, `snap`) are walked.
@@ -234,7 +238,8 @@ class DotenvBelow:
 
 
 def dotenv_below(
-    dirs: list[str], cache_dir: Path | None, *, budget: float | None = None
+    dirs: list[str], cache_dir: Path | Callable[[], Path] | None, *,
+    budget: float | None = None,
 ) -> DotenvBelow:
     """The workspace's own dotenv files, for the analyzer: a command that
     reads the contents of a tree (`grep -r KEY .`, `find . -exec cat {} +`)
@@ -242,9 +247,15 @@ def dotenv_below(
     the workspace's dotenv files readable (the project needs them), so the
     fact matters inside it too. Cached like the home walk (``cache_dir``:
     the private runtime directory) and bounded: what the budget leaves is
-    ``unknown``, and the next call carries on."""
+    ``unknown``, and the next call carries on. ``cache_dir`` may be a
+    function that gives it, called only when there is a directory to
+    search."""
     roots = sorted({os.path.abspath(d) for d in dirs if os.path.isdir(d)})
+    if not roots:
+        return DotenvBelow((), (), ())
     cache = None
+    if callable(cache_dir):
+        cache_dir = cache_dir()
     if cache_dir is not None:
         key = hex_digest("\0".join(roots).encode())[:16]
         cache = cache_dir / f"{WORKSPACE_SPEC.name}-{key}.json"

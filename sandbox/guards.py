@@ -68,9 +68,20 @@ def runtime_dir() -> Path:
     another user holds the usual name (`/tmp/shellgate-UID` made first, to
     stop every run of this user), a fresh private directory serves this
     process instead: caches do not persist, runs still work."""
-    base = Path(os.environ.get("XDG_RUNTIME_DIR") or temp_root())
+    # the last answer, while the variables that chose it are the same: one
+    # lstat, not temp_root's stat and access and pathlib's parsing (a tree
+    # read's check in a `--jsonl` stream asks for it every line)
+    environ = os.environ
+    xdg = environ.get("XDG_RUNTIME_DIR")
+    chosen = (xdg,) if xdg else (None, *map(environ.get, _TEMP_VARIABLES))
+    last = _LAST.get(chosen)
+    if last is not None and _is_private(last):
+        return last
+    base = Path(xdg or temp_root())
     path = base / f"shellgate-{os.getuid()}"
     if _private(path):
+        _LAST.clear()
+        _LAST[chosen] = path
         return path
     if not _FALLBACK or not _private(_FALLBACK[0]):
         try:
@@ -98,16 +109,26 @@ def empty_dir() -> str:
     return str(path)
 
 
+#: the environment variables that choose the runtime directory's parent
+#: when XDG_RUNTIME_DIR is not set (temp_root's), and the last directory
+#: they chose
+_TEMP_VARIABLES = ("TMPDIR", "TEMP", "TMP")
+_LAST: dict[tuple[str | None, ...], Path] = {}
+
+
 def _private(path: Path) -> bool:
+    """Is ``path`` a private directory (made when missing)?"""
+    if _is_private(path):
+        return True
+    with contextlib.suppress(FileExistsError, OSError):
+        path.mkdir(mode=0o700)
+    return _is_private(path)
+
+
+def _is_private(path: Path) -> bool:
+    """A directory, not a link, owned by this user, closed to others."""
     try:
-        st = path.lstat()
-    except FileNotFoundError:
-        with contextlib.suppress(FileExistsError, OSError):
-            path.mkdir(mode=0o700)
-        try:
-            st = path.lstat()
-        except OSError:
-            return False
+        st = os.lstat(path)
     except OSError:
         return False
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077

@@ -708,6 +708,13 @@ def __init__(self, pinned, protected, stubs, tripwires, links):
     self.links = __v_f_links() if links is __v_factory else links
 CODES['def __init__(self, pinned, protected, stubs, tripwires, links):\n    self.pinned = __v_f_pinned() if pinned is __v_factory else pinned\n    self.protected = __v_f_protected() if protected is __v_factory else protected\n    self.stubs = __v_f_stubs() if stubs is __v_factory else stubs\n    self.tripwires = __v_f_tripwires() if tripwires is __v_factory else tripwires\n    self.links = __v_f_links() if links is __v_factory else links'] = __init__.__code__
 
+def __init__(self, plain, globs, trees, content_roots):
+    __v_set(self, 'plain', plain)
+    __v_set(self, 'globs', globs)
+    __v_set(self, 'trees', trees)
+    __v_set(self, 'content_roots', content_roots)
+CODES["def __init__(self, plain, globs, trees, content_roots):\n    __v_set(self, 'plain', plain)\n    __v_set(self, 'globs', globs)\n    __v_set(self, 'trees', trees)\n    __v_set(self, 'content_roots', content_roots)"] = __init__.__code__
+
 def __init__(self, plan, wires, git, changed_dirs):
     self.plan = plan
     self.wires = wires

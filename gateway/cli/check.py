@@ -15,6 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     import json
+    from collections.abc import Iterator
     from typing import IO
 
 
@@ -64,17 +65,42 @@ def _dumps(value: object) -> str:
 
 def _check_jsonl(stdin: IO[bytes], out: IO[str], cwd: str, extra: tuple[str, ...]) -> int:
     """One result object per input line, same order; a bad line yields an
-    ``error`` object and the stream goes on."""
+    ``error`` object and the stream goes on. What has come in is answered,
+    and the answers flushed, before the next read (which may wait on the
+    writer): a line at a time, a write of one's answer, for an agent; a
+    write per buffer of lines, not per line, for a batch."""
     home_dir = home()
     lines = _Lines()
-    for number, raw in enumerate(stdin, 1):
-        line = raw.decode("utf-8", "surrogateescape").strip()
-        if not line:
-            continue
-        result = _check_line(line, number, cwd, extra, home_dir)
-        out.write(lines.of(result) if isinstance(result, BashAnalysis) else _dumps(result) + "\n")
+    number = 0
+    for batch in _line_batches(stdin):
+        for raw in batch:
+            number += 1
+            line = raw.decode("utf-8", "surrogateescape").strip()
+            if not line:
+                continue
+            result = _check_line(line, number, cwd, extra, home_dir)
+            out.write(lines.of(result) if isinstance(result, BashAnalysis)
+                      else _dumps(result) + "\n")
         out.flush()
     return 0
+
+
+def _line_batches(stdin: IO[bytes]) -> Iterator[list[bytes]]:
+    """The complete lines each read brings (one read of what is there, at
+    most 64 KB, never waiting for more), the last unended one at the end.
+    A long line's parts are joined once, when its end comes."""
+    read = getattr(stdin, "read1", None) or stdin.read
+    parts: list[bytes] = []
+    while chunk := read(1 << 16):
+        parts.append(chunk)
+        if b"\n" not in chunk:
+            continue
+        batch = b"".join(parts).split(b"\n")
+        rest = batch.pop()
+        parts = [rest] if rest else []
+        yield batch
+    if parts:
+        yield [b"".join(parts)]
 
 
 class _Lines:

@@ -165,3 +165,42 @@ def test_a_streams_kept_lines_stay_within_their_budget_and_match_a_fresh_encodin
     # the newest is kept, and what is written again is what was written
     assert lines.of(analyses[-1]) is written[-1]
     assert [json.loads(x) for x in written] == [a.to_dict() for a in analyses]
+
+
+class _Reads:
+    """A stream whose reads bring the given chunks, one each (a pipe's
+    reads bring what the writer has written so far)."""
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = list(chunks)
+        self.asked: list[int] = []
+
+    def read1(self, size: int) -> bytes:
+        self.asked.append(size)
+        return self.chunks.pop(0) if self.chunks else b""
+
+
+@pytest.mark.parametrize(("chunks", "batches", "reads"), [
+    pytest.param([b"a\n"], [[b"a"]], [1], id="one line"),
+    pytest.param([b"a\nb\nc\n"], [[b"a", b"b", b"c"]], [1], id="a read of three lines"),
+    pytest.param([b"a\nb", b"c\n"], [[b"a"], [b"bc"]], [1, 2], id="a line split between reads"),
+    pytest.param([b"lo", b"n", b"g\n"], [[b"long"]], [3], id="a line over three reads"),
+    pytest.param([b"a\nlast"], [[b"a"], [b"last"]], [1, 2], id="the last line unended"),
+    pytest.param([b"\n\n"], [[b"", b""]], [1], id="empty lines"),
+    pytest.param([], [], [], id="nothing"),
+])
+def test_jsonl_answers_each_read_s_complete_lines_before_reading_again(
+        chunks: list[bytes], batches: list[list[bytes]], reads: list[int]) -> None:
+    """An agent writes a line and waits for its answer: the lines a read
+    brings are answered (and flushed) before the next read, which may wait
+    for the writer; a line is answered only once its end has come (or the
+    stream's)."""
+    from gateway.cli.check import _line_batches
+
+    stream = _Reads(chunks)
+    got, reads_then = [], []
+    for batch in _line_batches(stream):  # type: ignore[arg-type]
+        got.append(batch)
+        reads_then.append(len(stream.asked))
+    assert got == batches
+    assert reads_then == reads

@@ -320,3 +320,29 @@ def test_the_workspace_walk_reports_what_its_budget_left_unsearched(tmp_path: Pa
     assert found.unknown, "a walk stopped by its budget must say where it did not look"
     later = dotenv_below([str(ws)], None)
     assert later.unknown == ()  # the next call carries on and finishes
+
+
+def test_the_workspace_walk_asks_for_its_cache_directory_only_when_it_searches(
+    tmp_path: Path,
+) -> None:
+    """The cache's directory (the private runtime directory, checked and made
+    on each call) may be given as a function: a search of directories that
+    are not there asks for none, and one that searches keeps its cache
+    there."""
+    asked: list[Path] = []
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+
+    def cache_dir() -> Path:
+        asked.append(cache)
+        return cache
+
+    nothing = dotenv_below([str(tmp_path / "missing")], cache_dir)
+    assert nothing.searched == () and asked == []
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".env").write_text("K=v\n")
+    found = dotenv_below([str(ws)], cache_dir)
+    assert found.files == (str(ws / ".env"),)
+    assert asked == [cache]
+    assert list(cache.iterdir()), "the search's cache is kept where it was told"

@@ -97,13 +97,10 @@ class _Questions:
 
 
 def _questions(analysis: BashAnalysis) -> _Questions:
-    """The analysis's questions, worked out once for each analysis (the
-    analyzer hands back the same value for a repeated command; a stream
-    repeats its commands). Only the questions are kept: the answers are
-    looked up afresh each time."""
-    kept = _ASKED.get(id(analysis))
-    if kept is not None and kept[0] is analysis:
-        return kept[1]
+    """The analysis's questions (not kept: from a review, kept beside their
+    analyses they held every heavy analysis the analyzer's own bounded
+    store had dropped — `cat /<99k chars>N/{1..256}` lines grew a stream
+    by ~49 MB a line)."""
     # what a walk reached is left out: the analyzer asks where the walk's
     # root leads, never where a file it found does (`find / -name x`
     # reaches some 260 sensitive entries, each a glob to expand)
@@ -114,22 +111,11 @@ def _questions(analysis: BashAnalysis) -> _Questions:
             if p.path.startswith("/") and not p.below:
                 (globs if p.glob else plain).add(p.path)
         plain.update(t.root for t in sub.trees)
-    questions = _Questions(
+    return _Questions(
         tuple(sorted(plain)), tuple(sorted(globs)),
         any(s.trees for s in analysis.subcommands),
         tuple(t.root for s in analysis.subcommands for t in s.trees
               if t.content and t.follows_file_links))
-    if len(_ASKED) >= _ASKED_MAX:
-        _ASKED.clear()
-    # the analysis is held beside its questions: its id is not reused
-    # while the entry is there
-    _ASKED[id(analysis)] = (analysis, questions)
-    return questions
-
-
-#: questions by analysis, at most as many as the analyzer keeps analyses
-_ASKED: dict[int, tuple[BashAnalysis, _Questions]] = {}
-_ASKED_MAX = 4096
 
 
 def _resolved(questions: _Questions) -> tuple[tuple[str, str], ...]:
@@ -315,18 +301,19 @@ def repo_programs(cwd: str) -> tuple[str, ...]:
     ws/a/../hostile`, a a link, the walk up from the raw path never saw
     ws/hostile/.git and its core.fsmonitor)."""
     cwd = os.path.normpath(cwd)
-    access, exists = os.access, os.F_OK
-    try:
-        for candidate in _git_candidates(cwd):
-            # os.path.lexists without its exception for every missing name
-            # (this runs for every command a stream judges): the name
-            # itself, a link not followed
-            if access(candidate, exists, follow_symlinks=False):
-                from sandbox import repository_programs  # noqa: PLC0415
+    lstat = os.lstat
+    for candidate in _git_candidates(cwd):
+        # os.path.lexists, without its call. Not os.access(follow_symlinks=
+        # False): from a review, it is faccessat2, which container seccomp
+        # profiles refuse with EPERM (read as "no .git": `git status` ran a
+        # planted core.fsmonitor), and it checks with the real uid
+        try:
+            lstat(candidate)
+        except (OSError, ValueError):
+            continue
+        from sandbox import repository_programs  # noqa: PLC0415
 
-                return repository_programs(cwd)
-    except ValueError:  # a NUL in the path: no directory has that name
-        pass
+        return repository_programs(cwd)
     return ()
 
 

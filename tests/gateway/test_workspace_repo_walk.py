@@ -31,12 +31,11 @@ def test_the_repository_walk_looks_where_dirname_leads(
         cwd: str, monkeypatch: pytest.MonkeyPatch) -> None:
     looked: list[str] = []
 
-    def access(path: str, mode: int, *, follow_symlinks: bool = True) -> bool:
-        assert mode == os.F_OK and not follow_symlinks  # the name itself, as lexists
+    def lstat(path: str) -> os.stat_result:
         looked.append(path)
-        return False
+        raise FileNotFoundError(path)
 
-    monkeypatch.setattr(os, "access", access)
+    monkeypatch.setattr(os, "lstat", lstat)
     assert workspace.repo_programs(cwd) == ()
     assert looked == _dirname_chain(cwd)
 

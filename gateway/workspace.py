@@ -30,7 +30,7 @@ def analyze_in_workspace(
     links = _resolved(questions)
     if not links and not questions.trees:
         return light
-    return _with_facts(light, links, programs, extra_dirs, home)
+    return _with_facts(light, questions, links, programs, extra_dirs, home)
 
 
 def analyze_light(
@@ -52,15 +52,16 @@ def analyze_with_facts(
 ) -> BashAnalysis:
     """The second pass, with the links resolved and — for a tree read —
     the workspace's dotenv walk."""
-    return _with_facts(light, real_paths(light), repo_programs(light.cwd), extra_dirs, home)
+    questions = _questions(light)
+    return _with_facts(light, questions, _resolved(questions), repo_programs(light.cwd),
+                       extra_dirs, home)
 
 
 def _with_facts(
-    light: BashAnalysis, links: tuple[tuple[str, str], ...], programs: tuple[str, ...],
-    extra_dirs: tuple[str, ...], home: str | None,
+    light: BashAnalysis, questions: _Questions, links: tuple[tuple[str, str], ...],
+    programs: tuple[str, ...], extra_dirs: tuple[str, ...], home: str | None,
 ) -> BashAnalysis:
     cwd = light.cwd
-    questions = _questions(light)
     facts = (workspace_facts(cwd, extra_dirs, programs=programs,
                              file_links_below=questions.content_roots, real_paths=links)
              if questions.trees

@@ -50,17 +50,34 @@ import analyzer
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _median(argv: list[str], n: int, env: dict[str, str], cwd: str,
-            stdin: bytes = b"") -> float | str:
-    times = []
+#: the pause after each process start (see _medians)
+PAUSE_S = 0.1
+#: one command to time: its argv, environment, working directory and stdin
+Command = tuple[list[str], dict[str, str], str, bytes]
+
+
+def _medians(commands: dict[str, Command], n: int) -> dict[str, float | str]:
+    """Each command's median over ``n`` process starts, the commands taken
+    in turn (a, b, c, a, b, c, ...): this machine's speed drifts over a
+    run, and a ratio of two figures taken one after the other measured the
+    drift as much as the commands. A pause follows each start: what one
+    leaves working (a warm daemon forking and warming its next spare) must
+    not slow the next command, someone else's tool."""
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    failed: dict[str, str] = {}
     for _ in range(n):
-        started = time.perf_counter()
-        done = subprocess.run(argv, input=stdin, capture_output=True, env=env, cwd=cwd,
-                              check=False, timeout=120)
-        times.append((time.perf_counter() - started) * 1000)
-        if done.returncode != 0:
-            return f"failed: {done.stderr.decode(errors='replace').strip()[:200]}"
-    return round(statistics.median(times), 1)
+        for name, (argv, env, cwd, stdin) in commands.items():
+            if name in failed:
+                continue
+            started = time.perf_counter()
+            done = subprocess.run(argv, input=stdin, capture_output=True, env=env, cwd=cwd,
+                                  check=False, timeout=120)
+            times[name].append((time.perf_counter() - started) * 1000)
+            if done.returncode != 0:
+                failed[name] = f"failed: {done.stderr.decode(errors='replace').strip()[:200]}"
+            time.sleep(PAUSE_S)
+    return {name: failed.get(name) or round(statistics.median(times[name]), 1)
+            for name in commands}
 
 
 def _codex() -> str | None:
@@ -115,30 +132,38 @@ def main() -> None:
         report: dict[str, object] = {"n": n}
         runtime = Path(tmp) / "rt"
         runtime.mkdir(mode=0o700)
-        report["python_pass"] = _median([sys.executable, "-c", "pass"], n, env, cwd)
         warm_run = {**env, "SHELLGATE_RUN_DAEMON": "1", "XDG_RUNTIME_DIR": str(runtime)}
-        subprocess.run([shellgate, "run", "--", "true"], capture_output=True, env=warm_run,
-                       cwd=cwd, check=False, timeout=120)
-        time.sleep(3.0)  # the daemon's start and its warm-up run
-        report["run_true"] = _median([shellgate, "run", "--", "true"], n, warm_run, cwd)
-        report["run_inprocess"] = _median([shellgate, "run", "--", "true"], n,
-                                          {**env, "SHELLGATE_RUN_DAEMON": "0"}, cwd)
-        codex = _codex()
-        report["codex_sandbox"] = (_median([codex, "sandbox", "--", "true"], n, env, cwd)
-                                   if codex else "absent")
-        srt = shutil.which("srt")
-        report["srt"] = _median([srt, "-c", "true"], n, env, cwd) if srt else "absent"
-        report["check"] = _median([shellgate, "check", "git log --oneline -5"], n, env, cwd)
         call = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
                            "tool_input": {"command": "git log --oneline -5"}, "cwd": cwd,
                            "session_id": "bench", "tool_use_id": "toolu_bench"}).encode()
-        report["hook_inprocess"] = _median([shellgate, "hook"], n,
-                                           {**env, "SHELLGATE_HOOK_DAEMON": "0"}, cwd, call)
-        warm = {**env, "SHELLGATE_HOOK_DAEMON": "1", "XDG_RUNTIME_DIR": str(runtime)}
-        subprocess.run([shellgate, "hook"], input=call, capture_output=True, env=warm,
-                       check=False, timeout=120)
-        time.sleep(3.0)  # the daemon's start and its spares' warm-up
-        report["hook_daemon"] = _median([shellgate, "hook"], n, warm, cwd, call)
+        warm_hook = {**env, "SHELLGATE_HOOK_DAEMON": "1", "XDG_RUNTIME_DIR": str(runtime)}
+        # the daemons' first calls start them; then their start and warm-up
+        for argv, started, stdin in (([shellgate, "run", "--", "true"], warm_run, b""),
+                                     ([shellgate, "hook"], warm_hook, call)):
+            subprocess.run(argv, input=stdin, capture_output=True, env=started, cwd=cwd,
+                           check=False, timeout=120)
+        time.sleep(3.0)
+        codex = _codex()
+        srt = shutil.which("srt")
+        commands: dict[str, Command] = {
+            "python_pass": ([sys.executable, "-c", "pass"], env, cwd, b""),
+            "run_true": ([shellgate, "run", "--", "true"], warm_run, cwd, b""),
+            "codex_sandbox": ([codex or "", "sandbox", "--", "true"], env, cwd, b""),
+            "check": ([shellgate, "check", "git log --oneline -5"], env, cwd, b""),
+        }
+        if codex is None:
+            del commands["codex_sandbox"]
+        report.update(_medians(commands, n))
+        report.setdefault("codex_sandbox", "absent")
+        report.update(_medians({
+            "run_inprocess": ([shellgate, "run", "--", "true"],
+                              {**env, "SHELLGATE_RUN_DAEMON": "0"}, cwd, b""),
+            **({"srt": ([srt, "-c", "true"], env, cwd, b"")} if srt else {}),
+            "hook_inprocess": ([shellgate, "hook"], {**env, "SHELLGATE_HOOK_DAEMON": "0"},
+                               cwd, call),
+            "hook_daemon": ([shellgate, "hook"], warm_hook, cwd, call),
+        }, n))
+        report.setdefault("srt", "absent")
         for sock in (runtime / "shellgate").glob("*.sock"):
             sock.unlink()  # each daemon leaves with its socket
         time.sleep(1.5)

@@ -38,6 +38,7 @@ _LAZY = {
     "parse_settings": "settings",
     "Backend": "runner",
     "default_backend": "runner",
+    "rehearse": "runner",
     "run": "runner",
     "sandbox_env": "runner",
     "ExecResult": "supervise",
@@ -88,7 +89,7 @@ if TYPE_CHECKING:
     )
     from .profiles import BUILTIN_PROFILES, DEFAULT_PROFILE, apply_settings, load_profile
     from .proxy import DomainProxy, ProxyEvent
-    from .runner import Backend, default_backend, run, sandbox_env
+    from .runner import Backend, default_backend, rehearse, run, sandbox_env
     from .settings import SandboxSettings, parse_settings
     from .supervise import ExecResult, OutputCapture
 
@@ -124,6 +125,7 @@ __all__ = [
     "host_files",
     "load_profile",
     "parse_settings",
+    "rehearse",
     "repository_programs",
     "run",
     "run_probes",

@@ -178,6 +178,27 @@ def _not_executed(argv0: str, exc: OSError) -> ExecResult:
     )
 
 
+def rehearse(argv: Sequence[str], policy: SandboxPolicy, *, cwd: str) -> None:
+    """Build everything a bubblewrap run of ``argv`` in ``cwd`` would (the
+    plan, the seccomp filter, bubblewrap's arguments, the run's cgroup) and
+    release it without starting anything. A warm daemon's spare child does
+    this once before it takes a call (gateway/cli/run_daemon.py): the pages
+    the run path touches are then its own (a fork's copy-on-write faults
+    cost a cold child about a third of its plan), and what the path builds
+    lazily is built. Nothing it learns is kept for the call: the call's own
+    run plans afresh. Errors are the caller's to ignore."""
+    if default_backend() != "bwrap":
+        return
+    environ = dict(os.environ)
+    home = environ.get("HOME") or os.path.expanduser("~")
+    res = Resources()
+    try:
+        plan = _plan("bwrap", policy, cwd, cwd, home, res)
+        _prepare("bwrap", argv, policy, plan, sandbox_env(policy, environ), res, None)
+    finally:
+        res.close()
+
+
 def run(
     argv: Sequence[str],
     policy: SandboxPolicy,

@@ -21,6 +21,7 @@ from sandbox import (
     SandboxPolicy,
     apply_settings,
     load_profile,
+    rehearse,
     run,
 )
 
@@ -71,6 +72,14 @@ def main(args: argparse.Namespace) -> int:
     if result.exec_error is None:
         out.release()
     return _report(result)
+
+
+def rehearse_run(args: argparse.Namespace) -> None:
+    """What :func:`main` does before the command starts, with nothing
+    started: the policy from the flags, and the sandbox's own rehearsal of
+    the run (:func:`sandbox.rehearse`). Errors are the caller's."""
+    argv = list(args.argv)
+    rehearse(argv[1:] if argv[:1] == ["--"] else argv, _policy(args), cwd=abs_dir(args.cwd))
 
 
 def _binary(stream: TextIO | None) -> IO[bytes]:

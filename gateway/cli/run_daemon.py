@@ -68,8 +68,33 @@ def warm_up() -> None:
 
 
 def warm_spare() -> None:
-    """Nothing: a run's own work (the plan, bubblewrap) dwarfs the pages a
-    fresh child copies."""
+    """Rehearse a run of ``true`` in a throwaway directory, up to the point
+    where bubblewrap would start (the arguments parsed, the policy, the
+    plan, the seccomp filter, bubblewrap's arguments), and release it: a
+    spare forked from the daemon would otherwise take a copy-on-write fault
+    on each page of the run path the first time the call touches it
+    (measured: the plan 9.5 -> 6 ms, the launch's preparation 3.3 -> 2 ms).
+    No command is started: bubblewrap's mounts would compete with the call
+    the previous spare is serving (on a small machine, slowing it more
+    than the warm-up saves). Nothing from the rehearsal is kept for the
+    call, which plans afresh; any failure leaves the spare as warm as it got."""
+    from .fastpath import fast_parse  # noqa: PLC0415 -- loaded by the warm-up
+    from .run import rehearse_run  # noqa: PLC0415
+
+    with contextlib.suppress(BaseException):
+        here = tempfile.mkdtemp(prefix="shellgate-warm-")
+        try:
+            args = fast_parse(["run", "--", "true"])  # as a plain call is read
+            if args is not None:
+                args.cwd = here
+                rehearse_run(args)  # type: ignore[arg-type]
+        finally:
+            os.rmdir(here)
+    # the rehearsal armed the host-path watch, whose thread waits for the
+    # next run: the call starts it again, as it would in the daemon's child
+    from sandbox import stop_idle_threads  # noqa: PLC0415
+
+    stop_idle_threads()
 
 
 def serve(conn: socket.socket, sources: Fingerprint, status: bytes) -> int:

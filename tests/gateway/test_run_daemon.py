@@ -117,6 +117,34 @@ def test_the_command_runs_under_the_daemon_not_the_client(
         assert client.wait(30) == 0
 
 
+def test_a_spare_rehearses_a_run_before_its_call_and_keeps_nothing_of_it(
+        workspace: Path, runtime: Path, tmp_path: Path) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = _env(runtime, TMPDIR=str(scratch))
+    _warm(env, workspace)
+    (daemon,) = _daemons(runtime)[:1]
+    assert _wait_for(lambda: len(daemon.children()) == 2)
+
+    def rehearsed() -> bool:
+        # a fork's I/O counters start at zero: a spare that has read
+        # nothing has not rehearsed (the run path reads the profile, the
+        # mount table, ...); once done, it holds one thread and no process
+        return all(p.io_counters().read_chars > 0 and p.num_threads() == 1
+                   and not p.children() for p in daemon.children())
+
+    assert _wait_for(rehearsed)
+    # the throwaway directories are gone, and nothing a rehearsal opened is
+    # still open in a spare waiting for its call
+    assert not list(scratch.glob("shellgate-warm-*"))
+    for spare in daemon.children():
+        held = [os.readlink(f"/proc/{spare.pid}/fd/{fd}")
+                for fd in os.listdir(f"/proc/{spare.pid}/fd")]
+        assert not [h for h in held if "memfd:shellgate" in h or "inotify" in h], held
+    # and the call that follows is served by a rehearsed spare as by any
+    assert _run(["--", "sh", "-c", "echo $PWD"], env, workspace) == (0, f"{workspace}\n", "")
+
+
 @pytest.mark.parametrize(("how", "status"), [(signal.SIGINT, 130), (signal.SIGKILL, -9),
                                              (signal.SIGTERM, -15), (signal.SIGHUP, -1)])
 def test_an_interrupted_or_killed_client_takes_its_command_with_it(

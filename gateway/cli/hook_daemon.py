@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from . import hook_client
-from .warm_daemon import STALE, fingerprint
+from .warm_daemon import STALE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .warm_daemon import Fingerprint
+    from .warm_sources import Sources
 
 #: children at once (spares and those judging); past it, calls wait in the
 #: socket's backlog, and their clients judge them past their share of time
@@ -89,13 +89,13 @@ def warm_spare() -> None:
     warm_up(_SPARE_WARM_UP)
 
 
-def serve(conn: socket.socket, sources: Fingerprint, status: bytes) -> int:
+def serve(conn: socket.socket, sources: Sources, status: bytes) -> int:
     """Judge one call on ``conn`` (``status``: the client's, checked)."""
     del status
     conn.sendall(hook_client.ACK)
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     signal.setitimer(signal.ITIMER_REAL, REQUEST_TIMEOUT_S)
-    if fingerprint() != sources:
+    if sources.changed():
         _reply(conn, {"stale": "the package changed under the daemon"})
         return STALE
     _reply(conn, _judged(_read_request(conn)))

@@ -28,11 +28,11 @@ import tempfile
 import threading
 
 from . import run_client, warm_client
-from .warm_daemon import STALE, fingerprint
+from .warm_daemon import STALE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .warm_daemon import Fingerprint
+    from .warm_sources import Sources
 
 #: runs at once through the daemon (each a child supervising its command);
 #: past it, calls wait in the backlog and their clients run them themselves
@@ -97,7 +97,7 @@ def warm_spare() -> None:
     stop_idle_threads()
 
 
-def serve(conn: socket.socket, sources: Fingerprint, status: bytes) -> int:
+def serve(conn: socket.socket, sources: Sources, status: bytes) -> int:
     """Take one call on ``conn`` from a client whose /proc status is
     ``status`` (checked: warm_daemon) and run it; the command's status goes
     back on it."""
@@ -109,7 +109,7 @@ def serve(conn: socket.socket, sources: Fingerprint, status: bytes) -> int:
     signal.setitimer(signal.ITIMER_REAL, REQUEST_TIMEOUT_S)
     data, fds = _receive(conn)
     try:
-        if fingerprint() != sources:
+        if sources.changed():
             _refuse(conn, "the package changed under the daemon")
             return STALE
         call = _parse(data, len(fds))

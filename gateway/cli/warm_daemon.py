@@ -41,6 +41,7 @@ import threading
 import time
 
 from . import warm_client
+from .warm_sources import Sources
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,12 +67,11 @@ if TYPE_CHECKING:
         #: pid from SO_PEERCRED, which may be reused: a judgement, never a run)
         PID_FALLBACK: bool
 
-        def serve(self, conn: socket.socket, sources: Fingerprint, status: bytes) -> int:
+        def serve(self, conn: socket.socket, sources: Sources, status: bytes) -> int:
             """Serve one call from a client whose /proc status is ``status``;
             the child's exit status (:data:`STALE` when the package changed
             under the daemon)."""
 
-    Fingerprint = tuple[tuple[str, int, int], ...]
 
 #: default idle time before the daemon exits
 IDLE_S = 600.0
@@ -79,44 +79,6 @@ IDLE_S = 600.0
 SPARES = 2
 #: a child's exit status when it found the package changed
 STALE = 3
-#: the libraries whose upgrade makes the daemon stale (those it has loaded)
-_LIBRARIES = ("tree_sitter", "tree_sitter_bash", "pydantic", "pydantic_core", "httpx",
-              "psutil", "structlog")
-#: the directories whose files make the daemon's version
-_SOURCES = ("gateway", "analyzers", "sandbox", "profiles", "values", "regexes")
-
-
-def fingerprint(root: str = warm_client.PACKAGE_ROOT) -> Fingerprint:
-    """Name, mtime and size of every source and data file of the package:
-    when it changes, this daemon's code is not the code installed."""
-    out: list[tuple[str, int, int]] = []
-    stack = [os.path.join(root, name) for name in _SOURCES]
-    while stack:
-        here = stack.pop()
-        try:
-            entries = list(os.scandir(here))
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name != "__pycache__":
-                    stack.append(entry.path)
-            elif entry.name.endswith((".py", ".toml", ".json", ".sbpl")):
-                with contextlib.suppress(OSError):
-                    st = entry.stat()  # a linked file: its target's change counts
-                    out.append((entry.path, st.st_mtime_ns, st.st_size))
-    # the libraries the service runs on: an upgrade replaces files in
-    # their directories, and changes the directories' times
-    for module in _LIBRARIES:
-        found = sys.modules.get(module)
-        where = os.path.dirname(getattr(found, "__file__", None) or "") if found else ""
-        with contextlib.suppress(OSError):
-            if where:
-                st = os.stat(where)
-                out.append((where, st.st_mtime_ns, st.st_size))
-    return tuple(sorted(out))
-
-
 class Daemon:
     """The listening socket, and the children that serve on it.
 
@@ -131,7 +93,9 @@ class Daemon:
         self.idle = idle
         self.service = service
         self.lock = lock
-        self.sources = fingerprint()
+        #: the package's files as this daemon found them, and the watch on
+        #: them (set up before the daemon's first look: warm_sources.py)
+        self.sources = Sources()
         self.listener: socket.socket | None = None
         self.inode: tuple[int, int] | None = None
         self.spares: set[int] = set()
@@ -183,9 +147,9 @@ class Daemon:
             if self.stale or not self.ours():
                 return
             now = time.monotonic()
-            if now - checked >= 5.0:
+            if now - checked >= 1.0:
                 checked = now
-                if fingerprint() != self.sources:
+                if self.sources.recheck():
                     return
             if now - last >= self.idle and not self.busy:
                 return

@@ -23,7 +23,7 @@ from typing import Any
 import psutil
 import pytest
 
-from gateway.cli import hook_client, warm_client, warm_daemon
+from gateway.cli import hook_client, warm_client, warm_sources
 
 pytestmark = pytest.mark.sandbox  # the file tools' policy is the sandbox's plan
 
@@ -361,7 +361,7 @@ def test_the_daemon_judges_relative_audit_paths_from_the_callers_directory(
                           cwd=workspace, check=True, timeout=90)
     assert _decision(json.loads(done.stdout)) == "allow"
     assert "permission.decided" in (workspace / "audit-here.jsonl").read_text()
-    assert warm_daemon.fingerprint()  # the package's files are seen
+    assert warm_sources.fingerprint()  # the package's files are seen
 
 
 def test_a_fifo_planted_beside_the_socket_does_not_hang_the_hook(

@@ -53,10 +53,12 @@ def test_results_come_out_in_arrival_order_even_when_a_later_call_finishes_first
 
 def test_concurrency_safe_calls_run_together(session: SessionContext) -> None:
     tl = Timeline()
-    started = time.monotonic()
-    _run(session, [wait_tool(tl)], [_wait(str(i), 150) for i in range(10)])
-    assert time.monotonic() - started < 0.6  # ten 150 ms waits, together
-    assert all(tl.overlap("0", str(i)) for i in range(1, 10))
+    _run(session, [wait_tool(tl)], [_wait(str(i), 300) for i in range(10)])
+    # all ten were running at one instant: the last to start began before
+    # the first to end finished (an order, not a wall-clock bound, which a
+    # loaded machine breaks)
+    assert len(tl.spans) == 10
+    assert max(s for s, _ in tl.spans.values()) < min(e for _, e in tl.spans.values())
 
 
 def test_a_call_that_is_not_concurrency_safe_runs_alone(session: SessionContext) -> None:

@@ -130,7 +130,9 @@ def bench_jsonl(commands: list[str]) -> dict[str, float]:
         # PYTHONDONTWRITEBYTECODE in the caller's environment made every
         # run compile the modules, ~150 ms)
         env={**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
-             "HOME": HOME},
+             "HOME": HOME,
+             # the stream's own process, pinned (not a warm daemon's child)
+             "SHELLGATE_CHECK_DAEMON": "0"},
     )
     total = time.perf_counter() - start
     answered = proc.stdout.count(b"\n")

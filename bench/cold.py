@@ -14,7 +14,10 @@ run, as a user's machine runs them: with the bytecode cache).
                      @openai/codex`, then PATH or CODEX_BIN)
   srt                `srt -c true` (Anthropic's sandbox-runtime; "absent"
                      unless on PATH)
-  check              `shellgate check 'git log --oneline -5'`
+  check              `shellgate check 'git log --oneline -5'`, as a user gets it:
+                     through its warm daemon (gateway/cli/check_daemon.py)
+  check_inprocess    the same, checked in its own process
+                     (SHELLGATE_CHECK_DAEMON=0)
   hook_daemon        `shellgate hook` through its warm daemon
   hook_inprocess     `shellgate hook` judging in its own process
   jsonl              `shellgate check --jsonl` commands/s (the median of three
@@ -137,9 +140,12 @@ def main() -> None:
                            "tool_input": {"command": "git log --oneline -5"}, "cwd": cwd,
                            "session_id": "bench", "tool_use_id": "toolu_bench"}).encode()
         warm_hook = {**env, "SHELLGATE_HOOK_DAEMON": "1", "XDG_RUNTIME_DIR": str(runtime)}
+        warm_check = {**env, "SHELLGATE_CHECK_DAEMON": "1", "XDG_RUNTIME_DIR": str(runtime)}
+        check = [shellgate, "check", "git log --oneline -5"]
         # the daemons' first calls start them; then their start and warm-up
         for argv, started, stdin in (([shellgate, "run", "--", "true"], warm_run, b""),
-                                     ([shellgate, "hook"], warm_hook, call)):
+                                     ([shellgate, "hook"], warm_hook, call),
+                                     (check, warm_check, b"")):
             subprocess.run(argv, input=stdin, capture_output=True, env=started, cwd=cwd,
                            check=False, timeout=120)
         time.sleep(3.0)
@@ -149,13 +155,14 @@ def main() -> None:
             "python_pass": ([sys.executable, "-c", "pass"], env, cwd, b""),
             "run_true": ([shellgate, "run", "--", "true"], warm_run, cwd, b""),
             "codex_sandbox": ([codex or "", "sandbox", "--", "true"], env, cwd, b""),
-            "check": ([shellgate, "check", "git log --oneline -5"], env, cwd, b""),
+            "check": (check, warm_check, cwd, b""),
         }
         if codex is None:
             del commands["codex_sandbox"]
         report.update(_medians(commands, n))
         report.setdefault("codex_sandbox", "absent")
         report.update(_medians({
+            "check_inprocess": (check, {**env, "SHELLGATE_CHECK_DAEMON": "0"}, cwd, b""),
             "run_inprocess": ([shellgate, "run", "--", "true"],
                               {**env, "SHELLGATE_RUN_DAEMON": "0"}, cwd, b""),
             **({"srt": ([srt, "-c", "true"], env, cwd, b"")} if srt else {}),

@@ -10,3 +10,4 @@ import os
 # behind on the machine that runs the suite.
 os.environ["SHELLGATE_HOOK_DAEMON"] = "0"
 os.environ["SHELLGATE_RUN_DAEMON"] = "0"
+os.environ["SHELLGATE_CHECK_DAEMON"] = "0"

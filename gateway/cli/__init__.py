@@ -61,12 +61,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .fastpath import fast_parse  # noqa: PLC0415
 
     try:
-        if argv is None and words[:1] == ["run"]:
+        if argv is None and words[:1] in (["run"], ["check"]):
             # a warm daemon runs it, when one of this state is there (see
             # cli/run_client.py): nothing heavier than a socket is imported
             from .run_client import run as run_warm  # noqa: PLC0415
 
-            served = run_warm(words)
+            served = run_warm(words, words[0])
             if served is not None:
                 _leave(served)
                 return served

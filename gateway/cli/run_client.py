@@ -85,34 +85,35 @@ def request(words: Sequence[str], env: Mapping[bytes, bytes], key: str) -> bytes
     return len(body).to_bytes(4, "big") + body
 
 
-def run(words: Sequence[str]) -> int | None:
-    """``shellgate run`` with ``words`` through the warm daemon: its exit
-    status, or None when it is to run in this process."""
+def run(words: Sequence[str], service: str = "run") -> int | None:
+    """``shellgate run`` (or ``check``: ``service``, the verb, the first of
+    ``words``) with ``words`` through its warm daemon: its exit status, or
+    None when it is to run in this process."""
     env = os.environ
     # Linux only: the state it compares is read from /proc, the peer's
     # user from SO_PEERCRED
-    if sys.platform != "linux" or not warm_client.enabled(env, "run") or confined():
+    if sys.platform != "linux" or not warm_client.enabled(env, service) or confined():
         return None
     extra = warm_client.facts()
-    where = warm_client.address(env, "run", extra)
+    where = warm_client.address(env, service, extra)
     if where is None:
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
     try:
-        return _call(sock, where, words, extra)
+        return _call(sock, where, words, extra, service)
     finally:
         sock.close()
 
 
 def _call(sock: socket.socket, where: str, words: Sequence[str], mine: list[str],
-          ) -> int | None:
+          service: str) -> int | None:
     env = os.environ
     try:
         sock.settimeout(warm_client.ACK_S)
         try:
             sock.connect(where)
         except (FileNotFoundError, ConnectionRefusedError):
-            warm_client.start(where, env, "run")
+            warm_client.start(where, env, service)
             return None
         if (warm_client.peer_uid(sock) != os.getuid()
                 or warm_client.same_state_peer(sock, mine) is None):

@@ -101,6 +101,12 @@ def serve(conn: socket.socket, sources: Sources, status: bytes) -> int:
     """Take one call on ``conn`` from a client whose /proc status is
     ``status`` (checked: warm_daemon) and run it; the command's status goes
     back on it."""
+    return serve_verb("run", conn, sources, status)
+
+
+def serve_verb(verb: str, conn: socket.socket, sources: Sources, status: bytes) -> int:
+    """:func:`serve` for a daemon of ``verb`` (``run``; ``check``:
+    :mod:`.check_daemon`): a call of another verb is refused unrun."""
     umask = _umask(status)
     if umask is None:
         return 0  # closed unanswered: the client runs it itself
@@ -113,6 +119,8 @@ def serve(conn: socket.socket, sources: Sources, status: bytes) -> int:
             _refuse(conn, "the package changed under the daemon")
             return STALE
         call = _parse(data, len(fds))
+        if not isinstance(call, str) and call[0][:1] != [verb]:
+            call = f"a call of another verb than {verb}"
         if isinstance(call, str):
             _refuse(conn, call)
             return 0

@@ -4,8 +4,8 @@ only (C modules where they exist), imported before anything heavy.
 ``shellgate hook`` and ``shellgate run`` are started anew for every call,
 and most of such a process's time is Python importing shellgate. A warm
 daemon (:mod:`.warm_daemon`) has paid that once; the client hands it the
-call over a unix socket. One daemon per *service* (``hook``, ``run``), user,
-install and environment.
+call over a unix socket. One daemon per *service* (``hook``, ``run``,
+``check``), user, install and environment.
 
 Where the socket is, and who may use it:
 
@@ -63,7 +63,7 @@ PROTOCOL = 3
 #: the package's version, part of the socket's key
 VERSION = "0.1.0"
 #: the services a daemon can give
-SERVICES = ("hook", "run")
+SERVICES = ("hook", "run", "check")
 #: the environment variables that change between calls of one agent and
 #: mean nothing to the daemon's state (a call's cwd is sent with it)
 _VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})

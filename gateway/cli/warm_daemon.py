@@ -4,8 +4,9 @@ service's code once, and serves each call in a **forked child**.
 
 Started by a call that found none (``python -P -m gateway.cli.warm_daemon
 SERVICE SOCKET``), it imports the service (``hook``: :mod:`.hook_daemon`,
-``run``: :mod:`.run_daemon`), warms it, and keeps spare children forked and
-warm, each waiting in ``accept``; a spare serves one call and exits. So:
+``run``: :mod:`.run_daemon`, ``check``: :mod:`.check_daemon`), warms it,
+and keeps spare children forked and warm, each waiting in ``accept``; a
+spare serves one call and exits. So:
 
 - the daemon keeps nothing a call derives from the user's files (only
   imports, compiled tables, the package's own data, and caches that check
@@ -267,7 +268,7 @@ def _lock(where: str) -> int | None:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[0] not in warm_client.SERVICES:
-        print("usage: python -m gateway.cli.warm_daemon {hook,run} SOCKET", file=sys.stderr)
+        print("usage: python -m gateway.cli.warm_daemon {hook,run,check} SOCKET", file=sys.stderr)
         return 2
     name, where = argv
     service: Service = importlib.import_module(f"{__package__}.{name}_daemon")

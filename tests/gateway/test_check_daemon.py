@@ -79,41 +79,27 @@ def test_a_check_through_the_daemon_is_the_check_in_its_own_process(
     assert {code for code, _, _ in seen} == {0, 2}
 
 
-def test_the_client_never_loads_the_analyzer(workspace: Path, runtime: Path) -> None:
+@pytest.mark.parametrize(("daemon", "loaded"), [("1", False), ("0", True)],
+                         ids=["through the daemon", "the control: in its own process"])
+def test_the_client_never_loads_the_analyzer(workspace: Path, runtime: Path, daemon: str,
+                                             loaded: bool) -> None:
     env = _env(runtime)
     _warm(env, workspace)
-    # a stream kept open: the client is there to be looked at, its answer
-    # to the first line proves the call is being served
+    # a stream kept open: the client is there to be looked at, and its
+    # answer to the first line proves the call is being served
     client = subprocess.Popen([sys.executable, "-m", "gateway", "check", "--jsonl"],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-                              cwd=workspace)
-    assert client.stdin is not None and client.stdout is not None
-    try:
-        client.stdin.write(b'"ls"\n')
-        client.stdin.flush()
-        assert json.loads(client.stdout.readline())["line"] == 1  # being served
-        maps = Path(f"/proc/{client.pid}/maps").read_text()
-        assert "tree_sitter" not in maps  # the grammar is the daemon's child's
-    finally:
-        client.stdin.close()
-        assert client.wait(30) == 0
-
-
-def test_the_control_an_in_process_check_loads_the_grammar(workspace: Path,
-                                                           runtime: Path) -> None:
-    env = {**_env(runtime), "SHELLGATE_CHECK_DAEMON": "0"}
-    client = subprocess.Popen([sys.executable, "-m", "gateway", "check", "--jsonl"],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-                              cwd=workspace)
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              env={**env, "SHELLGATE_CHECK_DAEMON": daemon}, cwd=workspace)
     assert client.stdin is not None and client.stdout is not None
     try:
         client.stdin.write(b'"ls"\n')
         client.stdin.flush()
         assert json.loads(client.stdout.readline())["line"] == 1
-        assert "tree_sitter" in Path(f"/proc/{client.pid}/maps").read_text()
+        maps = Path(f"/proc/{client.pid}/maps").read_text()
+        assert ("tree_sitter" in maps) == loaded  # the grammar's library
     finally:
         client.stdin.close()
-        client.wait(30)
+        assert client.wait(30) == 0
 
 
 @pytest.mark.parametrize(("service", "words", "served"), [

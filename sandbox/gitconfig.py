@@ -24,6 +24,45 @@ _MAX_GITDIRS = 256
 _MAX_INCLUDE_DEPTH = 8
 
 
+class _Irregular:
+    """The type of :data:`IRREGULAR`."""
+
+
+#: what :func:`read_regular` returns for a name that is there but is no
+#: regular file (a FIFO, a socket, a device)
+IRREGULAR = _Irregular()
+
+
+def read_regular(path: str, limit: int) -> bytes | _Irregular | None:
+    """The first ``limit`` bytes of the regular file at ``path`` (links
+    followed); None when it cannot be read; :data:`IRREGULAR` when it is
+    not a regular file. Opened without blocking: from reviews, a FIFO
+    planted as ``/tmp/.git/config`` (by any user: /tmp is everyone's)
+    hung every check and run whose directory lay below /tmp, and the warm
+    daemons' warm-ups, for good; ``shellgate run -- mkfifo sub/.git`` hung
+    that run's post-run guard and every later run in the workspace."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return IRREGULAR
+        chunks: list[bytes] = []
+        size = 0
+        while size < limit:
+            chunk = os.read(fd, limit - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def resolve_gitdir(worktree: str) -> str | None:
     """The git directory of the work tree: ``.git`` itself, or what a
     ``gitdir:`` file or a symlink names (resolved)."""
@@ -37,11 +76,10 @@ def resolve_gitdir(worktree: str) -> str | None:
     if stat.S_ISLNK(st.st_mode):
         real = os.path.realpath(dotgit)
         return real if os.path.isdir(real) else None
-    try:
-        with open(dotgit, "rb") as handle:
-            first = handle.read(4096).decode("utf-8", "replace").splitlines()[:1]
-    except OSError:
-        return None
+    data = read_regular(dotgit, 4096)
+    if not isinstance(data, bytes):
+        return None  # unreadable, or no regular file: git takes it for no repository
+    first = data.decode("utf-8", "replace").splitlines()[:1]
     if not first or not first[0].startswith("gitdir:"):
         return None
     target = os.path.realpath(os.path.join(worktree, first[0][len("gitdir:"):].strip()))
@@ -187,12 +225,16 @@ def parse_config(path: str) -> list[tuple[str, str, str]]:
     """(section, key, value) of a git config file, lower-cased section
     (without its subsection) and key; enough of git's syntax for the keys
     read here (quoted values, comments, continuation lines). An unreadable
-    file is empty."""
-    try:
-        with open(path, "rb") as handle:
-            text = handle.read(1 << 20).decode("utf-8", "replace")
-    except OSError:
+    file is empty (git stops at it). One that is there but is no regular
+    file reads as a ``core.fsmonitor`` of unknown value: git would read
+    whatever its writer feeds it, so a read may run anything (fail closed:
+    ``git status`` there is asked, not allowed)."""
+    data = read_regular(path, 1 << 20)
+    if data is IRREGULAR:
+        return [("core", "fsmonitor", f"<{path} is not a regular file>")]
+    if not isinstance(data, bytes):
         return []
+    text = data.decode("utf-8", "replace")
     out: list[tuple[str, str, str]] = []
     section = ""
     lines = text.replace("\\\n", "").splitlines()

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 
 from . import warm_client
 from .run_daemon import serve_verb
+from .warm_daemon import scratch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,18 +48,25 @@ def own_address() -> str | None:
     return warm_client.address(os.environ, "check", warm_client.facts())
 
 
-def warm_up(words: tuple[list[str], ...] = _WARM_UP) -> None:
-    """Import the verb and check ``words`` in a throwaway project (output to
-    the daemon's, which is /dev/null; any failure leaves the daemon as warm
-    as it got)."""
+def warm_up(words: tuple[list[str], ...] = _WARM_UP, *, make: bool = True) -> None:
+    """Import the verb and check ``words`` in the daemon's throwaway
+    project (made by the daemon's own warm-up: ``make``; output to the
+    daemon's, which is /dev/null). Any failure — the project gone, its
+    directory unwritable — leaves the daemon or the spare as warm as it
+    got (from a review: a warm-up that raised killed every spare before
+    its accept, and each check waited a second for none)."""
     from . import check, main  # noqa: F401, PLC0415 -- loaded once, for the children
 
     here = os.getcwd()
-    with tempfile.TemporaryDirectory(prefix="shellgate-warm-") as tmp, \
-            contextlib.suppress(BaseException):
-        with open(os.path.join(tmp, "README.md"), "w", encoding="utf-8") as readme:
-            readme.write("warm\n")
-        os.chdir(tmp)
+    with contextlib.suppress(BaseException):
+        project = scratch(make=make)
+        if project is None:
+            return
+        readme = os.path.join(project, "README.md")
+        if make:
+            with open(readme, "w", encoding="utf-8") as handle:
+                handle.write("warm\n")
+        os.chdir(project)
         try:
             for call in words:
                 main(call)
@@ -70,7 +77,7 @@ def warm_up(words: tuple[list[str], ...] = _WARM_UP) -> None:
 def warm_spare() -> None:
     """Check the commonest form once: the pages of the analysis are then
     the spare's own, not copied from the daemon at the call's first touch."""
-    warm_up(_WARM_UP[:1])
+    warm_up(_WARM_UP[:1], make=False)
 
 
 def serve(conn: socket.socket, sources: Sources, status: bytes) -> int:

@@ -86,7 +86,11 @@ def warm_up(tools: tuple[str, ...] | None = None) -> None:
 
 
 def warm_spare() -> None:
-    warm_up(_SPARE_WARM_UP)
+    # a warm-up that fails (TMPDIR gone or full) leaves the spare cold, never
+    # dead: from a review, a spare that raised here died before its accept,
+    # and each call waited a second for one
+    with contextlib.suppress(BaseException):
+        warm_up(_SPARE_WARM_UP)
 
 
 def serve(conn: socket.socket, sources: Sources, status: bytes) -> int:

@@ -24,11 +24,10 @@ import os
 import signal
 import socket
 import sys
-import tempfile
 import threading
 
 from . import run_client, warm_client
-from .warm_daemon import STALE
+from .warm_daemon import STALE, scratch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,14 +51,15 @@ def own_address() -> str | None:
 
 
 def warm_up() -> None:
-    """Import the verb and run ``true`` once in the sandbox, in a throwaway
-    directory (output to /dev/null; any failure leaves the daemon as warm
-    as it got)."""
+    """Import the verb and run ``true`` once in the sandbox, in the daemon's
+    throwaway directory (output to /dev/null; any failure leaves the daemon
+    as warm as it got)."""
     from . import main, parser, run  # noqa: F401, PLC0415 -- loaded once, for the children
 
-    with tempfile.TemporaryDirectory(prefix="shellgate-warm-") as tmp, \
-            contextlib.suppress(BaseException):
-        main(["run", "--cwd", tmp, "--", "true"])
+    here = scratch(make=True)
+    if here is not None:
+        with contextlib.suppress(BaseException):
+            main(["run", "--cwd", here, "--", "true"])
     # a run leaves the host-path watch's thread waiting for the next: the
     # daemon forks its children with one thread (warm_daemon.main)
     from sandbox import stop_idle_threads  # noqa: PLC0415
@@ -68,7 +68,7 @@ def warm_up() -> None:
 
 
 def warm_spare() -> None:
-    """Rehearse a run of ``true`` in a throwaway directory, up to the point
+    """Rehearse a run of ``true`` in the daemon's throwaway directory, up to the point
     where bubblewrap would start (the arguments parsed, the policy, the
     plan, the seccomp filter, bubblewrap's arguments), and release it: a
     spare forked from the daemon would otherwise take a copy-on-write fault
@@ -81,15 +81,12 @@ def warm_spare() -> None:
     from .fastpath import fast_parse  # noqa: PLC0415 -- loaded by the warm-up
     from .run import rehearse_run  # noqa: PLC0415
 
+    here = scratch()  # the daemon's: one repository-walk cache for all its spares
     with contextlib.suppress(BaseException):
-        here = tempfile.mkdtemp(prefix="shellgate-warm-")
-        try:
-            args = fast_parse(["run", "--", "true"])  # as a plain call is read
-            if args is not None:
-                args.cwd = here
-                rehearse_run(args)  # type: ignore[arg-type]
-        finally:
-            os.rmdir(here)
+        args = fast_parse(["run", "--", "true"])  # as a plain call is read
+        if args is not None and here is not None:
+            args.cwd = here
+            rehearse_run(args)  # type: ignore[arg-type]
     # the rehearsal armed the host-path watch, whose thread waits for the
     # next run: the call starts it again, as it would in the daemon's child
     from sandbox import stop_idle_threads  # noqa: PLC0415

@@ -76,6 +76,11 @@ if TYPE_CHECKING:
 
 #: default idle time before the daemon exits
 IDLE_S = 600.0
+#: how often the daemon looks at the package's files in full: while it has
+#: served a call in the last RECHECK_BUSY_S seconds, and otherwise
+RECHECK_S = 1.0
+RECHECK_BUSY_S = 60.0
+RECHECK_IDLE_S = 5.0
 #: children warmed and waiting for a call
 SPARES = 2
 #: a child's exit status when it found the package changed
@@ -148,7 +153,10 @@ class Daemon:
             if self.stale or not self.ours():
                 return
             now = time.monotonic()
-            if now - checked >= 1.0:
+            # the package's files looked at in full (warm_sources: what no
+            # event reports is found here): each second while calls come,
+            # every few when idle, as before the watch
+            if now - checked >= (RECHECK_S if now - last < RECHECK_BUSY_S else RECHECK_IDLE_S):
                 checked = now
                 if self.sources.recheck():
                     return
@@ -252,6 +260,33 @@ def _accept(listener: socket.socket, parent: int) -> socket.socket:
                 continue  # another spare took it
             conn.setblocking(True)
             return conn
+
+
+#: the daemon's throwaway directory (see :func:`scratch`)
+_SCRATCH: list[str] = []
+
+
+def scratch(*, make: bool = False) -> str | None:
+    """A throwaway directory for the warm-ups: made by the daemon's warm-up
+    (``make``; in ``$TMPDIR``, private), the same for each of its spares,
+    removed when the daemon leaves; None when there is none or it is gone.
+    One per daemon, not one per spare: from a review, the run path keeps a
+    repository-walk cache per directory it plans for, and a directory per
+    spare wrote one per call, pushing the caches of real workspaces out."""
+    if not _SCRATCH and make:
+        import atexit  # noqa: PLC0415
+        import shutil  # noqa: PLC0415
+        import tempfile  # noqa: PLC0415
+
+        try:
+            made = tempfile.mkdtemp(prefix="shellgate-warm-")
+        except OSError:
+            return None
+        _SCRATCH.append(made)
+        # the daemon's exit only: its children leave by os._exit
+        atexit.register(shutil.rmtree, made, ignore_errors=True)
+    here = _SCRATCH[0] if _SCRATCH else ""
+    return here if here and os.path.isdir(here) else None
 
 
 def _lock(where: str) -> int | None:

@@ -128,7 +128,12 @@ class Resources:
     def memfd(self, name: str, data: bytes) -> int:
         fd = os.memfd_create(name, 0)
         self.fds.append(fd)
-        os.write(fd, data)
+        # all of it, or no sandbox: a memfd's writes stop at the process's
+        # file size limit (`ulimit -f`), and a cut filter or argument list
+        # must never reach bubblewrap
+        if os.write(fd, data) != len(data):
+            raise OSError(errno.EFBIG, f"{name}: the file size limit cut it short "
+                                       "(ulimit -f)")
         os.lseek(fd, 0, os.SEEK_SET)
         return fd
 

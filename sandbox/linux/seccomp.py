@@ -371,15 +371,29 @@ def build_filter(spec: SeccompSpec) -> Any:
 def export_bpf(spec: SeccompSpec) -> bytes:
     """The compiled BPF program for ``spec`` (cached: it depends on nothing else)."""
     f = build_filter(spec)
-    fd = os.memfd_create("shellgate-seccomp", 0)
+    # Through a pipe, drained as it is written, not a file: a file's writes
+    # stop at the process's file size limit, and libseccomp does not say
+    # so. From a review: under `ulimit -f 2` the program came back cut at
+    # 2,048 bytes, was cached, and every later run failed to start.
+    import threading  # noqa: PLC0415 -- a cache miss only
+
+    read_end, write_end = os.pipe2(os.O_CLOEXEC)
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while chunk := os.read(read_end, 1 << 16):
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=drain, name="shellgate-bpf-export", daemon=True)
+    reader.start()
     try:
-        with os.fdopen(fd, "w+b", closefd=False) as handle:
+        with os.fdopen(write_end, "wb", closefd=False) as handle:
             f.export_bpf(handle)
-            handle.flush()
-            os.lseek(fd, 0, os.SEEK_SET)
-            return os.read(fd, 1 << 20)
     finally:
-        os.close(fd)
+        os.close(write_end)
+        reader.join()
+        os.close(read_end)
+    return b"".join(chunks)
 
 
 #: what a cached program may be: BPF instructions are 8 bytes, and a filter
@@ -441,8 +455,14 @@ def cached_bpf(spec: SeccompSpec, cache_dir: str | None) -> bytes:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o600)
         try:
-            os.write(fd, program)
+            # all of it, or no cache: from a review, under `ulimit -f 2` a
+            # short write kept a truncated filter, and every later run
+            # failed to start (EINVAL) until the file was removed
+            written = os.write(fd, program)
         finally:
             os.close(fd)
-        os.replace(tmp, path)
+        if written == len(program):
+            os.replace(tmp, path)
+        else:
+            os.unlink(tmp)
     return program

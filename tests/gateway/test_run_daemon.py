@@ -120,7 +120,7 @@ def test_the_command_runs_under_the_daemon_not_the_client(
 
 def test_a_spare_rehearses_a_run_before_its_call_and_keeps_nothing_of_it(
         workspace: Path, runtime: Path, tmp_path: Path) -> None:
-    scratch = tmp_path / "scratch"
+    scratch = tmp_path / "scratch"  # the daemon's TMPDIR
     scratch.mkdir()
     env = _env(runtime, TMPDIR=str(scratch))
     _warm(env, workspace)
@@ -135,10 +135,19 @@ def test_a_spare_rehearses_a_run_before_its_call_and_keeps_nothing_of_it(
                    and not p.children() for p in daemon.children())
 
     assert _wait_for(rehearsed)
-    # the throwaway directories are gone, and nothing a rehearsal opened is
-    # still open in a spare waiting for its call: it holds only what it was
-    # forked with (the daemon's, less the lock)
-    assert not list(scratch.glob("shellgate-warm-*"))
+    # one throwaway directory for the daemon and all its spares: the calls
+    # that follow leave no cache of their own behind (from a review: a
+    # directory per spare wrote a repository-walk cache per call)
+    state = runtime / f"shellgate-{os.getuid()}"
+    caches = sorted(state.glob("repos-*.json"))
+    for _ in range(4):
+        assert _run(["--", "true"], env, workspace)[0] == 0
+    assert _wait_for(rehearsed)
+    assert len(list(scratch.glob("shellgate-warm-*"))) == 1
+    assert sorted(state.glob("repos-*.json")) == caches
+    # and nothing a rehearsal opened is still open in a spare waiting for
+    # its call: it holds only what it was forked with (the daemon's, less
+    # the lock)
 
     def held(pid: int) -> list[str]:
         return sorted(os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd"))
@@ -148,6 +157,11 @@ def test_a_spare_rehearses_a_run_before_its_call_and_keeps_nothing_of_it(
         assert extra == [], extra
     # and the call that follows is served by a rehearsed spare as by any
     assert _run(["--", "sh", "-c", "echo $PWD"], env, workspace) == (0, f"{workspace}\n", "")
+    # the daemon takes its throwaway directory with it when it leaves
+    for sock in (runtime / "shellgate").glob("run-*.sock"):
+        sock.unlink()
+    assert _wait_for(lambda: not daemon.is_running())
+    assert not list(scratch.glob("shellgate-warm-*"))
 
 
 @pytest.mark.parametrize(("how", "status"), [(signal.SIGINT, 130), (signal.SIGKILL, -9),

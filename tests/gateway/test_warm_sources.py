@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from gateway.cli.warm_sources import Sources, fingerprint
+from gateway.cli.warm_sources import Sources, _libraries, fingerprint
 
 
 def _package(root: Path) -> Path:
@@ -116,3 +118,63 @@ def test_a_package_reached_through_a_link_turns_the_watch_off(tmp_path: Path) ->
     assert sources.watch == -1
     (real / "gateway" / "__init__.py").write_text("x = 7\n")
     assert sources.changed()
+
+
+def test_a_file_with_a_hard_link_elsewhere_turns_the_watch_off(tmp_path: Path) -> None:
+    root = _package(tmp_path / "pkg")
+    (tmp_path / "other-name.json").hardlink_to(root / "profiles" / "default.json")
+    sources = Sources(str(root))
+    assert sources.watch == -1  # an edit through the other name raises no event here
+    (tmp_path / "other-name.json").write_text('{"changed": true}\n')
+    assert sources.changed() and _in_child(sources)
+
+
+REWATCH: dict[str, Callable[[Path, Path], object]] = {
+    # the watch would not see what changes in a directory made after it
+    "a new directory": lambda r, _: (r / "sandbox" / "later").mkdir(),
+    # nor what changes in the target of a link put in its place
+    "a file swapped for a link to its copy": lambda r, t: (
+        shutil.copy2(r / "gateway" / "__init__.py", t / "copy.py"),
+        (r / "gateway" / "__init__.py").unlink(),
+        (r / "gateway" / "__init__.py").symlink_to(t / "copy.py")),
+}
+
+
+@pytest.mark.parametrize("change", list(REWATCH), ids=list(REWATCH))
+def test_a_tree_the_watch_no_longer_covers_makes_the_daemon_leave(
+        tmp_path: Path, change: str) -> None:
+    root = _package(tmp_path / "pkg")
+    sources = Sources(str(root))
+    REWATCH[change](root, tmp_path)
+    assert fingerprint(str(root)) == sources.print  # the same files, times and sizes
+    assert sources.recheck()
+
+
+def test_a_change_no_event_reports_is_found_by_the_daemons_own_look(tmp_path: Path) -> None:
+    import mmap
+
+    root = _package(tmp_path / "pkg")
+    target = root / "profiles" / "default.json"
+    target.write_text("{} \n" * 1024)
+    sources = Sources(str(root))
+    before = target.stat().st_mtime_ns
+    with target.open("r+b") as handle, mmap.mmap(handle.fileno(), 0) as mapped:
+        time.sleep(0.01)
+        mapped[0:2] = b"[]"  # a write through a shared mapping: no inotify event
+        mapped.flush()
+    assert target.stat().st_mtime_ns != before  # the control: the fingerprint sees it
+    assert sources.recheck()
+
+
+def test_the_grammar_is_watched_though_its_package_was_never_imported(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The analyzer loads tree-sitter's and the bash grammar's extensions by
+    hand (analyzers/bash/grammar.py): neither package is in sys.modules,
+    and a review saw a grammar moved away go unnoticed by the daemon."""
+    from analyzers import analyze_bash
+
+    analyze_bash("true", "/")
+    for name in ("tree_sitter", "tree_sitter_bash"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    found = {os.path.basename(p) for p in _libraries()}
+    assert {"tree_sitter", "tree_sitter_bash"} <= found

@@ -59,3 +59,24 @@ def test_an_included_file_is_read_too(tmp_path: Path) -> None:
 
 def test_outside_a_repository_there_is_nothing(tmp_path: Path) -> None:
     assert repository_programs(str(tmp_path)) == ()
+
+
+@pytest.mark.parametrize("which", [".git/config", ".git/config.worktree"])
+def test_a_config_that_is_a_fifo_is_reported_at_once_never_waited_on(
+        tmp_path: Path, which: str) -> None:
+    """From a review: a FIFO planted as /tmp/.git/config (any user can, in
+    /tmp) hung every check and run below /tmp for good. Git would read
+    whatever its writer feeds it: reported as a program, not waited on."""
+    import os
+    import threading
+
+    repo = _repo(tmp_path)
+    (repo / which).unlink(missing_ok=True)
+    os.mkfifo(repo / which)
+    found: list[tuple[str, ...]] = []
+    reader = threading.Thread(target=lambda: found.append(repository_programs(str(repo))),
+                              daemon=True)
+    reader.start()
+    reader.join(10)
+    assert found, "repository_programs waited on the FIFO"
+    assert any("is not a regular file" in entry for entry in found[0])

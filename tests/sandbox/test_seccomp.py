@@ -203,3 +203,26 @@ def test_a_cached_filter_of_another_user_is_built_again(tmp_path: Path) -> None:
         seccomp.SeccompSpec())
     assert seccomp.cached_bpf(seccomp.SeccompSpec(), None) == seccomp.export_bpf(
         seccomp.SeccompSpec())  # no cache: built each time
+
+
+def test_a_file_size_limit_neither_cuts_the_filter_nor_leaves_a_cut_one_cached(
+        tmp_path: Path) -> None:
+    """From a review: under `ulimit -f 2` (a 2 KiB file size limit) the
+    filter came back cut at 2,048 bytes (libseccomp wrote it to a file),
+    was cached, and every later run failed to start (EINVAL) until the
+    file was removed."""
+    import subprocess
+    import sys
+
+    full = seccomp.export_bpf(seccomp.SeccompSpec())
+    assert len(full) > 2048  # the control: the limit would cut it
+    script = ("import resource, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+              "resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048)); "
+              "from sandbox.linux import seccomp; "
+              "sys.stdout.buffer.write(seccomp.cached_bpf(seccomp.SeccompSpec(), sys.argv[1]))")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True,
+                          capture_output=True, timeout=60)
+    assert done.stdout == full  # the run under the limit got its whole filter
+    # and nothing cut was kept for the next one, which gets the whole too
+    assert all(p.read_bytes() == full for p in tmp_path.glob("seccomp-*.bpf"))
+    assert seccomp.cached_bpf(seccomp.SeccompSpec(), str(tmp_path)) == full

@@ -22,7 +22,6 @@ pydantic stop importing the module by this name, the stub is simply unused
 from __future__ import annotations
 
 import sys
-import types
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,6 +41,8 @@ def install() -> None:
     (then models exist already and it has run: nothing left to change)."""
     if LOADER in sys.modules:
         return
-    stub = types.ModuleType(LOADER, "shellgate: pydantic plugins are not loaded")
+    # type(sys) is types.ModuleType: `types` is not loaded at start, and
+    # every client of a warm daemon would import it for this alone
+    stub = type(sys)(LOADER, "shellgate: pydantic plugins are not loaded")
     stub.get_plugins = _no_plugins  # type: ignore[attr-defined]
     sys.modules[LOADER] = stub

@@ -23,6 +23,9 @@ setup: system-deps $(STAMP)
 # redis-server backs the test of a fleet's shared fuzzing database; all
 # from the distro. As root, the escape suite also runs as an
 # unprivileged user, from a venv of the system python3 (python3-venv).
+# (The library is looked for with grep reading to the end, not grep -q:
+# under pipefail, ldconfig killed by grep's early close made it look
+# missing now and then, and make test reinstalled it.)
 system-deps:
 	@missing=""; \
 	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
@@ -32,7 +35,7 @@ system-deps:
 	if [ "$$(id -u)" = 0 ]; then \
 	  /usr/bin/python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	fi; \
-	{ /sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null; } | grep -q 'libseccomp\.so\.2' \
+	{ /sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null; } | grep 'libseccomp\.so\.2' >/dev/null \
 	  || missing="$$missing libseccomp2"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \

@@ -27,7 +27,7 @@ import sys
 import threading
 
 from . import run_client, warm_client
-from .warm_daemon import STALE, scratch
+from .warm_daemon import STALE, flush_own_streams, scratch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -205,6 +205,12 @@ def _refuse(conn: socket.socket, why: str) -> None:
 def _adopt(fds: list[int], env: dict[bytes, bytes], umask: int) -> None:
     """Take the client's place: its standard streams, working directory,
     umask and environment (the volatile part the key leaves out: PWD …)."""
+    # what the warm-ups left in the daemon's own stream buffers goes to the
+    # daemon's /dev/null now, not to the client's descriptors once they
+    # are 0-2: from the suite's unprivileged leg, a check warm-up's verdict
+    # (a block-buffered stdout, copied by the fork) came out at the head of
+    # the client's output
+    flush_own_streams()
     for target, fd in enumerate(fds[:3]):
         os.dup2(fd, target)  # inheritable, as the client's were
     os.fchdir(fds[3])

@@ -178,7 +178,7 @@ def test_the_escape_suite_passes_as_an_unprivileged_user() -> None:
 #: rights (Bash and Grep act in the sandbox: the escape suite covers that)
 IN_PROCESS_TOOL_TESTS = ("test_read.py", "test_edit.py", "test_write.py", "test_glob.py")
 #: and the warm run daemon, which real (unprivileged) users get by default
-GATEWAY_TESTS = ("test_run_daemon.py",)
+GATEWAY_TESTS = ("test_run_daemon.py", "test_check_daemon.py")
 
 
 def _tool_tests_copy(into: Path) -> Path:

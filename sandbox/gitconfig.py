@@ -196,14 +196,34 @@ def repository_programs(cwd: str) -> tuple[str, ...]:
 
 
 def _containing_worktree(cwd: str) -> str | None:
+    """The nearest directory at or above ``cwd`` whose ``.git`` is a
+    repository git would take, as git's own discovery goes: a ``.git`` that
+    is none (an empty directory, a FIFO, a file naming nothing) is passed
+    over. From a review: `mkdir sub/.git` in a repository whose config runs
+    a core.fsmonitor made `git status` in sub look repository-less here
+    (allowed), while git went on up and ran the monitor."""
     path = os.path.abspath(cwd)
     while True:
-        if os.path.lexists(os.path.join(path, ".git")):
+        if os.path.lexists(os.path.join(path, ".git")) and _is_git_directory(
+                resolve_gitdir(path)):
             return path
         parent = os.path.dirname(path)
         if parent == path:
             return None
         path = parent
+
+
+def _is_git_directory(gitdir: str | None) -> bool:
+    """Would git take ``gitdir`` for a git directory? (setup.c's
+    is_git_directory: a HEAD, and objects and refs, here or in the
+    directory its ``commondir`` names.)"""
+    if gitdir is None or not os.path.lexists(os.path.join(gitdir, "HEAD")):
+        return False
+    common = gitdir
+    named = read_regular(os.path.join(gitdir, "commondir"), 4096)
+    if isinstance(named, bytes) and named.strip():
+        common = os.path.join(gitdir, named.decode("utf-8", "replace").strip())
+    return all(os.path.isdir(os.path.join(common, name)) for name in ("objects", "refs"))
 
 
 def _own_worktree(gitdir: str) -> str | None:

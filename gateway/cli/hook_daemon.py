@@ -16,12 +16,11 @@ import json
 import os
 import signal
 import socket
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from . import hook_client
-from .warm_daemon import STALE
+from .warm_daemon import STALE, scratch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,42 +46,52 @@ def own_address() -> str | None:
     return hook_client.address(os.environ)
 
 
-def warm_up(tools: tuple[str, ...] | None = None) -> None:
+def warm_up(tools: tuple[str, ...] | None = None, *, make: bool = True) -> None:
     """Import and exercise every path a judgement of ``tools`` (default:
-    all) takes, on a throwaway project with a throwaway audit log, so that
-    each child starts warm."""
+    all) takes, on the daemon's throwaway project (made by the daemon's own
+    warm-up: ``make``; one per daemon, as the run and check daemons': from
+    a review, a project per spare left a repository-walk cache per call)
+    with a throwaway audit log of this process's own, so that each child
+    starts warm."""
     from .hook import JUDGED, answer  # noqa: PLC0415
 
-    saved = {k: os.environ.get(k) for k in ("SHELLGATE_AUDIT_LOG", "CLAUDE_PROJECT_DIR")}
-    with tempfile.TemporaryDirectory(prefix="shellgate-warm-") as tmp:
-        project = Path(tmp) / "project"
-        project.mkdir()
+    here = scratch(make=make)
+    if here is None:
+        return
+    project = Path(here) / "project"
+    if make:
+        project.mkdir(exist_ok=True)
         (project / "README.md").write_text("warm\n")
-        os.environ["SHELLGATE_AUDIT_LOG"] = str(Path(tmp) / "audit.jsonl")
-        os.environ["CLAUDE_PROJECT_DIR"] = str(project)
-        inputs: dict[str, dict[str, Any]] = {
-            "Bash": {"command": "git log --oneline -5 && cat README.md | grep -c warm"},
-            "Read": {"file_path": str(project / "README.md")},
-            "Edit": {"file_path": str(project / "README.md"), "old_string": "warm",
-                     "new_string": "cold"},
-            "Write": {"file_path": str(project / "new.txt"), "content": "x"},
-            "Glob": {"pattern": "*.md"},
-            "Grep": {"pattern": "warm"},
-            "WebFetch": {"url": "https://example.com/", "prompt": "x"},
-            "NotebookEdit": {"notebook_path": str(project / "a.ipynb"), "new_source": "x"},
-        }
-        try:
-            for name in JUDGED if tools is None else tools:
-                with contextlib.suppress(Exception):
-                    answer({"hook_event_name": "PreToolUse", "tool_name": name,
-                            "tool_input": inputs.get(name, {}), "cwd": str(project),
-                            "session_id": "warm-up", "tool_use_id": "toolu_warm"})
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+    audit = Path(here) / f"audit-{os.getpid()}.jsonl"
+    saved = {k: os.environ.get(k) for k in ("SHELLGATE_AUDIT_LOG", "CLAUDE_PROJECT_DIR")}
+    os.environ["SHELLGATE_AUDIT_LOG"] = str(audit)
+    os.environ["CLAUDE_PROJECT_DIR"] = str(project)
+    inputs: dict[str, dict[str, Any]] = {
+        "Bash": {"command": "git log --oneline -5 && cat README.md | grep -c warm"},
+        "Read": {"file_path": str(project / "README.md")},
+        "Edit": {"file_path": str(project / "README.md"), "old_string": "warm",
+                 "new_string": "cold"},
+        "Write": {"file_path": str(project / "new.txt"), "content": "x"},
+        "Glob": {"pattern": "*.md"},
+        "Grep": {"pattern": "warm"},
+        "WebFetch": {"url": "https://example.com/", "prompt": "x"},
+        "NotebookEdit": {"notebook_path": str(project / "a.ipynb"), "new_source": "x"},
+    }
+    try:
+        for name in JUDGED if tools is None else tools:
+            with contextlib.suppress(Exception):
+                answer({"hook_event_name": "PreToolUse", "tool_name": name,
+                        "tool_input": inputs.get(name, {}), "cwd": str(project),
+                        "session_id": "warm-up", "tool_use_id": "toolu_warm"})
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        for leftover in Path(here).glob(f"{audit.name}*"):  # the log, its lock
+            with contextlib.suppress(OSError):
+                leftover.unlink()
 
 
 def warm_spare() -> None:
@@ -90,7 +99,7 @@ def warm_spare() -> None:
     # dead: from a review, a spare that raised here died before its accept,
     # and each call waited a second for one
     with contextlib.suppress(BaseException):
-        warm_up(_SPARE_WARM_UP)
+        warm_up(_SPARE_WARM_UP, make=False)
 
 
 def serve(conn: socket.socket, sources: Sources, status: bytes) -> int:

@@ -36,6 +36,7 @@ import os
 import select
 import signal
 import socket
+import stat
 import struct
 import sys
 import threading
@@ -270,8 +271,8 @@ def _accept(listener: socket.socket, parent: int) -> socket.socket:
             return conn
 
 
-#: the daemon's throwaway directory (see :func:`scratch`)
-_SCRATCH: list[str] = []
+#: the daemon's throwaway directory and its (device, inode) (see :func:`scratch`)
+_SCRATCH: list[tuple[str, tuple[int, int]]] = []
 
 
 def scratch(*, make: bool = False) -> str | None:
@@ -288,13 +289,23 @@ def scratch(*, make: bool = False) -> str | None:
 
         try:
             made = tempfile.mkdtemp(prefix="shellgate-warm-")
+            st = os.lstat(made)
         except OSError:
             return None
-        _SCRATCH.append(made)
+        _SCRATCH.append((made, (st.st_dev, st.st_ino)))
         # the daemon's exit only: its children leave by os._exit
         atexit.register(shutil.rmtree, made, ignore_errors=True)
-    here = _SCRATCH[0] if _SCRATCH else ""
-    return here if here and os.path.isdir(here) else None
+    if not _SCRATCH:
+        return None
+    here, identity = _SCRATCH[0]
+    # the very directory made, not whatever now has its name: from a review,
+    # with the directory removed, another user's link put at its name had
+    # the spares rehearse in (and cache a walk of) the link's target
+    try:
+        st = os.lstat(here)
+    except OSError:
+        return None
+    return here if stat.S_ISDIR(st.st_mode) and (st.st_dev, st.st_ino) == identity else None
 
 
 def _lock(where: str) -> int | None:

@@ -42,7 +42,10 @@ from . import warm_client
 
 __all__ = ["Fingerprint", "Sources", "fingerprint"]
 
-Fingerprint = tuple[tuple[str, int, int], ...]
+#: per file: name, mtime, ctime, size, inode (ctime cannot be set back:
+#: from a review, an edit of the same size with its mtime put back by
+#: `touch -r` was served stale for as long as the daemon lived)
+Fingerprint = tuple[tuple[str, int, int, int, int], ...]
 
 #: the libraries whose upgrade makes the daemon stale (those it has loaded)
 _LIBRARIES = ("tree_sitter", "tree_sitter_bash", "pydantic", "pydantic_core", "httpx",
@@ -75,13 +78,13 @@ _NAMES = (_IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE | _IN_DELETE | _IN_DELETE_S
           | _IN_MOVE_SELF | _IN_ATTRIB)
 
 
-def _walk(root: str) -> tuple[list[tuple[str, int, int]], list[str], bool]:
-    """The source files (name, mtime, size), the directories walked, and
+def _walk(root: str) -> tuple[list[tuple[str, int, int, int, int]], list[str], bool]:
+    """The source files (as :data:`Fingerprint` has them), the directories walked, and
     whether a link was met among them: a symbolic link (stat'ed through: its
     target's changes count, and no watch of ours sees them) or a file with
     another name elsewhere (from a review: an edit through a hard link made
     before the daemon started raised no event in any watched directory)."""
-    files: list[tuple[str, int, int]] = []
+    files: list[tuple[str, int, int, int, int]] = []
     dirs: list[str] = []
     linked = False
     stack = [os.path.join(root, name) for name in _SOURCES]
@@ -100,9 +103,13 @@ def _walk(root: str) -> tuple[list[tuple[str, int, int]], list[str], bool]:
                 linked = linked or entry.is_symlink()
                 with contextlib.suppress(OSError):
                     st = entry.stat()  # a linked file: its target's change counts
-                    files.append((entry.path, st.st_mtime_ns, st.st_size))
+                    files.append(_facts(entry.path, st))
                     linked = linked or st.st_nlink > 1
     return files, dirs, linked
+
+
+def _facts(path: str, st: os.stat_result) -> tuple[str, int, int, int, int]:
+    return (path, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
 
 
 def _libraries() -> list[str]:
@@ -137,13 +144,12 @@ def _snapshot(root: str, libraries: list[str] | None = None,
     files, dirs, linked = _walk(root)
     for where in _libraries() if libraries is None else libraries:
         with contextlib.suppress(OSError):
-            st = os.stat(where)
-            files.append((where, st.st_mtime_ns, st.st_size))
+            files.append(_facts(where, os.stat(where)))
     return tuple(sorted(files)), dirs, linked
 
 
 def fingerprint(root: str = warm_client.PACKAGE_ROOT) -> Fingerprint:
-    """Name, mtime and size of every source and data file of the package,
+    """Name, times, size and inode of every source and data file of the package,
     and of the library directories: when it changes, the daemon's code is
     not the code installed."""
     return _snapshot(root)[0]

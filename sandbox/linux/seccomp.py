@@ -454,6 +454,7 @@ def cached_bpf(spec: SeccompSpec, cache_dir: str | None) -> bytes:
         tmp = f"{path}.{os.getpid()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o600)
+        written = 0
         try:
             # all of it, or no cache: from a review, under `ulimit -f 2` a
             # short write kept a truncated filter, and every later run
@@ -461,8 +462,8 @@ def cached_bpf(spec: SeccompSpec, cache_dir: str | None) -> bytes:
             written = os.write(fd, program)
         finally:
             os.close(fd)
-        if written == len(program):
-            os.replace(tmp, path)
-        else:
-            os.unlink(tmp)
+            if written == len(program):
+                os.replace(tmp, path)
+            else:
+                os.unlink(tmp)  # a short write, or none (EFBIG)
     return program

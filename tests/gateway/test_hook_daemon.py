@@ -514,3 +514,24 @@ def test_a_daemon_in_another_namespace_is_not_believed(
     finally:
         server.kill()
         server.wait()
+
+
+def test_the_spares_warm_up_in_the_daemons_one_directory_and_leave_nothing_per_call(
+        workspace: Path, tmp_path: Path, runtime: Path) -> None:
+    """From a review: each spare warmed up in a project of its own, and each
+    hook call left a repository-walk cache behind (the sandbox keeps the
+    256 newest: real workspaces' caches were pushed out)."""
+    scratch = tmp_path / "scratch"  # the daemon's TMPDIR
+    scratch.mkdir()
+    env = _env(tmp_path, runtime, TMPDIR=str(scratch))
+    call = _call("Read", {"file_path": str(workspace / "README.md")}, workspace)
+    _warm(call, env)
+    state = runtime / f"shellgate-{os.getuid()}"
+    time.sleep(1.0)  # the spares' warm-ups
+    caches = sorted(state.glob("repos-*.json"))
+    for _ in range(3):
+        assert _decision(_hook(call, env)) == "allow"
+    time.sleep(1.0)
+    assert sorted(state.glob("repos-*.json")) == caches
+    (warm,) = scratch.glob("shellgate-warm-*")
+    assert not list(warm.glob("audit-*"))  # each warm-up's own log, removed

@@ -80,3 +80,31 @@ def test_a_config_that_is_a_fifo_is_reported_at_once_never_waited_on(
     reader.join(10)
     assert found, "repository_programs waited on the FIFO"
     assert any("is not a regular file" in entry for entry in found[0])
+
+
+@pytest.mark.parametrize("planted", ["an empty directory", "a FIFO",
+                                     "a directory with only a HEAD"])
+def test_a_dot_git_git_would_pass_over_does_not_hide_the_repository_above(
+        tmp_path: Path, planted: str) -> None:
+    """From a review: with `mkdir sub/.git` in a repository whose config
+    runs a core.fsmonitor, `git status` in sub looked repository-less (and
+    was allowed) while git went on up and ran the monitor."""
+    import os
+
+    repo = _repo(tmp_path)
+    _config(repo, "core.fsmonitor", "touch /tmp/x")
+    sub = repo / "sub"
+    sub.mkdir()
+    dotgit = sub / ".git"
+    if planted == "an empty directory":
+        dotgit.mkdir()
+    elif planted == "a FIFO":
+        os.mkfifo(dotgit)
+    else:
+        dotgit.mkdir()
+        (dotgit / "HEAD").write_text("ref: refs/heads/main\n")
+    # the control: git itself takes the repository above for sub's
+    top = subprocess.run(["git", "-C", str(sub), "rev-parse", "--show-toplevel"],
+                         capture_output=True, text=True, check=False, timeout=10)
+    assert top.stdout.strip() == str(repo)
+    assert repository_programs(str(sub)) == ("core.fsmonitor=touch /tmp/x",)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import resource
 import shutil
 import signal
@@ -91,14 +92,21 @@ CASES = [
 ]
 
 
+def _same_but_time(ran: tuple[int, str, str]) -> tuple[int, str, str]:
+    """A run's ending with the time a timeout took left out (`timed out
+    after 1.0s` in one, 1.1s in the other, on a loaded machine)."""
+    code, out, err = ran
+    return code, out, re.sub(r"timed out after [0-9.]+s", "timed out after Ns", err)
+
+
 def test_a_run_through_the_daemon_is_the_run_in_its_own_process(
         workspace: Path, runtime: Path) -> None:
     env = _env(runtime, SG_MARK="marked")
     _warm(env, workspace)
     alone = {**env, "SHELLGATE_RUN_DAEMON": "0"}
     for argv, stdin in CASES:
-        expected = _run(argv, alone, workspace, stdin)
-        assert _run(argv, env, workspace, stdin) == expected, argv
+        expected = _same_but_time(_run(argv, alone, workspace, stdin))
+        assert _same_but_time(_run(argv, env, workspace, stdin)) == expected, argv
     assert not Path("/etc/sg-daemon-test").exists()
     assert {_run(argv, alone, workspace, stdin)[0] for argv, stdin in CASES} >= {
         0, 2, 3, 124, 125, 127}  # every kind of ending was compared

@@ -27,7 +27,7 @@ import sys
 import threading
 
 from . import run_client, warm_client
-from .warm_daemon import STALE, flush_own_streams, scratch
+from .warm_daemon import STALE, scratch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -210,7 +210,9 @@ def _adopt(fds: list[int], env: dict[bytes, bytes], umask: int) -> None:
     # are 0-2: from the suite's unprivileged leg, a check warm-up's verdict
     # (a block-buffered stdout, copied by the fork) came out at the head of
     # the client's output
-    flush_own_streams()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            stream.flush()
     for target, fd in enumerate(fds[:3]):
         os.dup2(fd, target)  # inheritable, as the client's were
     os.fchdir(fds[3])

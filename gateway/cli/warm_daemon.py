@@ -224,7 +224,6 @@ def _spare(daemon: Daemon) -> None:
         os.close(daemon.took_r)
         os.close(daemon.lock)
         daemon.service.warm_spare()
-        flush_own_streams()  # its output to /dev/null now, never into a call's
         listener = daemon.listener
         assert listener is not None
         conn = _accept(listener, daemon.pid)
@@ -247,13 +246,6 @@ def _spare(daemon: Daemon) -> None:
         code = 1
     finally:
         os._exit(code)
-
-
-def flush_own_streams() -> None:
-    """The process's own stdout and stderr, flushed (errors ignored)."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            stream.flush()
 
 
 def _accept(listener: socket.socket, parent: int) -> socket.socket:
@@ -338,9 +330,6 @@ def main(argv: list[str]) -> int:
     except ValueError:
         idle = IDLE_S
     service.warm_up()
-    # what the warm-up wrote goes out now, to /dev/null: a buffer the
-    # children copy would otherwise reach a call's descriptors
-    flush_own_streams()
     # forking is only safe with one thread: a lock held by another thread
     # at the fork would be held forever in the child
     if threading.active_count() != 1:

@@ -191,21 +191,25 @@ class Sources:
         #: the library directories, found once (the service's modules are
         #: loaded by now)
         self.libraries = _libraries()
-        self.watch = self._watch(root, self.libraries)
+        #: the watch, and the directories it watches: a walk of its own, as
+        #: the fingerprint must be taken after the watch is armed (a change
+        #: in between is then an event, or in the fingerprint)
+        self.watch, self.dirs = self._watch(root, self.libraries)
         #: one shared byte, set while the daemon rechecks after events (and
         #: left set when the sources changed): children then check in full
         self.flag = mmap.mmap(-1, 1)
-        self.print, self.dirs, _ = _snapshot(root, self.libraries)
+        self.print = _snapshot(root, self.libraries)[0]
 
     @staticmethod
-    def _watch(root: str, libraries: list[str]) -> int:
+    def _watch(root: str, libraries: list[str]) -> tuple[int, list[str]]:
         """The inotify descriptor watching everything the fingerprint reads
-        (-1: none could be set up, or a link makes it blind somewhere)."""
+        (-1: none could be set up, or a link makes it blind somewhere), and
+        the source directories it watches."""
+        _, dirs, linked = _snapshot(root, libraries)
         try:
             inotify = _Inotify()
         except OSError:
-            return -1
-        _, dirs, linked = _snapshot(root, libraries)
+            return -1, dirs
         tops = [root, *libraries]
         # a link anywhere on the way: the path the fingerprint reads is not
         # the directory the watch would see
@@ -214,8 +218,8 @@ class Sources:
         ok = ok and all(inotify.add(d, _NAMES) for d in {a for t in tops for a in _above(t)})
         if not ok:
             os.close(inotify.fd)
-            return -1
-        return inotify.fd
+            return -1, dirs
+        return inotify.fd, dirs
 
     def _queued(self) -> int:
         buf = bytearray(4)

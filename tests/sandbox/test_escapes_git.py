@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shlex
+import stat
 import struct
 import subprocess
 import time
@@ -24,6 +25,7 @@ from escape_kit import (
     output,
     require,
     run_planted_git,
+    sg,
     sh,
     snapshot,
 )
@@ -362,3 +364,16 @@ def test_a_host_rename_over_a_protected_file_stops_the_run_and_undoes_the_write(
     assert "changed on the host" in (git_ws / ".git" / "config.replaced-during-run").read_text()
     run_planted_git(git_ws)
     assert not marker.exists()
+
+
+def test_a_fifo_planted_as_a_dot_git_blocks_neither_this_run_nor_the_next(
+        workspace: Path) -> None:
+    """Attack (from a review): `mkfifo sub/.git` — the post-run guard opened
+    the new .git to read it, waited on the FIFO for ever, and so did every
+    later run in the workspace. The FIFO is there (the control) and both
+    runs end, within the kit's timeout."""
+    (workspace / "sub").mkdir()
+    planted = sh(workspace, "mkfifo sub/.git && echo planted")
+    assert planted.returncode == 0 and b"planted" in planted.stdout
+    assert any(stat.S_ISFIFO(p.lstat().st_mode) for p in (workspace / "sub").iterdir())
+    assert sg(workspace, "true").returncode == 0

@@ -41,7 +41,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 UID = GID = 65534
-BASE = Path("/var/tmp/shellgate-unprivileged-leg")
+#: where the leg's venv and copies live (readable by that user); a second
+#: checkout testing at the same time names its own, or the two would
+#: install their different sources into one venv
+BASE = Path(os.environ.get("SHELLGATE_LEG_DIR", "/var/tmp/shellgate-unprivileged-leg"))
 #: what the leg needs beyond the project's own dependencies
 TEST_DEPS = ("pytest>=8,<10", "pytest-timeout>=2.3,<3", "setuptools>=68", "wheel")
 

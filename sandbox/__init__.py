@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from .errors import PolicyError, SandboxError, SandboxUnavailable
+from .errors import PolicyError, RunFailed, RunInterrupted, SandboxError, SandboxUnavailable
 
 # Everything else is loaded on first use (PEP 562): `shellgate check` reads a
 # repository's configuration through `repository_programs` without paying
@@ -42,6 +42,9 @@ _LAZY = {
     "run": "runner",
     "sandbox_env": "runner",
     "ExecResult": "supervise",
+    "TERMINAL_RESET": "report",
+    "report_lines": "report",
+    "shown": "report",
     "OutputCapture": "supervise",
     "DomainProxy": "proxy",
     "ProxyEvent": "proxy",
@@ -89,6 +92,7 @@ if TYPE_CHECKING:
     )
     from .profiles import BUILTIN_PROFILES, DEFAULT_PROFILE, apply_settings, load_profile
     from .proxy import DomainProxy, ProxyEvent
+    from .report import TERMINAL_RESET, report_lines, shown
     from .runner import Backend, default_backend, rehearse, run, sandbox_env
     from .settings import SandboxSettings, parse_settings
     from .supervise import ExecResult, OutputCapture
@@ -96,6 +100,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BUILTIN_PROFILES",
     "DEFAULT_PROFILE",
+    "TERMINAL_RESET",
     "Backend",
     "BackgroundProcess",
     "DomainProxy",
@@ -112,6 +117,8 @@ __all__ = [
     "PolicyError",
     "Probe",
     "ProxyEvent",
+    "RunFailed",
+    "RunInterrupted",
     "SandboxError",
     "SandboxPolicy",
     "SandboxSettings",
@@ -126,12 +133,14 @@ __all__ = [
     "load_profile",
     "parse_settings",
     "rehearse",
+    "report_lines",
     "repository_programs",
     "run",
     "run_probes",
     "runtime_dir",
     "sandbox_env",
     "sandbox_works",
+    "shown",
     "start_background",
     "stop_idle_threads",
     "validate_domain_pattern",

@@ -11,24 +11,28 @@ the workspace lock, the tripwires and the gitlink guard. Errors are sorted by
 when they happen: before the command starts, an ``OSError`` means the
 sandbox could not be built (:class:`SandboxUnavailable`); once it has run,
 the guards report problems in the result instead of raising, so a failure
-there is never mistaken for "the command did not run".
+there is never mistaken for "the command did not run". A run that shellgate
+itself cuts short once the command started (Ctrl-C, a bug) still runs the
+guards, and raises :class:`RunInterrupted` / :class:`RunFailed` carrying
+the result with their reports.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 
 from values import field, replace, valueclass
 
-from .errors import SandboxUnavailable
-from .guards import Guards, empty_dir, record_stubs, run_lock, runtime_dir
+from .errors import RunFailed, RunInterrupted, SandboxUnavailable
+from .guards import GuardOutcome, Guards, empty_dir, record_stubs, run_lock, runtime_dir
 from .linux.launch import PROXY_PORT, Launch, Resources, prepare
 from .macos.seatbelt import seatbelt_command
 from .plan import FsPlan, build_plan, empty_views
 from .policy import SandboxPolicy
-from .supervise import ExecResult, OutputCallback, StartError, supervise
+from .supervise import ExecResult, InterruptsHeld, OutputCallback, StartError, supervise
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time (a tenth of a cold start)
@@ -231,6 +235,8 @@ def run(
     home = environ.get("HOME") or os.path.expanduser("~")
     res = Resources()
     left: list[str] = []
+    result: ExecResult | None = None
+    aborted: BaseException | None = None
     try:
         with run_lock() as record:
             try:
@@ -242,6 +248,7 @@ def run(
             except OSError as exc:
                 raise SandboxUnavailable(f"cannot prepare the sandbox: {exc}") from None
             guards = Guards.before(plan, home=home, backend=chosen)
+            started = time.monotonic()
             try:
                 result = supervise(
                     prepared.argv,
@@ -267,15 +274,24 @@ def run(
                     result = _not_executed(argv[0], exc.cause)
                 else:
                     raise SandboxUnavailable(f"cannot start the sandbox: {exc}") from None
+            except BaseException as exc:
+                # The command had started (supervise stopped its tree before
+                # this): the guards below must still run, and what they find
+                # must still reach the user (see _aborted).
+                aborted = exc
             finally:
-                if prepared.launch is not None:
-                    prepared.launch.watch.stop()
-                outcome = guards.after()
+                outcome, interrupted = _after(guards, prepared)
+            if interrupted and aborted is None:
+                aborted = KeyboardInterrupt()
     finally:
         left = res.close()
     if outcome.tampered:
         _warn("sandbox.tampered", paths=outcome.tampered)
     notes = (*plan.notes, *(prepared.launch.notes if prepared.launch is not None else ()))
+    if result is None:
+        result = ExecResult(exit_code=None, signal=None, stdout=b"", stderr=b"",
+                            timed_out=False, truncated=False,
+                            duration=time.monotonic() - started)
     if outcome.tampered or outcome.problems or outcome.reports or notes or left:
         result = replace(
             result,
@@ -283,4 +299,41 @@ def run(
             reports=(*result.reports, *outcome.reports),
             problems=(*result.problems, *notes, *outcome.problems, *left),
         )
+    if aborted is not None:
+        raised = _aborted(aborted, result)
+        if raised is aborted:  # SystemExit and the like: as they came
+            raise aborted
+        raise raised from aborted
     return result
+
+
+def _after(guards: Guards, prepared: _Prepared) -> tuple[GuardOutcome, bool]:
+    """The post-run guards, whatever ended the run, with Ctrl-C held until
+    they are done: they put back what the command planted, and an
+    interrupt that stopped them halfway left a planted file in place and
+    its report unsaid. Returns what they found and whether an interrupt
+    came meanwhile (the caller raises it, with the report)."""
+    held = InterruptsHeld().hold()
+    try:
+        if prepared.launch is not None:
+            prepared.launch.watch.stop()
+        outcome = guards.after()
+    except Exception as exc:  # never a crash that hides the report: a problem line
+        outcome = GuardOutcome(problems=[f"the post-run guards failed: {exc}"])
+    finally:
+        interrupted = held.release(deliver=False)
+    return outcome, interrupted
+
+
+def _aborted(exc: BaseException, result: ExecResult) -> BaseException:
+    """The exception a run cut short by shellgate raises: it carries the
+    result with every report, so the caller can still say them."""
+    if isinstance(exc, KeyboardInterrupt):
+        return RunInterrupted(replace(
+            result, killed_reason=result.killed_reason or "interrupted; process tree stopped"))
+    if isinstance(exc, Exception):
+        why = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        return RunFailed(f"shellgate failed during the run ({why}); the process tree was "
+                         "stopped", replace(result, killed_reason=result.killed_reason
+                                            or "shellgate failed; process tree stopped"))
+    return exc

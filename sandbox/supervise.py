@@ -270,7 +270,7 @@ def supervise(
     born in)."""
     deadline_s = timeout if timeout is not None else limits.wall_timeout
     start = time.monotonic()
-    held = _InterruptsHeld()
+    held = InterruptsHeld()
     held.hold()
     try:
         proc, feeder = _spawn(argv, env, cwd, pass_fds, stdin, spawning)
@@ -307,14 +307,14 @@ def supervise(
             # a second Ctrl-C must not stop the kill halfway (from a review:
             # two interrupts 1 ms apart left bubblewrap waiting at its gate,
             # and the gate's close let the command run unsupervised)
-            with _InterruptsHeld():
+            with InterruptsHeld():
                 kill_tree(proc.pid)
                 proc.wait()
                 _close_pipes(proc, feeder)
         raise
     finally:
         if state is not None:
-            with _InterruptsHeld():
+            with InterruptsHeld():
                 _finish(state)
                 _close_pipes(proc, feeder)
     if monitor is not None and not state.killed_reason and monitor.oom_kills():
@@ -334,7 +334,7 @@ def supervise(
     )
 
 
-class _InterruptsHeld:
+class InterruptsHeld:
     """Ctrl-C (SIGINT) held back while the process is started, and raised at
     :meth:`release`, inside the code that kills what was started. Attack
     (from a review of the run daemon, whose child turns its client's death
@@ -351,10 +351,10 @@ class _InterruptsHeld:
         self.pending = False
         self.holding = False
 
-    def __enter__(self) -> _InterruptsHeld:
+    def __enter__(self) -> InterruptsHeld:
         return self.hold()
 
-    def hold(self) -> _InterruptsHeld:
+    def hold(self) -> InterruptsHeld:
         import threading  # noqa: PLC0415 -- loaded already: the stdin feeder's
 
         # a handler not set from Python (None) cannot be put back: not held
@@ -370,15 +370,17 @@ class _InterruptsHeld:
     def _note(self, _signum: int, _frame: object) -> None:
         self.pending = True
 
-    def release(self) -> None:
+    def release(self, *, deliver: bool = True) -> bool:
         """Put the handler back; raise a held interrupt the way it would
-        have come (the previous handler, or the default action)."""
+        have come (the previous handler, or the default action), or with
+        ``deliver`` false leave it to the caller. Whether one came."""
         if not self.holding:
-            return
+            return False
         self.holding = False
         signal.signal(signal.SIGINT, self.previous)
-        if self.pending:
+        if self.pending and deliver:
             signal.raise_signal(signal.SIGINT)
+        return self.pending
 
 
 def _memory_exceeded(state: _Loop, limits: Limits) -> None:

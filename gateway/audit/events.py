@@ -16,6 +16,9 @@ event                  fields
                        ints), ``mode``, ``hard_limit`` (bool), ``subject``
                        (strings: what was judged — subcommands, paths)
 ``sandbox.started``    ``backend``, ``profile``
+``sandbox.reported``   ``lines`` (what the post-run guards found: the
+                       ``shellgate:`` lines of the run, escaped),
+                       ``tampered`` (paths they undid or renamed aside)
 ``tool.completed``     ``tool``, ``outcome``, ``is_error``, ``exit_code``,
                        ``duration_ms``, ``bytes``, ``truncated``
 ``internal_error``     ``stage``, ``error``
@@ -47,6 +50,7 @@ __all__ = [
     "IDS",
     "INTERNAL_ERROR",
     "PERMISSION_DECIDED",
+    "SANDBOX_REPORTED",
     "SANDBOX_STARTED",
     "SETTINGS_LOADED",
     "TASK_ENDED",
@@ -59,6 +63,7 @@ TOOL_REQUESTED: Final = "tool.requested"
 TOOL_VALIDATED: Final = "tool.validated"
 PERMISSION_DECIDED: Final = "permission.decided"
 SANDBOX_STARTED: Final = "sandbox.started"
+SANDBOX_REPORTED: Final = "sandbox.reported"
 TOOL_COMPLETED: Final = "tool.completed"
 INTERNAL_ERROR: Final = "internal_error"
 SETTINGS_LOADED: Final = "settings.loaded"
@@ -73,6 +78,7 @@ EVENTS: Final[dict[str, tuple[str, ...]]] = {
     PERMISSION_DECIDED: ("tool", "decision", "source", "rule", "reason", "checks", "mode",
                          "hard_limit", "subject"),
     SANDBOX_STARTED: ("backend", "profile"),
+    SANDBOX_REPORTED: ("lines", "tampered"),
     TOOL_COMPLETED: ("tool", "outcome", "is_error", "exit_code", "duration_ms", "bytes",
                      "truncated"),
     INTERNAL_ERROR: ("stage", "error"),

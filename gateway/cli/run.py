@@ -13,16 +13,21 @@ import os
 import sys
 
 from sandbox import (
+    TERMINAL_RESET,
     ExecResult,
     Limits,
     NetworkPolicy,
     PolicyError,
+    RunFailed,
+    RunInterrupted,
     SandboxError,
     SandboxPolicy,
     apply_settings,
     load_profile,
     rehearse,
+    report_lines,
     run,
+    shown,
 )
 
 from ..errors import UsageError
@@ -31,6 +36,7 @@ from .common import abs_dir, one_line
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Sequence
     from typing import IO, TextIO
 
 #: Exit statuses of `shellgate run` that are not the command's own.
@@ -38,6 +44,8 @@ EXIT_TIMEOUT = 124
 EXIT_SANDBOX = 125
 #: the memory limit killed the tree (128 + SIGKILL, as container runtimes say it)
 EXIT_MEMORY = 137
+#: Ctrl-C ended the run (128 + SIGINT)
+EXIT_INTERRUPTED = 130
 
 
 def main(args: argparse.Namespace) -> int:
@@ -50,7 +58,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         policy = _policy(args)
     except (PolicyError, ValueError) as exc:
-        print(f"shellgate: {one_line(exc)}", file=sys.stderr)
+        _tell([one_line(exc)])
         return EXIT_SANDBOX
     # stdin: a terminal is not handed over; a pipe or file is copied into the
     # command's own pipe by the sandbox (never the descriptor itself).
@@ -59,19 +67,24 @@ def main(args: argparse.Namespace) -> int:
     try:
         result = run(argv, policy, cwd=cwd, timeout=args.timeout, on_output=out.stream,
                      stdin=stdin)
+    except RunInterrupted as exc:  # Ctrl-C: the report still comes
+        out.release()
+        _tell(report_lines(exc.result), out)
+        return EXIT_INTERRUPTED
+    except RunFailed as exc:
+        out.release()
+        _tell([f"internal error (nothing runs outside the sandbox; the command was "
+               f"stopped): {one_line(exc)}", *report_lines(exc.result)], out)
+        return EXIT_SANDBOX
     except SandboxError as exc:
-        print(f"shellgate: sandbox unavailable: {one_line(exc)}", file=sys.stderr)
+        _tell([f"sandbox unavailable: {one_line(exc)}"])
         return EXIT_SANDBOX
     except Exception as exc:
-        print(
-            f"shellgate: internal error (nothing runs outside the sandbox; a started "
-            f"command was stopped): {one_line(exc)}",
-            file=sys.stderr,
-        )
+        _tell([f"internal error (the command did not start): {one_line(exc)}"])
         return EXIT_SANDBOX
     if result.exec_error is None:
         out.release()
-    return _report(result)
+    return _report(result, out)
 
 
 def rehearse_run(args: argparse.Namespace) -> None:
@@ -150,6 +163,9 @@ class _Output:
         #: a reader that went away (`shellgate run ... | head`): the rest of
         #: that stream is dropped, the command runs on to its own status
         self.gone: set[int] = set()
+        #: the last output written did not end a line (the report then
+        #: starts on a line of its own)
+        self.mid_line = False
 
     def stream(self, name: str, data: bytes) -> None:
         if name == "stderr" and self.holding:
@@ -173,11 +189,12 @@ class _Output:
             self.held = b""
 
     def _write(self, target: IO[bytes], data: bytes) -> None:
-        if id(target) in self.gone:
+        if id(target) in self.gone or not data:
             return
         try:
             target.write(data)
             target.flush()
+            self.mid_line = not data.endswith(b"\n")
         except (OSError, ValueError):
             # EPIPE, ENOSPC (`> /dev/full`), a closed stream: the output is
             # lost, the command still runs to its own status
@@ -186,25 +203,41 @@ class _Output:
                 os.dup2(os.open(os.devnull, os.O_WRONLY), target.fileno())
 
 
-def _report(result: ExecResult) -> int:
+def _report(result: ExecResult, out: _Output) -> int:
     if result.exec_error is not None:
         sys.stderr.write(result.stderr_text)
         return result.exit_code if result.exit_code is not None else 127
+    # every way the run ended says the guards' reports: the command chooses
+    # whether it times out, signals itself or fills its memory
+    _tell(report_lines(result), out)
     if result.timed_out:
-        print(f"shellgate: timed out after {result.duration:.1f}s; process tree killed",
-              file=sys.stderr)
         return EXIT_TIMEOUT
-    if result.killed_reason:
-        print(f"shellgate: killed: {result.killed_reason}", file=sys.stderr)
-    for note in result.reports:
-        print(f"shellgate: {note}", file=sys.stderr)
-    for problem in result.problems:
-        print(f"shellgate: warning: {problem}", file=sys.stderr)
     if result.memory_exceeded:
         return EXIT_MEMORY
     if result.signal is not None:
         return 128 + result.signal
     return result.exit_code if result.exit_code is not None else EXIT_SANDBOX
+
+
+def _tell(lines: Sequence[str], out: _Output | None = None) -> None:
+    """shellgate's own lines on stderr, each inert (:func:`sandbox.shown`:
+    a name in them is the command's choice). On a terminal they follow a
+    reset: the command's output may have ended inside an escape sequence
+    (an OSC left open swallows what follows up to its end), in a colour or
+    invisible, or in the middle of a line."""
+    if not lines:
+        return
+    text = "".join(f"shellgate: {shown(line)}\n" for line in lines)
+    stream = sys.stderr
+    if stream is None:
+        return
+    try:
+        if stream.isatty():
+            text = TERMINAL_RESET + ("\n" if out is not None and out.mid_line else "") + text
+        stream.write(text)
+        stream.flush()
+    except (OSError, ValueError):
+        pass  # stderr gone (closed, EPIPE): nothing more can be said
 
 
 def _read_sandbox_key(path: str) -> object:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from analyzers import BashAnalysis, Classification, ParseStatus, Verdict
-from values import field, fields, valueclass
+from values import field, fields, replace, valueclass
 
 from ..context import SessionContext, ToolContext
 from ..decisions import VALID, Decision, PermissionResult, Validation, invalid, needs_person
@@ -37,6 +37,7 @@ from ..workspace import analyze_in_workspace, analyze_light, analyze_with_facts,
 from .base import BaseTool, SearchOrRead, Subject, build_tool
 from .bash_output import (
     MarkerFilter,
+    audit_report,
     cwd_marker,
     cwd_trap,
     is_binary,
@@ -49,7 +50,7 @@ from .images import Fitted
 from .paths import inside
 
 if TYPE_CHECKING:
-    from sandbox import ExecResult
+    from sandbox import BackgroundProcess, ExecResult
 
 DEFAULT_TIMEOUT_MS = 120_000
 #: commands up to this long are analyzed inline (their cost is a fraction
@@ -296,7 +297,7 @@ class BashTool(BaseTool[BashInput]):
     # -- running -----------------------------------------------------------
     async def call(self, data: BashInput, ctx: ToolContext,
                    on_progress: ProgressCallback) -> ToolResult:
-        from sandbox import SandboxError, start_background  # noqa: PLC0415
+        from sandbox import RunFailed, SandboxError, start_background  # noqa: PLC0415
 
         session = ctx.session
         checked = ctx.analysis[0][1] if isinstance(ctx.analysis, tuple) else None
@@ -359,13 +360,20 @@ class BashTool(BaseTool[BashInput]):
                     return got
                 result = got
         except asyncio.CancelledError:
-            await asyncio.shield(asyncio.to_thread(process.stop))
+            stopped = await asyncio.shield(asyncio.to_thread(_stop, process))
+            if stopped is not None:
+                # no result goes back, but what the guards found is not lost
+                audit_report(ctx.session, ctx.call_id, ctx.tool_use_id, stopped)
             raise
+        except RunFailed as exc:
+            # it ran: the guards' reports still go back, with what failed
+            result = replace(exc.result, problems=(str(exc), *exc.result.problems))
         except SandboxError as exc:
             return ToolResult(f"The sandbox could not start, so the command did not run: {exc}",
                               is_error=True)
         if result is None:  # pragma: no cover - wait() without a timeout returns a result
             return ToolResult("The command ended without a result", is_error=True)
+        audit_report(ctx.session, ctx.call_id, ctx.tool_use_id, result)
         return await _with_image(self._finish(data, ctx, result, marker))
 
     def _finish(self, data: BashInput, ctx: ToolContext, result: ExecResult,
@@ -377,9 +385,11 @@ class BashTool(BaseTool[BashInput]):
         analysis = self.analysis(data, ctx)
         code = result.exit_code
         meaning = analysis.exit_meaning(code) if code is not None else None
-        notes = (*result.reports, *result.problems)
+        from sandbox import report_lines, shown  # noqa: PLC0415 - loaded by the run already
+
+        notes = report_lines(result, ending=False)
         if result.killed_reason:
-            notes = (f"killed: {result.killed_reason}", *notes)
+            notes = (shown(f"killed: {result.killed_reason}"), *notes)
         output = BashOutput(
             stdout=result.stdout, stderr=stderr.decode("utf-8", "replace"), exit_code=code,
             signal=result.signal, timed_out=result.timed_out, truncated=result.truncated,
@@ -493,6 +503,17 @@ def _cwd_still_there(session: SessionContext) -> str | None:
         return None
     gone, session.cwd = session.cwd, session.workspace
     return f"the working directory {gone} no longer exists; back in {session.workspace}"
+
+
+def _stop(process: BackgroundProcess) -> ExecResult | None:
+    """Stop a run whose call was cancelled; its result, or None (the run
+    itself failed: nothing more can be learnt here)."""
+    try:
+        return process.stop()
+    except Exception as exc:
+        from sandbox import RunFailed  # noqa: PLC0415
+
+        return exc.result if isinstance(exc, RunFailed) else None
 
 
 def _fields(out: BashOutput) -> dict[str, Any]:

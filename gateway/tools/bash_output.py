@@ -6,12 +6,31 @@ from __future__ import annotations
 
 import os
 
+from ..context import SessionContext
 from .images import Fitted, image_type, stdout_image, whole_image
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from sandbox import ExecResult
 
 # The image part lives in .images (Read and notebooks show images too):
 # whether stdout is one whole image, and that image made fit to show.
-__all__ = ["Fitted", "MarkerFilter", "cwd_marker", "cwd_trap", "image_type", "is_binary",
-           "split_marker", "stdout_image", "whole_image"]
+__all__ = ["Fitted", "MarkerFilter", "audit_report", "cwd_marker", "cwd_trap", "image_type",
+           "is_binary", "split_marker", "stdout_image", "whole_image"]
+
+
+def audit_report(session: SessionContext, call_id: str, tool_use_id: str | None,
+                 result: ExecResult) -> None:
+    """What the post-run guards found goes into the audit log as well as the
+    result: a cancelled call has no result, a background task's ends after
+    its call did, and the log is what a person reviews later."""
+    from sandbox import report_lines  # noqa: PLC0415 - loaded by the run already
+
+    lines = report_lines(result, ending=False)
+    if lines or result.tampered:
+        session.audit.emit("sandbox.reported", session_id=session.session_id, call_id=call_id,
+                           tool_use_id=tool_use_id, lines=list(lines),
+                           tampered=list(result.tampered))
 
 
 def is_binary(data: bytes) -> bool:

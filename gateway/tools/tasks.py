@@ -23,10 +23,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from regexes import regex
-from values import valueclass
+from values import replace, valueclass
 
 from ..context import SessionContext
-from .bash_output import MarkerFilter, is_binary
+from .bash_output import MarkerFilter, audit_report, is_binary
 
 if TYPE_CHECKING:
     from sandbox import BackgroundProcess, ExecResult, OutputCapture
@@ -224,8 +224,12 @@ class BackgroundTask:
     def _watch(self) -> None:
         process = self._process
         assert process is not None
+        from sandbox import RunFailed  # noqa: PLC0415 - loaded by the run already
+
         try:
             result = process.wait()
+        except RunFailed as exc:  # it ran: what the guards found still goes on
+            result = replace(exc.result, problems=(str(exc), *exc.result.problems))
         except Exception as exc:  # the sandbox could not start: nothing ran
             self._end(None, f"the sandbox could not start, so the command did not run: {exc}")
             return
@@ -241,8 +245,11 @@ class BackgroundTask:
         for wake in waiters:
             wake()
         if adopted:
-            # the starting call's own trail ended when it returned; this is
-            # the one line that says how the command itself ended
+            # the starting call's own trail ended when it returned; these
+            # are the lines that say how the command itself ended
+            if result is not None:
+                with contextlib.suppress(Exception):
+                    audit_report(self.session, self.call_id, self.tool_use_id, result)
             with contextlib.suppress(Exception):
                 self.session.audit.emit(
                     "task.ended", session_id=self.session.session_id, call_id=self.call_id,
@@ -256,7 +263,9 @@ def _outcome(result: ExecResult | None, error: str | None, stopped: str | None,
     """How a task ended: its status, exit code and the notes to pass on."""
     if result is None:
         return "failed", None, (error or "the command ended without a result",)
-    code, notes = result.exit_code, (*result.reports, *result.problems)
+    from sandbox import report_lines  # noqa: PLC0415 - loaded by the run already
+
+    code, notes = result.exit_code, report_lines(result, ending=False)
     if stopped:
         return "killed", code, (f"stopped ({stopped}); its process tree was killed", *notes)
     if result.timed_out:

@@ -46,7 +46,8 @@ UID = GID = 65534
 #: install their different sources into one venv
 BASE = Path(os.environ.get("SHELLGATE_LEG_DIR", "/var/tmp/shellgate-unprivileged-leg"))
 #: what the leg needs beyond the project's own dependencies
-TEST_DEPS = ("pytest>=8,<10", "pytest-timeout>=2.3,<3", "setuptools>=68", "wheel")
+TEST_DEPS = ("pytest>=8,<10", "pytest-timeout>=2.3,<3", "pyte>=0.8,<0.9", "setuptools>=68",
+             "wheel")
 
 
 def _python() -> str:

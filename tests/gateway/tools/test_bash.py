@@ -215,6 +215,44 @@ def test_cancelling_a_call_stops_its_process_tree(
     assert not (workspace / "late").exists()  # the tree did not go on
 
 
+def _reported(session: SessionContext) -> list[str]:
+    return [line for e in session.audit.events  # type: ignore[attr-defined]
+            if e["event"] == "sandbox.reported" for line in e["lines"]]
+
+
+def test_a_timed_out_command_still_reports_what_it_changed(
+        session: SessionContext, workspace: Path) -> None:
+    """The command decides whether it times out: its report may not depend
+    on that (the result and the audit log both carry it)."""
+    (workspace / "CLAUDE.md").write_text("mine\n")
+    session.approver = Answer(True)
+    result = _bash(session, "echo obey >> CLAUDE.md; sleep 30", timeout=1500)
+    assert "obey" in (workspace / "CLAUDE.md").read_text()  # the control: it ran
+    wanted = f"{workspace / 'CLAUDE.md'} was changed during the run: review it"
+    assert result.is_error and "timed out" in result.text
+    assert f"shellgate: {wanted}" in result.text, result.text
+    assert wanted in _reported(session)
+
+
+def test_a_cancelled_call_still_audits_what_its_command_changed(
+        session: SessionContext, workspace: Path) -> None:
+    (workspace / "CLAUDE.md").write_text("mine\n")
+    session.approver = Answer(True)
+    use = ToolUse("toolu_r", "Bash", {"command": "echo obey >> CLAUDE.md; sleep 30"})
+
+    async def go() -> ToolResultMessage:
+        task = asyncio.ensure_future(Pipeline(session, [BASH]).run(use))
+        while "obey" not in (workspace / "CLAUDE.md").read_text():
+            await asyncio.sleep(0.05)
+        task.cancel()
+        return await task
+
+    result = asyncio.run(go())
+    assert result.is_error and "Interrupted" in result.text
+    assert f"{workspace / 'CLAUDE.md'} was changed during the run: review it" in _reported(
+        session)
+
+
 def test_what_the_analysis_says_drives_the_declarations(session: SessionContext) -> None:
     ctx = ToolContext(session, "t")
     reader, writer, mover = (BashInput(command=c) for c in ("git status", "rm -rf build", "cd ."))

@@ -16,18 +16,18 @@ from .errors import UsageError
 from .executor import StreamingExecutor
 from .hooks import Hooks, NoHooks
 from .messages import ProgressCallback, ToolResultMessage, ToolUse
+from .pathnames import inside
 from .permissions import (
     DefaultDecider,
     PermissionDecider,
     PermissionSettings,
     RulesDecider,
-    literal_prefix,
     path_rule_check,
+    sandbox_policy,
     start_session_mode,
 )
 from .pipeline import Pipeline
 from .tools import AnyTool
-from .tools.paths import inside
 from .tools.registry import PoolOptions, assemble_tool_pool
 
 
@@ -93,31 +93,16 @@ def apply_permissions(context: SessionContext, permissions: PermissionSettings) 
     ``grep -r``) and the file tools alike, an Edit deny makes it read-only —
     the rule holds where no analysis looks. ``allowSecretWrites`` names the
     files Edit and Write may write a secret into."""
-    from sandbox import PolicyError, apply_settings  # noqa: PLC0415
+    from sandbox import PolicyError  # noqa: PLC0415
 
-    policy = context.policy
+    try:
+        policy = sandbox_policy(context.policy, permissions, workspace=context.workspace,
+                                home=context.home)
+    except PolicyError as exc:
+        raise UsageError(str(exc)) from None
     if permissions.sandbox is not None:
-        try:
-            policy = apply_settings(policy, permissions.sandbox)
-            for limits in permissions.sandbox_limits:
-                policy = apply_settings(policy, limits)
-        except PolicyError as exc:
-            raise UsageError(str(exc)) from None
         context.sandbox_settings = permissions.sandbox
         context.allow_secret_writes = tuple(permissions.sandbox.filesystem.allow_secret_writes)
-    hide: list[str] = []
-    block: list[str] = []
-    for rule in permissions.of("deny"):
-        if rule.content is None or rule.tool not in ("Read", "Edit", "Write"):
-            continue
-        path = literal_prefix(rule.content, root=rule.root, cwd=context.workspace,
-                              home=context.home)
-        if path is not None:
-            (hide if rule.tool == "Read" else block).append(path)
-    if hide or block:
-        fs = policy.filesystem
-        policy = policy.model_copy(update={"filesystem": fs.model_copy(update={
-            "deny_read": (*fs.deny_read, *hide), "deny_write": (*fs.deny_write, *block)})})
     context.policy = policy
     context.rule_denied = path_rule_check(permissions, context.workspace, context.home)
     context.search_excludes = tuple(

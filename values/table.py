@@ -43,13 +43,14 @@ def __init__(self, allowed_domains, denied_domains, allow_unix_sockets, allow_pr
     self.__post_init__()
 CODES["def __init__(self, allowed_domains, denied_domains, allow_unix_sockets, allow_private_addresses):\n    __v_set(self, 'allowed_domains', allowed_domains)\n    __v_set(self, 'denied_domains', denied_domains)\n    __v_set(self, 'allow_unix_sockets', allow_unix_sockets)\n    __v_set(self, 'allow_private_addresses', allow_private_addresses)\n    self.__post_init__()"] = __init__.__code__
 
-def __init__(self, allowed_tools, disallowed_tools, permission_mode, add_dirs, settings_file):
+def __init__(self, allowed_tools, disallowed_tools, permission_mode, add_dirs, settings_file, writable_roots):
     __v_set(self, 'allowed_tools', allowed_tools)
     __v_set(self, 'disallowed_tools', disallowed_tools)
     __v_set(self, 'permission_mode', permission_mode)
     __v_set(self, 'add_dirs', add_dirs)
     __v_set(self, 'settings_file', settings_file)
-CODES["def __init__(self, allowed_tools, disallowed_tools, permission_mode, add_dirs, settings_file):\n    __v_set(self, 'allowed_tools', allowed_tools)\n    __v_set(self, 'disallowed_tools', disallowed_tools)\n    __v_set(self, 'permission_mode', permission_mode)\n    __v_set(self, 'add_dirs', add_dirs)\n    __v_set(self, 'settings_file', settings_file)"] = __init__.__code__
+    __v_set(self, 'writable_roots', writable_roots)
+CODES["def __init__(self, allowed_tools, disallowed_tools, permission_mode, add_dirs, settings_file, writable_roots):\n    __v_set(self, 'allowed_tools', allowed_tools)\n    __v_set(self, 'disallowed_tools', disallowed_tools)\n    __v_set(self, 'permission_mode', permission_mode)\n    __v_set(self, 'add_dirs', add_dirs)\n    __v_set(self, 'settings_file', settings_file)\n    __v_set(self, 'writable_roots', writable_roots)"] = __init__.__code__
 
 def __init__(self, argv, env, pass_fds, gate, launch):
     self.argv = argv

@@ -22,7 +22,6 @@ from sandbox import (
     RunInterrupted,
     SandboxError,
     SandboxPolicy,
-    apply_settings,
     load_profile,
     rehearse,
     report_lines,
@@ -31,7 +30,8 @@ from sandbox import (
 )
 
 from ..errors import UsageError
-from .common import abs_dir, one_line
+from ..pathnames import settings_files
+from .common import abs_dir, one_line, settings_flag
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -110,12 +110,7 @@ _LIMIT_FLAGS = {"memory": "memory", "tmp_size": "tmp_size", "shm_size": "shm_siz
 
 
 def _policy(args: argparse.Namespace) -> SandboxPolicy:
-    policy = load_profile(args.profile)
-    if args.settings:
-        # the settings models (pydantic) only when a settings file is read
-        from sandbox import parse_settings  # noqa: PLC0415
-
-        policy = apply_settings(policy, parse_settings(_read_sandbox_key(args.settings)))
+    policy = _with_settings(load_profile(args.profile), args)
     flags = {key: getattr(args, flag) for flag, key in _LIMIT_FLAGS.items()
              if getattr(args, flag, None) is not None}
     if flags:
@@ -142,6 +137,31 @@ def _policy(args: argparse.Namespace) -> SandboxPolicy:
             ),
         }
     )
+
+
+def _with_settings(policy: SandboxPolicy, args: argparse.Namespace) -> SandboxPolicy:
+    """The profile with the settings of every source in it, loaded as every
+    verb loads them (``load_permissions``): the managed policy, `--settings`,
+    the project's and the user's files. A file where sandboxed commands may
+    write (the workspace, an `--allow-write` path, a root the settings
+    grant) is a repository's, whatever flag names it: it may narrow the
+    sandbox, never widen it. Each mistake in a file is said once."""
+    if args.settings is not None and not os.path.isfile(args.settings):
+        raise UsageError(f"--settings {args.settings!r} is not a file")
+    settings_flag(args.settings)
+    cwd = os.path.realpath(abs_dir(args.cwd))
+    home = os.path.expanduser("~")
+    if args.settings is None and not any(map(os.path.lexists, settings_files(cwd, home))):
+        return policy  # nothing to read: no settings machinery (pydantic) for this run
+    from ..permissions import CliPermissions, load_permissions, sandbox_policy  # noqa: PLC0415
+
+    roots = (*policy.filesystem.allow_write, *map(os.path.abspath, args.allow_write))
+    loaded = load_permissions(cwd, home, CliPermissions(
+        settings_file=args.settings,
+        writable_roots=tuple(os.path.join(cwd, os.path.expanduser(r)) for r in roots)))
+    for problem in loaded.problems:
+        _tell([f"settings: {one_line(Exception(str(problem)))}"])
+    return sandbox_policy(policy, loaded, workspace=cwd, home=home)
 
 
 #: the most stderr held back while it may be bubblewrap's failure line
@@ -238,14 +258,3 @@ def _tell(lines: Sequence[str], out: _Output | None = None) -> None:
         stream.flush()
     except (OSError, ValueError):
         pass  # stderr gone (closed, EPIPE): nothing more can be said
-
-
-def _read_sandbox_key(path: str) -> object:
-    import json  # noqa: PLC0415 - only with a settings file: not every cold run
-
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read settings {path!r}: {one_line(exc)}") from None
-    return data.get("sandbox") if isinstance(data, dict) else None

@@ -54,6 +54,9 @@ def warm_up() -> None:
     """Import the verb and run ``true`` once in the sandbox, in the daemon's
     throwaway directory (output to /dev/null; any failure leaves the daemon
     as warm as it got)."""
+    # the settings loader, for a call in a project that has settings when
+    # the warm-up's own directory and home had none
+    from .. import permissions  # noqa: F401, PLC0415
     from . import main, parser, run  # noqa: F401, PLC0415 -- loaded once, for the children
 
     here = scratch(make=True)

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..pathnames import inside
 from ..session import Session
-from ..tools.paths import inside
-from .common import abs_dir, home, one_line
+from .common import abs_dir, home, one_line, settings_flag
 
 
 def open_session(args: argparse.Namespace, **context_args: Any) -> Session:
@@ -33,11 +33,13 @@ def open_session(args: argparse.Namespace, **context_args: Any) -> Session:
         raise UsageError(f"--permission-mode {args.permission_mode!r}: use one of {MODE_NAMES}")
     if args.settings is not None and not os.path.isfile(args.settings):
         raise UsageError(f"--settings {args.settings!r} is not a file")
+    settings_flag(args.settings)
     cli = CliPermissions(
         allowed_tools=tuple(v for group in args.allowed_tools for v in group),
         disallowed_tools=tuple(v for group in args.disallowed_tools for v in group),
         permission_mode=args.permission_mode, add_dirs=tuple(args.add_dir),
-        settings_file=args.settings)
+        settings_file=args.settings,
+        writable_roots=profile_roots(context_args.get("profile"), cwd))
     permissions = load_permissions(os.path.realpath(cwd), home(), cli)
     for problem in permissions.problems:
         # a repository's text (a key, a rule) may hold escape sequences:
@@ -62,9 +64,6 @@ def open_session(args: argparse.Namespace, **context_args: Any) -> Session:
     for note in session.notes:
         print(f"shellgate: {note}", file=sys.stderr)
     _out_of_reach(session, str(audit.root), "the audit log", "--audit-log elsewhere")
-    if args.settings is not None:
-        _out_of_reach(session, os.path.realpath(args.settings), "the --settings file",
-                      "a settings file elsewhere", only_sandbox=True)
     try:
         audit.emit("settings.loaded", session_id=session.context.session_id,
                    sources=list(permissions.files), mode=str(permissions.mode),
@@ -75,15 +74,28 @@ def open_session(args: argparse.Namespace, **context_args: Any) -> Session:
     return session
 
 
-def _out_of_reach(session: Session, path: str, what: str, instead: str, *,
-                  only_sandbox: bool = False) -> None:
-    """Refuse a file the gateway trusts (the audit log, a settings file)
-    that lies where sandboxed commands may write: the working directories
-    and the sandbox's other writable roots (``sandbox.filesystem.allowWrite``
+def profile_roots(profile: str | None, cwd: str) -> tuple[str, ...]:
+    """The writable paths a profile names (a profile file may add some):
+    a settings file there is a repository's, as one in the workspace is.
+    A profile that cannot be read is the session's error to say."""
+    from sandbox import PolicyError, load_profile  # noqa: PLC0415
+
+    try:
+        entries = load_profile(profile).filesystem.allow_write
+    except PolicyError:
+        return ()
+    return tuple(os.path.join(cwd, os.path.expanduser(e)) for e in entries)
+
+
+def _out_of_reach(session: Session, path: str, what: str, instead: str) -> None:
+    """Refuse a file the gateway writes and trusts (the audit log) that
+    lies where sandboxed commands may write: the working directories and
+    the sandbox's other writable roots (``sandbox.filesystem.allowWrite``
     — from a review, a log under an allowWrite root was moved aside and
-    replaced)."""
+    replaced). A settings file there is read as a repository's instead
+    (``load_permissions``)."""
     context = session.context
-    roots = [] if only_sandbox else [os.path.realpath(d) for d in context.allowed_dirs]
+    roots = [os.path.realpath(d) for d in context.allowed_dirs]
     for real in (*roots, *context.allow_write_roots()):
         if inside(path, real):
             raise UsageError(f"{what} {path} is inside {real}, where sandboxed commands may "

@@ -21,6 +21,7 @@ source and rule. Hooks (the next layer) come in through ``hook``.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Protocol
 
 from values import replace
@@ -28,6 +29,7 @@ from values import replace
 from ..context import ApprovalRequest, ToolContext
 from ..decisions import Decision, PermissionResult, Validation
 from ..hooks import HookOutcome
+from ..pathnames import answers_file
 from ..tools import AnyTool
 from .denials import DenialTracker, denial_key
 from .match import Matcher
@@ -93,11 +95,13 @@ class RulesDecider:
 
     def _remember(self, result: PermissionResult, ctx: ToolContext) -> PermissionResult:
         """Every suggested rule (one per subcommand that needed one) into
-        the session and the local settings file."""
+        the session and the project's answers file (read as the user's)."""
         where = ""
+        session = ctx.session
+        path = answers_file(session.workspace, session.env or os.environ, session.home)
         for rule_text in result.suggestions:
             try:
-                where = save_allow_rule(ctx.session.workspace, rule_text)
+                where = save_allow_rule(path, rule_text, session.workspace)
             except (OSError, ValueError) as exc:
                 where = f"this session only (the settings file was not changed: {exc})"
             got = parse_rule(rule_text, "allow", Source.SESSION, where, ctx.session.workspace)

@@ -21,7 +21,7 @@ import os
 import re
 from typing import Any
 
-from ..tools.paths import inside
+from ..pathnames import inside
 from .path_rules import anchor, path_matches
 from .rules import Rule
 

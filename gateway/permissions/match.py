@@ -20,9 +20,10 @@ from values import valueclass
 
 from ..context import ToolContext
 from ..decisions import Decision, PermissionResult
+from ..pathnames import inside
 from ..tools import AnyTool
 from ..tools.base import Subject
-from ..tools.paths import agent_config_component, inside
+from ..tools.paths import agent_config_component
 from .bash_rules import allow_views, command_matches, strict_views
 from .guards import (
     GIT_CONTENT,

@@ -1,7 +1,10 @@
 """All sources merged into the one view the decider reads.
 
-Single values (``defaultMode``, the sandbox switches) come from the highest
-source that sets them: policy > flag > cliArg > local > project > user.
+Single values (``defaultMode``) come from the highest source that sets
+them: policy > flag > cliArg > local > project > user. The sandbox's
+switches that widen (``enabled``, ``autoAllowBashIfSandboxed``,
+``allowUnsandboxedCommands``, ``network.allowUnixSockets``) are closed by
+any source that closes them, whatever its precedence.
 Rule lists and ``additionalDirectories`` merge across every source, each
 rule remembering its own.
 
@@ -20,25 +23,38 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from values import field, replace, valueclass
 
-from ..hooks import HookCommand
-from ..tools.paths import inside
+from ..pathnames import inside
 from .guards import CODE_RUNNERS, rule_words
-from .hook_settings import collect_hooks
 from .modes import MODE_NAMES, Mode
 from .path_rules import anchor
 from .rules import PATH_TOOLS, Behavior, Rule, parse_rule, unknown_tool
 from .settings import Problem, SettingsFile, Source
+
+if TYPE_CHECKING:
+    from ..hooks import HookCommand
 
 #: sandbox keys that widen what a command may reach, or switch asking off:
 #: not from a repository
 _WIDENING = {("filesystem", "allowWrite"), ("filesystem", "allowSecretWrites"),
              ("network", "allowedDomains"),
              ("network", "allowUnixSockets"), ("", "excludedCommands"), ("", "enabled"),
-             ("", "autoAllowBashIfSandboxed")}
+             ("", "autoAllowBashIfSandboxed"), ("", "allowUnsandboxedCommands")}
+
+#: the switches among them, each with its closed value: whichever source
+#: sets that value wins, not the highest source (from a review: a
+#: repository's `allowUnsandboxedCommands: true` re-opened what the user's
+#: `false` closed, the project's file being of higher precedence).
+#: `enabled` is closed at false: shellgate always sandboxes, and
+#: `enabled: true` is what lets autoAllowBashIfSandboxed allow unasked.
+_CLOSED = {("", "enabled"): False, ("", "autoAllowBashIfSandboxed"): False,
+           ("", "allowUnsandboxedCommands"): False, ("network", "allowUnixSockets"): False}
+
+#: the settings keys the hooks collection reads
+_HOOK_KEYS = ("hooks", "disableAllHooks", "allowManagedHooksOnly")
 
 #: tools whose every call a repository's allow rule may not cover
 _WRITERS = frozenset({"Bash", "Edit", "Write", "NotebookEdit", "MultiEdit"})
@@ -123,12 +139,19 @@ def merge(files: Sequence[SettingsFile]) -> PermissionSettings:
     mode, mode_source = _mode(ordered, bypass_disabled, problems)
     dirs = tuple(dict.fromkeys(_directories(ordered, problems)))
     sandbox, limits = _sandbox(ordered, problems)
-    hooks = collect_hooks(ordered)
-    problems.extend(hooks.problems)
+    hooks: tuple[HookCommand, ...] = ()
+    repository_hooks: tuple[HookCommand, ...] = ()
+    if any(key in f.extra for f in ordered for key in _HOOK_KEYS):
+        # the hooks package (asyncio with it) only for settings that name
+        # hooks: a cold `shellgate run` reads settings too
+        from .hook_settings import collect_hooks  # noqa: PLC0415
+
+        found = collect_hooks(ordered)
+        problems.extend(found.problems)
+        hooks, repository_hooks = found.hooks, found.repository_hooks
     return PermissionSettings(tuple(rules), mode, mode_source, dirs, bypass_disabled,
                               managed_only, sandbox, tuple(problems),
-                              tuple(f.path for f in ordered), limits, hooks.hooks,
-                              hooks.repository_hooks)
+                              tuple(f.path for f in ordered), limits, hooks, repository_hooks)
 
 
 def _mode(ordered: Sequence[SettingsFile], bypass_disabled: bool,
@@ -221,6 +244,7 @@ def _sandbox(ordered: Sequence[SettingsFile],
 
     merged: dict[str, Any] = {}
     lowered: list[Any] = []
+    closed: set[tuple[str, str]] = set()
     for f in reversed(ordered):  # lowest first: higher sources overwrite switches
         if f.sandbox is None:
             continue
@@ -245,7 +269,11 @@ def _sandbox(ordered: Sequence[SettingsFile],
         limits = data.pop("limits", None)
         if limits:
             lowered.append(parse_settings({"limits": limits}))
+        closed.update(key for key, value in _CLOSED.items()
+                      if (data.get(key[0], {}) if key[0] else data).get(key[1]) is value)
         _fold(merged, data)
+    for section, key in closed:
+        (merged.setdefault(section, {}) if section else merged)[key] = _CLOSED[section, key]
     return parse_settings(merged), tuple(lowered)
 
 

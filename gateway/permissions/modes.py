@@ -18,8 +18,6 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from ..tools.session_tools import exempt_in_plan_mode
-
 if TYPE_CHECKING:
     from ..context import SessionContext
     from ..tools import AnyTool, Subject
@@ -67,6 +65,10 @@ def plan_exempt(tool: AnyTool, subject: Subject | None) -> bool:
     class declares it (never its input), its calls name no command, path
     or domain that rules would see, and it is none of the tools that
     change files or run commands."""
+    # the tools are loaded by any session that asks; the settings loader
+    # (which a cold `shellgate run` uses) does not
+    from ..tools.session_tools import exempt_in_plan_mode  # noqa: PLC0415
+
     return (exempt_in_plan_mode(tool) and tool.name not in NEVER_IN_PLAN
             and subject is not None and subject.kind == "none")
 

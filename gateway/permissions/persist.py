@@ -1,8 +1,13 @@
-""""Always allow": the rule goes into the project's local settings file
-(``.claude/settings.local.json``, Claude Code's own), written by the gateway
-itself — sandboxed commands and the file tools can never write that file
-(``profiles/host-run-files.toml`` blocks it), so a model cannot grant
-itself a rule."""
+""""Always allow": the rule a person approved goes into shellgate's state
+directory, one file per project (:func:`gateway.pathnames.answers_file`),
+read back as the user's own settings.
+
+It went into the project's ``.claude/settings.local.json`` (Claude Code's
+place): a repository's file, which a clone may bring and which shellgate
+then judged as a repository's — refusing its own saved rule for a code
+runner ("a repository's settings cannot allow every Bash call"). The state
+directory is hidden from every sandboxed command and file tool, so no
+model can grant itself a rule there either."""
 
 from __future__ import annotations
 
@@ -13,16 +18,15 @@ import stat
 from collections.abc import Callable
 
 from .settings import MAX_SETTINGS_BYTES
-from .sources import LOCAL_SETTINGS
 
 
-def save_allow_rule(project: str, rule: str) -> str:
-    """Add ``rule`` to ``permissions.allow`` of the local settings file;
-    returns the path written. Raises ``OSError``/``ValueError`` with a
-    one-line reason when the file cannot be kept whole (it is never
+def save_allow_rule(path: str, rule: str, project: str) -> str:
+    """Add ``rule`` to ``permissions.allow`` of the answers file at
+    ``path`` (made, with its directories, private to the user), which
+    names ``project``; returns ``path``. Raises ``OSError``/``ValueError``
+    with a one-line reason when the file cannot be kept whole (it is never
     overwritten when it holds something other than a JSON object)."""
-    project = os.path.realpath(project)
-    path = os.path.join(project, LOCAL_SETTINGS)
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     _plain(os.path.dirname(path), stat.S_ISDIR)
     _plain(path, stat.S_ISREG)
     data: dict[str, object] = {}
@@ -51,7 +55,7 @@ def save_allow_rule(project: str, rule: str) -> str:
         raise ValueError(f"{path}: 'permissions.allow' is not a list; not changed")
     if rule not in allow:
         allow.append(rule)
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    data["project"] = os.path.realpath(project)  # for a person reading the file
     _plain(os.path.dirname(path), stat.S_ISDIR)  # made by us, or still what we checked
     import tempfile  # noqa: PLC0415 - only to save a rule: not every cold start
 
@@ -71,9 +75,9 @@ def save_allow_rule(project: str, rule: str) -> str:
 
 def _plain(path: str, kind: Callable[[int], bool]) -> None:
     """Refuse a link, or anything but a directory / a regular file, where
-    the settings go. From a review: a model planted `sub/.claude` as a link
-    to a managed-settings.d directory; an "always" answered in a session
-    started in `sub` would have written policy."""
+    the answers go: a link there would send a rule somewhere else (from a
+    review: `sub/.claude` planted as a link to a managed-settings.d
+    directory, when the answers lived in the project)."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:

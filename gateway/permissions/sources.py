@@ -13,14 +13,20 @@ user     ~/.claude/settings.json, ~/.config/shellgate/settings.json
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from values import replace, valueclass
 
-from ..tools.paths import inside
+from ..pathnames import (
+    LOCAL_FILES,
+    MANAGED_DIRS,
+    PROJECT_FILES,
+    USER_FILES,
+    answers_file,
+    inside,
+    managed_files,
+)
 from .settings import PermissionsBlock, Problem, SettingsFile, Source, read_settings, settings_root
-
-MANAGED_DIRS = ("/etc/shellgate", "/etc/claude-code")
 
 
 @valueclass
@@ -32,6 +38,10 @@ class CliPermissions:
     permission_mode: str | None = None
     add_dirs: tuple[str, ...] = ()
     settings_file: str | None = None
+    #: paths the command line makes writable for sandboxed commands
+    #: (`shellgate run --allow-write`): a settings file there is a
+    #: repository's, as one in the workspace is
+    writable_roots: tuple[str, ...] = ()
 
 
 def split_tool_list(values: Sequence[str]) -> tuple[str, ...]:
@@ -52,24 +62,19 @@ def split_tool_list(values: Sequence[str]) -> tuple[str, ...]:
     return tuple(p.strip() for p in out if p.strip())
 
 
-def managed_files(dirs: Sequence[str] = MANAGED_DIRS) -> list[str]:
-    files: list[str] = []
-    for folder in dirs:
-        files.append(os.path.join(folder, "managed-settings.json"))
-        drop_in = os.path.join(folder, "managed-settings.d")
-        try:
-            names = sorted(n for n in os.listdir(drop_in)
-                           if n.endswith(".json") and not n.startswith("."))
-        except OSError:
-            continue
-        files.extend(os.path.join(drop_in, n) for n in names)
-    return files
-
-
 def discover(project: str, home: str, cli: CliPermissions,
-             managed_dirs: Sequence[str] = MANAGED_DIRS) -> list[SettingsFile]:
-    """Every source's settings, highest precedence first (policy … user)."""
+             managed_dirs: Sequence[str] = MANAGED_DIRS,
+             granted: Sequence[str] = (),
+             env: Mapping[str, str] | None = None) -> list[SettingsFile]:
+    """Every source's settings, highest precedence first (policy … user).
+    ``granted``: the writable roots the settings themselves grant
+    (``sandbox.filesystem.allowWrite``, resolved), where a file is a
+    repository's as much as in the workspace. ``env`` says where the state
+    directory is, which keeps the "always" answers given for the project
+    (the process's own environment by default)."""
     found: list[SettingsFile] = []
+    roots = (project, *cli.add_dirs, *cli.writable_roots, *granted)
+    own = _own_scope_files(home, managed_dirs)
 
     def add(path: str, source: Source) -> None:
         got = read_settings(path, source, settings_root(path))
@@ -85,33 +90,41 @@ def discover(project: str, home: str, cli: CliPermissions,
         for path in reversed(managed_files([folder])):
             add(path, Source.POLICY)
     if cli.settings_file is not None:
-        path = os.path.abspath(cli.settings_file)
+        path = os.path.abspath(cli.settings_file)  # compared with `own` as named
         # Fixed: anchored at the file's own directory, so `--settings
         # .claude/settings.json` put `/secrets/**` at `.claude/secrets`
         # where the same file read as the project's covers `secrets`
         root = settings_root(path)
         got = read_settings(path, Source.FLAG, root)
-        if got is not None and _writable_by_commands(path, (project, *cli.add_dirs)):
+        if got is not None and path not in own and _writable_by_commands(path, roots):
             # From a review: a `--settings` file in the project was rewritten
             # by a sandboxed command to bypassPermissions, and the next
-            # session ran everything unasked.
+            # session ran everything unasked; `shellgate run --settings
+            # .claude/settings.json` in a cloned repository took its
+            # `allowWrite: ["~"]` and `allowUnixSockets` (the ssh agent).
+            # Whatever flag names it, such a file is a repository's.
             got = replace(got, repository=True, problems=(*got.problems, Problem(
-                path, "--settings names a file inside the working directories, which commands "
-                "may rewrite: it is read as a repository's settings (it may add rules and "
-                "narrow the sandbox, not switch asking off)")))
+                path, "--settings names a file where sandboxed commands may write (the "
+                "working directories or a writable root): it is read as a repository's "
+                "settings (it may add rules and narrow the sandbox, not widen it or switch "
+                "asking off)")))
         found.append(_home_expanded(got, home) if got is not None else SettingsFile(
             Source.FLAG, path, root,
             problems=(Problem(path, "--settings names a file that does not exist"),)))
     found.append(_home_expanded(cli_settings(cli, project), home))
-    for name in (".claude/settings.local.json", ".shellgate/settings.local.json"):
-        add(os.path.join(project, name), Source.LOCAL)
-    for name in (".claude/settings.json", ".shellgate/settings.json"):
-        add(os.path.join(project, name), Source.PROJECT)
-    for name in (".claude/settings.json", ".config/shellgate/settings.json"):
+    # With the home as the project (`--cwd ~`), ~/.claude/settings.json is
+    # also the project's file: it is read once, as the user's.
+    for name in LOCAL_FILES:
+        if os.path.join(project, name) not in own:
+            add(os.path.join(project, name), Source.LOCAL)
+    for name in PROJECT_FILES:
+        if os.path.join(project, name) not in own:
+            add(os.path.join(project, name), Source.PROJECT)
+    for name in USER_FILES:
         path = os.path.join(home, name)
         got = read_settings(path, Source.USER, settings_root(path))
         if (got is not None and os.path.realpath(path) != os.path.abspath(path)
-                and _writable_by_commands(path, (project, *cli.add_dirs))):
+                and _writable_by_commands(path, roots)):
             # (a home that is the workspace keeps its own .claude read-only
             # in the sandbox; a link leads where nothing keeps it)
             # From a review: ~/.claude/settings.json a link into the project
@@ -122,7 +135,27 @@ def discover(project: str, home: str, cli: CliPermissions,
                 "may rewrite them: read as a repository's settings")))
         if got is not None:
             found.append(_home_expanded(got, home))
+    path = answers_file(project, env if env is not None else os.environ, home)
+    got = read_settings(path, Source.USER, project)
+    if got is not None and _writable_by_commands(path, roots):
+        # the state directory put where commands write (XDG_STATE_HOME in
+        # the workspace): a rule there may have been planted
+        got = replace(got, repository=True, problems=(*got.problems, Problem(
+            path, "the saved answers lie where sandboxed commands may write: read as a "
+            "repository's settings")))
+    if got is not None:
+        found.append(got)
     return found
+
+
+def _own_scope_files(home: str, managed_dirs: Sequence[str]) -> frozenset[str]:
+    """The user's and the policy's own settings files, each where it is
+    named and not a link: named by `--settings` they are still the user's
+    or the policy's, even with the home as the workspace (`--cwd ~`) — the
+    sandbox keeps them read-only wherever the workspace lies
+    (``profiles/host-run-files.toml``)."""
+    named = [*managed_files(managed_dirs), *(os.path.join(home, f) for f in USER_FILES)]
+    return frozenset(p for p in map(os.path.abspath, named) if os.path.realpath(p) == p)
 
 
 def _home_expanded(got: SettingsFile, home: str) -> SettingsFile:
@@ -160,4 +193,4 @@ def cli_settings(cli: CliPermissions, project: str) -> SettingsFile:
 
 
 #: "always allow" writes its rule here (Claude Code's own local file)
-LOCAL_SETTINGS = ".claude/settings.local.json"
+LOCAL_SETTINGS = LOCAL_FILES[0]

@@ -33,6 +33,7 @@ from ..messages import (
     ToolResult,
     ToolResultMessage,
 )
+from ..pathnames import inside
 from ..workspace import analyze_in_workspace, analyze_light, analyze_with_facts, needs_facts
 from .base import BaseTool, SearchOrRead, Subject, build_tool
 from .bash_output import (
@@ -47,7 +48,6 @@ from .bash_output import (
 )
 from .command_patterns import command_matches
 from .images import Fitted
-from .paths import inside
 
 if TYPE_CHECKING:
     from sandbox import BackgroundProcess, ExecResult

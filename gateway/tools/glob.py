@@ -28,6 +28,7 @@ from values import field, valueclass
 from ..context import ToolContext
 from ..decisions import VALID, Decision, PermissionResult, Validation, invalid
 from ..messages import ProgressCallback, ToolResult
+from ..pathnames import inside
 from . import paths
 from .base import ReadOnlyTool, SearchOrRead, Subject, build_tool
 
@@ -238,7 +239,7 @@ class Walker:
         each file (:func:`paths.read_right`) would refuse it too; two
         layers, and a hidden tree costs no time."""
         assert self.plan is not None
-        if any(paths.inside(real, v) for v in paths.process_views()):
+        if any(inside(real, v) for v in paths.process_views()):
             return False
         return self.plan.may_read(real).allowed
 

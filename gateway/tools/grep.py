@@ -29,6 +29,7 @@ from regexes import regex
 from ..context import SessionContext, ToolContext
 from ..decisions import VALID, Decision, PermissionResult, Validation, invalid
 from ..messages import ProgressCallback, ToolResult
+from ..pathnames import inside
 from . import paths
 from .base import ReadOnlyTool, SearchOrRead, Subject, build_tool
 from .glob import VCS_DIRS, root_of, search_permission
@@ -208,7 +209,7 @@ def rg_binary(session: SessionContext) -> str | None:
     def trusted(path: str) -> bool:
         real = os.path.realpath(path)
         return os.path.isabs(path) and not any(
-            paths.inside(real, w) for w in writable)
+            inside(real, w) for w in writable)
 
     for entry in os.environ.get("PATH", os.defpath).split(os.pathsep):
         found = shutil.which("rg", path=entry) if trusted(entry) else None

@@ -19,6 +19,7 @@ from values import valueclass
 
 from ..context import ToolContext
 from ..decisions import Decision, PermissionResult
+from ..pathnames import inside
 
 #: Pseudo-filesystems whose content depends on who reads: this process's
 #: view is not the sandbox's. Reproducer: Read /proc/self/environ printed
@@ -85,11 +86,6 @@ def _mount_point(raw: bytes) -> str:
     bytes (from a review: decoding them as escapes turned `prøc` into
     `prÃ¸c`, and a procfs there was read as plain files)."""
     return os.fsdecode(re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m[1], 8)]), raw))
-
-
-def inside(path: str, root: str) -> bool:
-    """``path`` is ``root`` or below it (both normalized)."""
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def read_right(path: Resolved, ctx: ToolContext) -> PermissionResult | None:

@@ -199,3 +199,21 @@ def test_an_audit_log_under_a_writable_root_of_the_sandbox_is_refused(
     done = _tool(workspace, "Bash", {"command": "true"}, "--settings", str(settings),
                  "--audit-log", str(shared / "state" / "audit"))
     assert done.returncode == 2 and "where sandboxed commands may write" in done.stderr
+
+
+@pytest.mark.sandbox
+def test_a_repository_cannot_reopen_unsandboxed_commands_the_user_closed(
+        workspace: Path, tmp_path: Path) -> None:
+    """From a review: the project's `allowUnsandboxedCommands: true`, being
+    of higher precedence than the user's `false`, re-opened it: a call
+    with dangerouslyDisableSandbox was asked about instead of refused. A
+    closed switch wins from any source; the repository's `true` is said."""
+    home = tmp_path / "home"
+    _settings(home, {"sandbox": {"allowUnsandboxedCommands": False}})
+    _settings(workspace, {"sandbox": {"allowUnsandboxedCommands": True}})
+    done = _tool(workspace, "Bash", {"command": "true", "dangerouslyDisableSandbox": True},
+                 home=home)
+    decided = [e for e in _events(workspace) if e["event"] == "permission.decided"][-1]
+    assert decided["decision"] == "deny", decided
+    assert decided["rule"] == "sandbox.allowUnsandboxedCommands"
+    assert "allowUnsandboxedCommands: a repository's settings cannot widen" in done.stderr

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from gateway.pathnames import answers_file
+
 pytestmark = pytest.mark.sandbox
 
 
@@ -22,7 +24,8 @@ def _at_terminal(args: list[str], cwd: Path, answer: bytes | None) -> tuple[int,
     stderr; type ``answer`` once it asks. Returns the status and all that
     reached the terminal."""
     leader, follower = pty.openpty()
-    env = {**os.environ, "SHELLGATE_AUDIT_LOG": str(cwd.parent / "audit")}
+    env = {**os.environ, "SHELLGATE_AUDIT_LOG": str(cwd.parent / "audit"),
+           "XDG_STATE_HOME": str(cwd.parent / "state")}
     proc = subprocess.Popen([sys.executable, "-m", "gateway", "tool", *args, "--cwd", str(cwd)],
                             stdin=follower, stdout=follower, stderr=follower, close_fds=True,
                             env=env)
@@ -94,10 +97,12 @@ def test_always_saves_the_suggested_rule_and_the_next_session_needs_no_one(
     status, screen = _at_terminal(["Bash", "--input", '{"command": "touch made"}'],
                                   workspace, b"a\n")
     assert status == 0 and "always" in screen and (workspace / "made").exists()
-    saved = json.loads((workspace / ".claude" / "settings.local.json").read_text())
+    env = {**os.environ, "SHELLGATE_AUDIT_LOG": str(workspace.parent / "audit"),
+           "XDG_STATE_HOME": str(workspace.parent / "state")}
+    saved = json.loads(Path(answers_file(str(workspace), env, "/nonexistent")).read_text())
     assert saved["permissions"]["allow"] == ["Bash(touch made)"]
+    assert not (workspace / ".claude" / "settings.local.json").exists()
     (workspace / "made").unlink()
-    env = {**os.environ, "SHELLGATE_AUDIT_LOG": str(workspace.parent / "audit")}
     done = subprocess.run([sys.executable, "-m", "gateway", "tool", "Bash", "--input",
                            '{"command": "touch made"}', "--cwd", str(workspace)],
                           capture_output=True, text=True, timeout=60, check=False, env=env)

@@ -16,10 +16,12 @@ from kit import Answer
 from gateway.context import SessionContext, ToolContext
 from gateway.decisions import Decision, PermissionResult
 from gateway.hooks import NO_OPINION, HookOutcome
+from gateway.pathnames import answers_file
 from gateway.permissions import (
     PermissionSettings,
     RulesDecider,
     Source,
+    load_permissions,
     merge,
     parse_settings_text,
 )
@@ -288,16 +290,33 @@ def test_headless_denial_names_the_rule_that_would_allow_it(session: SessionCont
     assert result.decision is Decision.DENY and "Bash(npm test:*)" in result.reason
 
 
-def test_always_allow_saves_the_rule_to_the_local_settings_and_the_session(
+def _answers(session: SessionContext) -> Path:
+    return Path(answers_file(session.workspace, os.environ, session.home))
+
+
+def test_always_allow_saves_the_rule_as_the_users_own_and_in_the_session(
         session: SessionContext, workspace: Path) -> None:
+    """From a review: the answer went into the project's
+    `.claude/settings.local.json`, a repository's file, and the next
+    session refused its own saved rule for a code runner ("a repository's
+    settings cannot allow every Bash call"). It is kept in shellgate's state
+    directory, keyed by the project, and read back as the user's."""
     decider = RulesDecider(settings())
     session.approver = approver = Answer("always")
-    assert bash(session, "npm test", decider).decision is Decision.ALLOW
-    saved = json.loads((workspace / ".claude" / "settings.local.json").read_text())
-    assert saved["permissions"]["allow"] == ["Bash(npm test:*)"]
+    assert bash(session, "python3 tool.py", decider).decision is Decision.ALLOW
+    saved = json.loads(_answers(session).read_text())
+    assert saved["permissions"]["allow"] == ["Bash(python3 tool.py)"]
+    assert saved["project"] == os.path.realpath(workspace)
+    assert not (workspace / ".claude").exists()
     session.approver = Answer(False)
-    assert bash(session, "npm test -- -x", decider).decision is Decision.ALLOW
+    assert bash(session, "python3 tool.py", decider).decision is Decision.ALLOW
     assert len(approver.asked) == 1
+    # the next session reads it back as the user's: kept, not refused
+    later = load_permissions(session.workspace, session.home, managed_dirs=[])
+    assert [r.text for r in later.of("allow")] == ["Bash(python3 tool.py)"]
+    assert later.problems == ()
+    session.approver = Answer(False)
+    assert bash(session, "python3 tool.py", RulesDecider(later)).decision is Decision.ALLOW
 
 
 def test_repeated_denials_tell_the_model_to_change_course(session: SessionContext) -> None:
@@ -425,20 +444,21 @@ def test_always_saves_a_rule_for_each_subcommand_that_needed_one(
     decider = RulesDecider(settings())
     session.approver = Answer("always")
     assert bash(session, "npm test && cargo build", decider).decision is Decision.ALLOW
-    saved = json.loads((workspace / ".claude" / "settings.local.json").read_text())
+    saved = json.loads(_answers(session).read_text())
     assert saved["permissions"]["allow"] == ["Bash(npm test:*)", "Bash(cargo build:*)"]
 
 
-def test_always_never_overwrites_a_local_settings_file_it_cannot_read(
-        session: SessionContext, workspace: Path) -> None:
-    (workspace / ".claude").mkdir()
+def test_always_never_overwrites_an_answers_file_it_cannot_read(
+        session: SessionContext) -> None:
+    path = _answers(session)
+    path.parent.mkdir(parents=True)
     broken = '{"permissions": {"allow": [' + "\n"
-    (workspace / ".claude" / "settings.local.json").write_text(broken)
+    path.write_text(broken)
     decider = RulesDecider(settings())
     session.approver = Answer("always")
     result = bash(session, "npm test", decider)
     assert result.decision is Decision.ALLOW and "this session only" in result.reason
-    assert (workspace / ".claude" / "settings.local.json").read_text() == broken
+    assert path.read_text() == broken
     session.approver = Answer(False)
     assert bash(session, "npm test", decider).decision is Decision.ALLOW  # kept for the session
 
@@ -483,14 +503,16 @@ def test_a_repositorys_path_rules_stay_inside_its_project(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("plant", ["link", "fifo"])
 def test_always_never_writes_through_a_planted_link_or_into_a_fifo(
-        session: SessionContext, workspace: Path, tmp_path: Path, plant: str) -> None:
+        session: SessionContext, tmp_path: Path, plant: str) -> None:
+    path = _answers(session)
     elsewhere = tmp_path / "managed-settings.d"
     elsewhere.mkdir()
+    path.parent.parent.mkdir(parents=True)
     if plant == "link":
-        (workspace / ".claude").symlink_to(elsewhere)
+        path.parent.symlink_to(elsewhere)
     else:
-        (workspace / ".claude").mkdir()
-        os.mkfifo(workspace / ".claude" / "settings.local.json")
+        path.parent.mkdir()
+        os.mkfifo(path)
     session.approver = Answer("always")
     result = bash(session, "npm test", RulesDecider(settings()))
     assert result.decision is Decision.ALLOW and "this session only" in result.reason

@@ -596,7 +596,9 @@ def sandbox(*layers: tuple[Source, dict[str, Any]]) -> PermissionSettings:
     return merge([layer(s, {"sandbox": data}) for s, data in layers])
 
 
-def test_sandbox_switches_come_from_the_highest_source_and_lists_add_up() -> None:
+def test_sandbox_switches_are_closed_by_any_source_and_lists_add_up() -> None:
+    """The user's `autoAllowBashIfSandboxed: false` holds against a
+    `--settings` file's `true`, though the flag's source is higher."""
     merged = sandbox(
         (Source.USER, {"enabled": True, "autoAllowBashIfSandboxed": False,
                        "filesystem": {"allowWrite": ["/u"], "denyRead": ["/ur"]},
@@ -606,12 +608,49 @@ def test_sandbox_switches_come_from_the_highest_source_and_lists_add_up() -> Non
                        "network": {"allowedDomains": ["f.com"], "deniedDomains": ["x.com"]}}),
         (Source.POLICY, {"enabled": False}))
     sb = merged.sandbox
-    assert (sb.enabled, sb.auto_allow_bash_if_sandboxed) == (False, True)
+    assert (sb.enabled, sb.auto_allow_bash_if_sandboxed) == (False, False)
     assert sb.filesystem.allow_write == ("/u", "/f")
     assert (sb.filesystem.deny_read, sb.filesystem.deny_write) == (("/ur",), ("/fw",))
     assert sb.network.allowed_domains == ("u.com", "f.com")
     assert sb.network.denied_domains == ("x.com",)
     assert merged.problems == ()
+
+
+#: each switch that widens at one value, with its closed value
+CLOSED_SWITCHES = [
+    ({"allowUnsandboxedCommands": False}, {"allowUnsandboxedCommands": True},
+     "allow_unsandboxed_commands", False),
+    ({"autoAllowBashIfSandboxed": False}, {"autoAllowBashIfSandboxed": True},
+     "auto_allow_bash_if_sandboxed", False),
+    ({"enabled": False}, {"enabled": True}, "enabled", False),
+    ({"network": {"allowUnixSockets": False}}, {"network": {"allowUnixSockets": True}},
+     "allow_unix_sockets", False),
+]
+
+
+@pytest.mark.parametrize(("closed", "opened", "field", "value"), CLOSED_SWITCHES)
+@pytest.mark.parametrize("opener", [Source.PROJECT, Source.LOCAL, Source.FLAG, Source.POLICY])
+def test_a_switch_the_user_closed_stays_closed_whoever_opens_it(
+        closed: dict[str, Any], opened: dict[str, Any], field: str, value: bool,
+        opener: Source) -> None:
+    """From a review: a repository's `allowUnsandboxedCommands: true` re-opened
+    what the user's settings closed (the project's file is of higher
+    precedence). A closed switch now wins from any source."""
+    merged = sandbox((Source.USER, closed), (opener, opened))
+    sb = merged.sandbox
+    got = sb.network.allow_unix_sockets if field == "allow_unix_sockets" else getattr(sb, field)
+    assert got is value
+
+
+@pytest.mark.parametrize("source", [Source.PROJECT, Source.LOCAL])
+def test_a_repository_cannot_open_a_switch_no_one_closed(source: Source) -> None:
+    merged = sandbox((source, {"allowUnsandboxedCommands": True, "enabled": True,
+                               "autoAllowBashIfSandboxed": True}))
+    sb = merged.sandbox
+    assert sb.allow_unsandboxed_commands is None and sb.enabled is None
+    assert sb.auto_allow_bash_if_sandboxed is None
+    assert {p.message.split(":")[0] for p in merged.problems} == {
+        "sandbox.allowUnsandboxedCommands", "sandbox.enabled", "sandbox.autoAllowBashIfSandboxed"}
 
 
 @pytest.mark.parametrize("source", [Source.PROJECT, Source.LOCAL])

@@ -38,6 +38,7 @@ from .bash import (
     interpret_exit_code,
     match_sensitive,
     option_tables,
+    reads_with_git,
     shell_join,
     tree_sitter_available,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "interpret_exit_code",
     "match_sensitive",
     "option_tables",
+    "reads_with_git",
     "shell_join",
     "tree_sitter_available",
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import stat
 
-from analyzers import BashAnalysis, WorkspaceFacts, analyze_bash
+from analyzers import BashAnalysis, WorkspaceFacts, analyze_bash, reads_with_git
 from values import valueclass
 
 
@@ -16,21 +16,20 @@ def analyze_in_workspace(
     command: str, cwd: str, *, extra_dirs: tuple[str, ...] = (), home: str | None = None
 ) -> BashAnalysis:
     """``analyze_bash`` with the facts it needs, gathered only when needed:
-    the repository's program-running configuration always (cheap, only
-    inside a repository), the dotenv walk only for a command that reads a
-    whole tree (``grep -r``, ``find -exec cat``) — a second analysis, which
-    costs far less than the walk every `ls` would otherwise pay. Gathered
-    afresh for every command: facts kept across a `--jsonl` stream let a
-    `.env` or a `diff.external` added meanwhile pass (from a review); the
-    walk's own cache re-lists only what changed."""
-    programs = repo_programs(cwd)
-    light = analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home,
-                         workspace=WorkspaceFacts(repo_programs=programs))
+    the repository's program-running configuration only for a command that
+    reads with git (git is asked, a few ms), the dotenv walk only for a
+    command that reads a whole tree (``grep -r``, ``find -exec cat``) — a
+    second analysis, which costs far less than the walk every `ls` would
+    otherwise pay. Gathered afresh for every command: facts kept across a
+    `--jsonl` stream let a `.env` or a `diff.external` added meanwhile pass
+    (from a review); git's answer is kept only while nothing it read
+    changed, and the walk's own cache re-lists only what changed."""
+    light = analyze_light(command, cwd, extra_dirs=extra_dirs, home=home)
     questions = _questions(light)
     links = _resolved(questions)
     if not links and not questions.trees:
         return light
-    return _with_facts(light, questions, links, programs, extra_dirs, home)
+    return _with_facts(light, questions, links, _programs_for(light), extra_dirs, home)
 
 
 def analyze_light(
@@ -38,8 +37,19 @@ def analyze_light(
 ) -> BashAnalysis:
     """The first, cheap pass (no walk): enough when :func:`needs_facts`
     says so; the gateway runs it inline and only the walk on a thread."""
-    light = WorkspaceFacts(repo_programs=repo_programs(cwd))
-    return analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home, workspace=light)
+    bare = analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home,
+                        workspace=WorkspaceFacts())
+    programs = _programs_for(bare)
+    if not programs:
+        return bare
+    return analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home,
+                        workspace=WorkspaceFacts(repo_programs=programs))
+
+
+def _programs_for(analysis: BashAnalysis) -> tuple[str, ...]:
+    """The repository's program-running entries, when a git read in the
+    command could run them (git is not asked about an `ls`)."""
+    return repo_programs(analysis.cwd) if reads_with_git(analysis) else ()
 
 
 def needs_facts(light: BashAnalysis) -> bool:
@@ -53,7 +63,7 @@ def analyze_with_facts(
     """The second pass, with the links resolved and — for a tree read —
     the workspace's dotenv walk."""
     questions = _questions(light)
-    return _with_facts(light, questions, _resolved(questions), repo_programs(light.cwd),
+    return _with_facts(light, questions, _resolved(questions), _programs_for(light),
                        extra_dirs, home)
 
 
@@ -296,13 +306,18 @@ def _file_link_targets(links: tuple[str, ...], roots: tuple[str, ...]) -> tuple[
 def repo_programs(cwd: str) -> tuple[str, ...]:
     """The configuration entries of the repository at ``cwd`` that make
     git's reads run programs (a fact the analyzer cannot gather: it does no
-    I/O). Read from the config files, never by running git; the sandbox
-    package is loaded only inside a repository. ``cwd`` is normalized
+    I/O), as the installed git reads them; git is run only inside a
+    repository (or with ``GIT_DIR`` set, which makes one anywhere).
+    ``cwd`` is normalized
     first, as the analyzer takes it (from a review: with `--cwd
     ws/a/../hostile`, a a link, the walk up from the raw path never saw
     ws/hostile/.git and its core.fsmonitor)."""
     cwd = os.path.normpath(cwd)
     lstat = os.lstat
+    if "GIT_DIR" in os.environ:
+        from sandbox import repository_programs  # noqa: PLC0415
+
+        return repository_programs(cwd)
     for candidate in _git_candidates(cwd):
         # os.path.lexists, without its call. Not os.access(follow_symlinks=
         # False): from a review, it is faccessat2, which container seccomp

@@ -51,7 +51,7 @@ _LAZY = {
     "Probe": "doctor",
     "run_probes": "doctor",
     "sandbox_works": "doctor",
-    "repository_programs": "gitconfig",
+    "repository_programs": "gitprograms",
     "runtime_dir": "guards",
     "DotenvBelow": "dotenv_scan",
     "dotenv_below": "dotenv_scan",
@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     from .background import BackgroundProcess, start_background
     from .doctor import Probe, run_probes, sandbox_works
     from .dotenv_scan import DotenvBelow, dotenv_below
-    from .gitconfig import repository_programs
+    from .gitprograms import repository_programs
     from .guards import runtime_dir
     from .hostrun import HostFile, host_files
     from .linux.watch import stop_idle_threads

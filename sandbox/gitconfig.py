@@ -1,12 +1,9 @@
 """A repository's git configuration, read without running git: its git
-directories (its own, each submodule's, each linked worktree's), what the
-configuration makes git run or read (``core.hooksPath``, ``include.path``,
-``includeIf.*.path``), and the entries that make git's *reads* run a
-program.
+directories (its own, each submodule's, each linked worktree's) and what
+the configuration makes git run or read (``core.hooksPath``,
+``include.path``, ``includeIf.*.path``), for the sandbox's mounts.
 
-Apart from the repository walk (:mod:`sandbox.repos`): `shellgate check`
-in a repository reads the configuration of one, and needs neither the walk
-nor its caches (~1.5 ms of every cold check).
+What git's *reads* run is asked of git itself (:mod:`sandbox.gitprograms`).
 """
 
 from __future__ import annotations
@@ -158,72 +155,6 @@ def _config_entries(starts: list[str], home: str) -> Iterator[tuple[str, str, st
             yield path, section, key, value
             if section in ("include", "includeif") and key == "path" and value:
                 pending.append((_expand(value, os.path.dirname(path), home), depth + 1))
-
-
-#: (section, key) of a repository's configuration that make git's *reads*
-#: run a program: `git status` runs core.fsmonitor and clean filters, `git
-#: diff`/`log -p` textconv and diff.external, output goes through the pager,
-#: signatures through gpg.program
-_PROGRAM_KEYS = frozenset({
-    ("core", "fsmonitor"), ("core", "pager"), ("core", "sshcommand"), ("core", "askpass"),
-    ("core", "gitproxy"), ("core", "alternaterefscommand"), ("core", "editor"),
-    ("diff", "external"), ("diff", "textconv"), ("diff", "command"),
-    ("filter", "clean"), ("filter", "smudge"), ("filter", "process"),
-    ("gpg", "program"), ("interactive", "difffilter"),
-})
-_NOT_A_PROGRAM = frozenset({"", "false", "no", "off", "0", "true", "yes", "on", "1", "cat"})
-
-
-def repository_programs(cwd: str) -> tuple[str, ...]:
-    """``section.key=value`` of each entry of the configuration of the
-    repository holding ``cwd`` (its ``config``, ``config.worktree`` and the
-    files they include — not the user's own global configuration) that
-    makes git's reads run a program; read without running git."""
-    worktree = _containing_worktree(cwd)
-    gitdir = resolve_gitdir(worktree) if worktree else None
-    if gitdir is None:
-        return ()
-    out: list[str] = []
-    starts = [os.path.join(gitdir, name) for name in ("config", "config.worktree")]
-    for _, section, key, value in _config_entries(starts, "~"):
-        if section == "log":
-            if key == "showsignature" and value.lower() in ("true", "1"):
-                out.append(f"{section}.{key}={value}")  # runs gpg.program
-        elif (section == "pager" or (section, key) in _PROGRAM_KEYS) and (
-                value.lower() not in _NOT_A_PROGRAM):
-            out.append(f"{section}.{key}={value}")  # fsmonitor=true is git's own daemon
-    return tuple(out)
-
-
-def _containing_worktree(cwd: str) -> str | None:
-    """The nearest directory at or above ``cwd`` whose ``.git`` is a
-    repository git would take, as git's own discovery goes: a ``.git`` that
-    is none (an empty directory, a FIFO, a file naming nothing) is passed
-    over. From a review: `mkdir sub/.git` in a repository whose config runs
-    a core.fsmonitor made `git status` in sub look repository-less here
-    (allowed), while git went on up and ran the monitor."""
-    path = os.path.abspath(cwd)
-    while True:
-        if os.path.lexists(os.path.join(path, ".git")) and _is_git_directory(
-                resolve_gitdir(path)):
-            return path
-        parent = os.path.dirname(path)
-        if parent == path:
-            return None
-        path = parent
-
-
-def _is_git_directory(gitdir: str | None) -> bool:
-    """Would git take ``gitdir`` for a git directory? (setup.c's
-    is_git_directory: a HEAD, and objects and refs, here or in the
-    directory its ``commondir`` names.)"""
-    if gitdir is None or not os.path.lexists(os.path.join(gitdir, "HEAD")):
-        return False
-    common = gitdir
-    named = read_regular(os.path.join(gitdir, "commondir"), 4096)
-    if isinstance(named, bytes) and named.strip():
-        common = os.path.join(gitdir, named.decode("utf-8", "replace").strip())
-    return all(os.path.isdir(os.path.join(common, name)) for name in ("objects", "refs"))
 
 
 def _own_worktree(gitdir: str) -> str | None:

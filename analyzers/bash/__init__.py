@@ -6,7 +6,7 @@ is pure: text in, facts out — no I/O, no subprocess, no clock.
 
 from __future__ import annotations
 
-from .analysis import MAX_COMMAND_CHARS, MAX_SUBCOMMANDS, analyze_bash
+from .analysis import MAX_COMMAND_CHARS, MAX_SUBCOMMANDS, analyze_bash, reads_with_git
 from .checks import COMMAND_SUBSTITUTION_PATTERNS, ZSH_DANGEROUS_COMMANDS, CheckId, Finding
 from .classify import Classification
 from .commands import OptionTable, option_tables
@@ -54,6 +54,7 @@ __all__ = [
     "interpret_exit_code",
     "match_sensitive",
     "option_tables",
+    "reads_with_git",
     "shell_join",
     "tree_sitter_available",
 ]

@@ -161,8 +161,17 @@ def _analyze(
 
 
 #: git invocations that read nothing of the work tree or its configuration's
-#: programs: safe in a repository whose configuration runs programs
-_GIT_CONFIG_FREE = frozenset({"--version", "version", "config", "rev-parse", "help"})
+#: programs: safe in a repository whose configuration runs programs (not
+#: rev-parse: in a partial clone, `git rev-parse HEAD:file` fetches the
+#: missing object through the remote's transport, which may be a command)
+_GIT_CONFIG_FREE = frozenset({"--version", "version", "config", "help"})
+
+
+def reads_with_git(analysis: BashAnalysis) -> bool:
+    """Would the repository's configuration change this analysis? (Some
+    subcommand is a git read it could make run a program.) The gateway
+    asks git about the repository only then."""
+    return any(_hostile_repository(s, ("?",)) is not s for s in analysis.subcommands)
 
 
 def _hostile_repository(s: Subcommand, programs: tuple[str, ...]) -> Subcommand:

@@ -20,11 +20,13 @@ def decide(command: str, workspace: WorkspaceFacts | None) -> Verdict:
 
 @pytest.mark.parametrize(("command", "decision"), [
     ("git status", Verdict.ASK), ("git diff HEAD", Verdict.ASK), ("git log -p", Verdict.ASK),
-    ("git config user.name", Verdict.ALLOW), ("git rev-parse HEAD", Verdict.ALLOW),
+    ("git config user.name", Verdict.ALLOW), ("git rev-parse HEAD", Verdict.ASK),
     ("ls", Verdict.ALLOW),
 ])
 def test_git_reads_ask_when_the_repository_runs_programs(command: str, decision: Verdict) -> None:
-    """The caller's fact about the repository (root cause 8 of the review)."""
+    """The caller's fact about the repository (root cause 8 of the review).
+    rev-parse asks too: in a partial clone, `git rev-parse HEAD:file`
+    fetches a missing object through the remote's transport (a review)."""
     facts = WorkspaceFacts(repo_programs=("core.fsmonitor=./evil",))
     result = analyze_bash(command, "/repo", home=HOME, workspace=facts)
     assert result.verdict is decision, result.reason

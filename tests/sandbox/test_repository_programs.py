@@ -1,6 +1,6 @@
-"""Which repositories' configuration makes git's reads run programs — read
-from the files, never by running git (the fact `shellgate check` gives the
-analyzer; see tests/gateway/test_cli_check_repo.py)."""
+"""Which repositories make git's reads run programs — asked of the installed
+git (the fact `shellgate check` gives the analyzer; see
+tests/gateway/test_cli_check_repo.py)."""
 
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ def _config(repo: Path, *args: str) -> None:
 
 @pytest.mark.parametrize(("key", "value", "reported"), [
     ("core.fsmonitor", "touch /tmp/x", "core.fsmonitor=touch /tmp/x"),
-    ("filter.lfs.clean", "evil %f", "filter.clean=evil %f"),
-    ("filter.x.process", "evil", "filter.process=evil"),
-    ("diff.bin.textconv", "evil", "diff.textconv=evil"),
+    ("filter.lfs.clean", "evil %f", "filter.lfs.clean=evil %f"),
+    ("filter.x.process", "evil", "filter.x.process=evil"),
+    ("diff.bin.textconv", "evil", "diff.bin.textconv=evil"),
     ("diff.external", "evil", "diff.external=evil"),
     ("core.pager", "evil", "core.pager=evil"),
     ("pager.log", "evil", "pager.log=evil"),
@@ -62,15 +62,20 @@ def test_outside_a_repository_there_is_nothing(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("which", [".git/config", ".git/config.worktree"])
-def test_a_config_that_is_a_fifo_is_reported_at_once_never_waited_on(
+def test_a_config_that_is_a_fifo_is_unknown_after_a_bounded_wait(
         tmp_path: Path, which: str) -> None:
     """From a review: a FIFO planted as /tmp/.git/config (any user can, in
-    /tmp) hung every check and run below /tmp for good. Git would read
-    whatever its writer feeds it: reported as a program, not waited on."""
+    /tmp) hung every check and run below /tmp for good; git itself blocks
+    on it. git is killed past its timeout, and unknown is reported as a
+    program (asked), never as nothing."""
     import os
     import threading
 
     repo = _repo(tmp_path)
+    if which.endswith(".worktree"):
+        # git reads config.worktree only when the repository says so
+        _config(repo, "core.repositoryformatversion", "1")
+        _config(repo, "extensions.worktreeConfig", "true")
     (repo / which).unlink(missing_ok=True)
     os.mkfifo(repo / which)
     found: list[tuple[str, ...]] = []
@@ -79,7 +84,7 @@ def test_a_config_that_is_a_fifo_is_reported_at_once_never_waited_on(
     reader.start()
     reader.join(10)
     assert found, "repository_programs waited on the FIFO"
-    assert any("is not a regular file" in entry for entry in found[0])
+    assert any("took more than" in entry for entry in found[0]), found
 
 
 @pytest.mark.parametrize("planted", ["an empty directory", "a FIFO",
@@ -108,3 +113,57 @@ def test_a_dot_git_git_would_pass_over_does_not_hide_the_repository_above(
                          capture_output=True, text=True, check=False, timeout=10)
     assert top.stdout.strip() == str(repo)
     assert repository_programs(str(sub)) == ("core.fsmonitor=touch /tmp/x",)
+
+
+def _documented_keys() -> list[str]:
+    """Every configuration variable the installed git documents."""
+    out = subprocess.run(["git", "help", "--config"], capture_output=True, text=True,
+                         check=False, timeout=30).stdout
+    return [line.strip() for line in out.splitlines() if "." in line and " " not in line.strip()]
+
+
+#: documented keys that run a program, name a helper or driver, or make git
+#: read a file or fetch: each is found with any value but a boolean
+_RUNNERS = ("core.fsmonitor", "core.pager", "core.sshCommand", "core.askPass", "core.gitProxy",
+            "core.alternateRefsCommand", "core.editor", "core.hooksPath", "diff.external",
+            "diff.<driver>.textconv", "diff.<driver>.command", "filter.<driver>.clean",
+            "filter.<driver>.smudge", "merge.<driver>.driver", "gpg.program",
+            "gpg.<format>.program", "interactive.diffFilter", "sequence.editor",
+            "credential.helper", "pager.<cmd>", "uploadpack.packObjectsHook",
+            "url.<base>.insteadOf", "remote.<name>.proxy", "core.attributesFile",
+            "blame.ignoreRevsFile", "mailmap.file", "diff.orderFile", "web.browser",
+            "gpg.ssh.defaultKeyCommand", "difftool.<tool>.cmd", "mergetool.<tool>.cmd")
+
+
+@pytest.mark.parametrize("documented", _RUNNERS)
+def test_every_documented_key_that_runs_or_reads_is_found(documented: str) -> None:
+    from sandbox.gitask import ConfigEntry
+    from sandbox.gitprograms import program_entry
+
+    assert documented in _documented_keys() or documented.startswith("pager."), documented
+    key = documented.replace("<driver>", "x").replace("<format>", "ssh").replace(
+        "<cmd>", "log").replace("<base>", "ext::").replace("<name>", "o").replace("<tool>", "t")
+    assert program_entry(ConfigEntry("local", "file:x", key.lower(), "evil"))
+
+
+@pytest.mark.parametrize("key", ["hook.pre-commit.command", "foo.bar.newhelper",
+                                 "tool.x.launchcmd", "newsection.keyfile"])
+def test_a_key_newer_than_the_table_asks_by_its_name(key: str) -> None:
+    from sandbox.gitask import ConfigEntry
+    from sandbox.gitprograms import program_entry
+
+    assert program_entry(ConfigEntry("local", "file:x", key, "evil"))
+
+
+def test_a_change_to_the_configuration_is_seen_at_the_next_question(tmp_path: Path) -> None:
+    """git's answers are kept only while what git read is the same: a
+    config rewritten, or an include's missing target made, is a new
+    question."""
+    repo = _repo(tmp_path)
+    assert repository_programs(str(repo)) == ()
+    _config(repo, "include.path", "../later.cfg")
+    assert repository_programs(str(repo)) == ()
+    (repo / "later.cfg").write_text("[core]\n\tpager = evil\n")
+    assert repository_programs(str(repo)) == ("core.pager=evil",)
+    _config(repo, "diff.external", "evil2")
+    assert "diff.external=evil2" in repository_programs(str(repo))

@@ -1,0 +1,283 @@
+"""The configuration git would use, asked of the installed git.
+
+A model of git's config syntax and repository layouts disagreed with git
+(a byte-order mark, what ends a line or a comment, section headers,
+include forms and depths, worktrees, shared git directories, bare layouts)
+and each disagreement hid a program git then ran. So git is asked, in the
+exact directory the command runs in, with the environment it runs with:
+``git config --list --show-origin --show-scope -z --includes`` for the
+entries and ``git rev-parse`` for where the repository is.
+
+git may hang (an include that is a FIFO blocks every git command in that
+repository) or refuse (a config it cannot parse, a repository owned by
+someone else): it runs with a hard timeout and is killed past it, and a
+timeout or a failure is :data:`UNKNOWN` — the caller asks a person.
+
+Answers are kept, keyed by the identity of every file git reported
+reading, every file an include names (there or not), the directories
+discovery looked at and the environment variables git reads, so a
+`check --jsonl` stream or a warm process does not run git per line, and
+any change to what git would read is a new question.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["UNKNOWN", "ConfigEntry", "GitView", "Unknown", "ask_git", "clear_cache"]
+
+#: git is killed past this many seconds (a FIFO include blocks it for ever)
+TIMEOUT: Final = 2.0
+#: answers kept (one per directory a stream asks about)
+_CACHE_SIZE: Final = 64
+#: what git prints at most; a config larger than this is not judged
+_MAX_OUTPUT: Final = 64 << 20
+
+#: scopes whose entries the repository controls: its own config, its
+#: worktree's, and what they include (git reports an included file with the
+#: scope of the file that includes it)
+REPOSITORY_SCOPES: Final = frozenset({"local", "worktree"})
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEntry:
+    """One entry as git reports it: ``key`` lower-cased by git (the
+    subsection keeps its case), ``value`` None for a bare key (a boolean
+    true)."""
+
+    scope: str
+    origin: str
+    key: str
+    value: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class GitView:
+    """What git says about the directory: no repository (``gitdir`` empty),
+    or its top, git directory, common directory, hooks directory and every
+    configuration entry git would use."""
+
+    entries: tuple[ConfigEntry, ...] = ()
+    toplevel: str = ""
+    gitdir: str = ""
+    commondir: str = ""
+    hooks: str = ""
+    #: the work trees the index names as submodules (gitlinks), absolute
+    gitlinks: tuple[str, ...] = ()
+
+    def repository_entries(self) -> tuple[ConfigEntry, ...]:
+        return tuple(e for e in self.entries if e.scope in REPOSITORY_SCOPES)
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """git could not answer (timed out, failed, printed what is not
+    understood): whatever git would run there is unknown."""
+
+    reason: str
+
+
+UNKNOWN = Unknown("git could not say")
+
+_Key = tuple[object, ...]
+_CACHE: OrderedDict[_Key, GitView] = OrderedDict()
+
+
+def clear_cache() -> None:
+    _CACHE.clear()
+
+
+def ask_git(cwd: str, env: dict[str, str] | None = None) -> GitView | Unknown:
+    """What git would use in ``cwd``, run with ``env`` (the process's by
+    default). No git installed: no program of a repository can run
+    through it — an empty view."""
+    env = dict(os.environ if env is None else env)
+    git = shutil.which("git", path=env.get("PATH", os.defpath))
+    if git is None:
+        return GitView()
+    cwd = os.path.normpath(os.path.abspath(cwd))
+    chain = _discovery_chain(cwd)
+    env_key = _env_key(env)
+    for key, kept in _cached_for(cwd, chain, env_key):
+        if key == _full_key(cwd, chain, env_key, kept):
+            _CACHE.move_to_end(key)
+            return kept
+    answer = _run(git, cwd, _git_env(env))
+    if isinstance(answer, GitView) and answer.gitdir:
+        _CACHE[_full_key(cwd, chain, env_key, answer)] = answer
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return answer
+
+
+def _git_env(env: dict[str, str]) -> dict[str, str]:
+    """The command's environment, but git never prompts, pages or takes a
+    lock, and speaks in its own words (the system configuration is the
+    administrator's, not a repository's: left out, as git's system scope
+    is trusted)."""
+    return {**env, "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat",
+            "PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "LANGUAGE": "C"}
+
+
+def _run(git: str, cwd: str, env: dict[str, str]) -> GitView | Unknown:
+    where = _call(git, cwd, env, ["rev-parse", "--path-format=absolute", "--show-toplevel",
+                                   "--git-dir", "--git-common-dir", "--git-path", "hooks"])
+    if isinstance(where, Unknown):
+        return where
+    if where is None:
+        # not a repository, as git sees it: only the user's own config
+        return GitView()
+    lines = where.decode("utf-8", "surrogateescape").split("\n")
+    if len(lines) < 4:
+        # a bare repository has no top: git prints three lines
+        lines = ["", *lines]
+    toplevel, gitdir, commondir, hooks = lines[:4]
+    listing = _call(git, cwd, env, ["config", "--list", "--show-origin", "--show-scope", "-z",
+                                     "--includes"])
+    if isinstance(listing, Unknown):
+        return listing
+    if listing is None:
+        return Unknown("git could not read the repository's configuration")
+    entries = _parse(listing)
+    if entries is None:
+        return Unknown("git printed a configuration listing that is not understood")
+    base = toplevel or gitdir
+    links: tuple[str, ...] = ()
+    if toplevel:
+        # reading the index queries core.fsmonitor (git ls-files ran a
+        # planted one): switched off for this read, as are hooks
+        index = _call(git, toplevel, env, ["-c", "core.fsmonitor=false", "-c",
+                                           "core.hooksPath=/dev/null", "ls-files", "--stage",
+                                           "-z"])
+        if isinstance(index, Unknown):
+            return index
+        links = _gitlinks(index or b"", toplevel)
+    return GitView(tuple(_absolute(e, base) for e in entries), toplevel, gitdir, commondir,
+                   hooks, links)
+
+
+def _gitlinks(index: bytes, toplevel: str) -> tuple[str, ...]:
+    """``mode object stage<TAB>path`` records whose mode is a gitlink: git
+    status and diff run git in each populated one, whether or not
+    ``.gitmodules`` names it."""
+    out = []
+    for record in index.split(b"\0"):
+        meta, _, path = record.partition(b"\t")
+        if meta.startswith(b"160000 ") and path:
+            out.append(os.path.join(toplevel, path.decode("utf-8", "surrogateescape")))
+    return tuple(out)
+
+
+def _call(git: str, cwd: str, env: dict[str, str], args: list[str]) -> bytes | Unknown | None:
+    """git's output; None when it says "not a repository" (exit 128 with
+    nothing on stdout from rev-parse); :class:`Unknown` on a timeout, any
+    other failure, or too much output."""
+    try:
+        proc = subprocess.run([git, "--no-pager", *args], cwd=cwd, env=env, capture_output=True,
+                              stdin=subprocess.DEVNULL, timeout=TIMEOUT, check=False)
+    except subprocess.TimeoutExpired:
+        return Unknown(f"git {_verb(args)} took more than {TIMEOUT:g} s "
+                       "(a FIFO in its configuration?)")
+    except OSError as exc:
+        return Unknown(f"git {_verb(args)} could not run: {exc.strerror}")
+    if proc.returncode == 128 and b"not a git repository" in proc.stderr:
+        return None
+    if proc.returncode != 0:
+        said = proc.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
+        return Unknown(f"git {_verb(args)} failed: {said[0] if said else proc.returncode}")
+    if len(proc.stdout) > _MAX_OUTPUT:
+        return Unknown(f"git {_verb(args)} printed more than {_MAX_OUTPUT} bytes")
+    return proc.stdout.rstrip(b"\n") if args[0] == "rev-parse" else proc.stdout
+
+
+def _verb(args: list[str]) -> str:
+    return next(a for a in args if not a.startswith("-") and "=" not in a)
+
+
+def _parse(listing: bytes) -> list[ConfigEntry] | None:
+    """``scope NUL origin NUL key [LF value] NUL`` records."""
+    fields = listing.split(b"\0")
+    if fields and fields[-1] == b"":
+        fields.pop()
+    if len(fields) % 3:
+        return None
+    out: list[ConfigEntry] = []
+    for i in range(0, len(fields), 3):
+        scope, origin, pair = (f.decode("utf-8", "surrogateescape") for f in fields[i:i + 3])
+        key, newline, value = pair.partition("\n")
+        out.append(ConfigEntry(scope, origin, key, value if newline else None))
+    return out
+
+
+def _absolute(entry: ConfigEntry, base: str) -> ConfigEntry:
+    """git names a repository's files relative to the top of its work tree
+    (``file:.git/config``); made absolute."""
+    kind, sep, path = entry.origin.partition(":")
+    if kind == "file" and sep and path and not path.startswith("/"):
+        return ConfigEntry(entry.scope, f"file:{os.path.normpath(os.path.join(base, path))}",
+                           entry.key, entry.value)
+    return entry
+
+
+# -- the cache's key -------------------------------------------------------
+
+#: environment variables git's discovery or configuration reads
+_ENV_NAMES: Final = ("HOME", "XDG_CONFIG_HOME", "PATH")
+
+
+def _env_key(env: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, v) for k, v in env.items() if k.startswith("GIT_") or k in _ENV_NAMES))
+
+
+def _identity(path: str) -> tuple[int, ...] | None:
+    try:
+        st = os.lstat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _discovery_chain(cwd: str) -> tuple[tuple[str, tuple[int, ...] | None], ...]:
+    """Each directory from ``cwd`` up, and its ``.git``: what git's
+    discovery looks at (a ``.git`` made, removed or changed anywhere on
+    the way is a new question)."""
+    out = []
+    path = cwd
+    while True:
+        out.append((path, _identity(os.path.join(path, ".git"))))
+        parent = os.path.dirname(path)
+        if parent == path:
+            return tuple(out)
+        path = parent
+
+
+def _cached_for(cwd: str, chain: object, env_key: object) -> list[tuple[_Key, GitView]]:
+    return [(k, v) for k, v in reversed(_CACHE.items()) if k[:3] == (cwd, chain, env_key)]
+
+
+def _full_key(cwd: str, chain: object, env_key: object, view: GitView) -> _Key:
+    """The identity of everything git read or would read: the git
+    directories, each file it reported, its directory (a config file made
+    where there was none), and every file an include names."""
+    paths = {view.gitdir, view.commondir, os.path.join(view.gitdir, "config.worktree"),
+             os.path.join(view.commondir, "config"), os.path.join(view.gitdir, "index"),
+             view.hooks}
+    for entry in view.entries:
+        kind, _, origin = entry.origin.partition(":")
+        if kind != "file":
+            continue
+        paths.update((origin, os.path.dirname(origin)))
+        if entry.key.startswith(("include.", "includeif.")) and entry.key.endswith(".path"):
+            paths.add(_include_target(entry.value or "", origin, view))
+    return (cwd, chain, env_key, tuple(sorted((p, _identity(p)) for p in paths if p)))
+
+
+def _include_target(value: str, origin: str, view: GitView) -> str:
+    if value.startswith("~/"):
+        return os.path.expanduser(value)
+    return os.path.normpath(os.path.join(os.path.dirname(origin), value))

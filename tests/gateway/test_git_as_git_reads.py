@@ -1,0 +1,172 @@
+"""A repository's git reads are judged by what the installed git does.
+
+From a review of the analyzer: `git status`, `git diff`, `git log` and
+`git show` ran programs a repository's `.git` named where shellgate's own
+reading of the configuration saw none (a byte-order mark, a config past
+1 MiB, an include deeper than 8, a submodule's config, a gitlink without
+.gitmodules, the hook a read runs by itself, a merge driver reached by
+`--remerge-diff`, a partial clone's transport). Under `shellgate hook` an
+allow runs the command on the host. Each case runs the read with the real
+git first (the control: the program ran) and then asks the gateway.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from analyzers import Verdict
+from gateway.workspace import analyze_in_workspace
+
+ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "a",
+       "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b",
+       "GIT_PAGER": "cat", "PAGER": "cat"}
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=cwd, env=ENV, capture_output=True, text=True,
+                          check=check, timeout=30)
+
+
+def committed(path: Path) -> Path:
+    git(path.parent, "init", "-q", path.name)
+    (path / "a.txt").write_text("one\n")
+    git(path, "add", "a.txt")
+    git(path, "commit", "-qm", "one")
+    return path
+
+
+def run(marker: Path) -> str:
+    return f"touch {marker}; :"
+
+
+def bom(repo: Path, marker: Path) -> None:
+    """A byte-order mark before the first section: git skips it."""
+    config = repo / ".git" / "config"
+    text = config.read_text()
+    config.write_bytes(b"\xef\xbb\xbf" + f"[core]\n\tfsmonitor = {run(marker)}\n{text}".encode())
+
+
+def large(repo: Path, marker: Path) -> None:
+    """The entry past the first MiB: git reads a config of any size."""
+    with (repo / ".git" / "config").open("a") as f:
+        f.write(("# padding\n" * 120_000) + f"[core]\n\tfsmonitor = {run(marker)}\n")
+
+
+def deep_include(repo: Path, marker: Path) -> None:
+    """Nine includes deep: git follows ten."""
+    for i in range(9):
+        (repo / ".git" / f"inc{i}").write_text(f"[include]\n\tpath = inc{i + 1}\n")
+    (repo / ".git" / "inc9").write_text(f"[core]\n\tfsmonitor = {run(marker)}\n")
+    git(repo, "config", "include.path", "inc0")
+
+
+def submodule(repo: Path, marker: Path) -> None:
+    """`git status` runs git in each populated submodule, with its config."""
+    source = committed(repo.parent / "source")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), "inner")
+    git(repo, "commit", "-qm", "sub")
+    git(repo / "inner", "config", "core.fsmonitor", run(marker))
+    (repo / "inner" / "a.txt").write_text("changed\n")
+
+
+def gitlink(repo: Path, marker: Path) -> None:
+    """A gitlink the index holds without any .gitmodules entry."""
+    inner = committed(repo / "inner")
+    git(repo, "add", "inner")
+    git(inner, "config", "core.fsmonitor", run(marker))
+    (inner / "a.txt").write_text("changed\n")
+
+
+def read_hook(repo: Path, marker: Path) -> None:
+    """`git status` refreshes and writes the index: post-index-change."""
+    hook = repo / ".git" / "hooks" / "post-index-change"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    (repo / "a.txt").write_text("two\n")
+    os.utime(repo / "a.txt", (1, 1))
+
+
+def merge_driver(repo: Path, marker: Path) -> None:
+    """`git log --remerge-diff` re-merges each merge with the drivers of
+    .gitattributes and the configuration."""
+    git(repo, "checkout", "-qb", "side")
+    (repo / "a.txt").write_text("side\n")
+    git(repo, "commit", "-qam", "side")
+    git(repo, "checkout", "-q", "-")
+    (repo / "a.txt").write_text("main\n")
+    git(repo, "commit", "-qam", "main")
+    git(repo, "merge", "-q", "side", check=False)
+    (repo / "a.txt").write_text("merged\n")
+    git(repo, "commit", "-qam", "merge")
+    (repo / ".git" / "info" / "attributes").write_text("* merge=evil\n")
+    git(repo, "config", "merge.evil.driver", f"touch {marker}; cp %B %A")
+
+
+CASES: dict[str, tuple[Callable[[Path, Path], None], str]] = {
+    "a byte-order mark": (bom, "git status"),
+    "a config past 1 MiB": (large, "git status"),
+    "an include nine deep": (deep_include, "git status"),
+    "a submodule's config": (submodule, "git status"),
+    "a gitlink without .gitmodules": (gitlink, "git status"),
+    "the post-index-change hook": (read_hook, "git status"),
+    "a merge driver": (merge_driver, "git log --remerge-diff -1"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_git_read_that_runs_a_program_of_the_repository_is_not_allowed(
+        tmp_path: Path, case: str) -> None:
+    make, command = CASES[case]
+    repo = committed(tmp_path / "repo")
+    marker = tmp_path / "RAN"
+    make(repo, marker)
+    git(repo, *command.split()[1:], check=False)
+    assert marker.exists(), f"control: git did not run the program ({case})"
+    marker.unlink()
+    result = analyze_in_workspace(command, str(repo))
+    assert result.verdict is not Verdict.ALLOW, result.reason
+    assert not marker.exists(), "judging the command ran the program"
+
+
+def test_a_partial_clone_asks_even_for_rev_parse_and_show(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    source = committed(tmp_path / "source")
+    marker = tmp_path / "RAN"
+    git(source, "config", "uploadpack.allowFilter", "true")
+    git(tmp_path, "clone", "-q", "--no-local", "--filter=blob:none", f"file://{source}",
+        str(repo))
+    git(repo, "config", "remote.origin.uploadpack",
+        f"sh -c 'touch {marker}; exec git-upload-pack \"$@\"' --")
+    (source / "a.txt").write_text("two\n")
+    git(source, "commit", "-qam", "two")
+    git(repo, "fetch", "-q", "--filter=blob:none", "origin")
+    marker.unlink()
+    git(repo, "show", "origin/HEAD:a.txt", check=False)
+    assert marker.exists(), "control: the lazy fetch did not run the transport"
+    marker.unlink()
+    for command in ("git show origin/HEAD:a.txt", "git rev-parse origin/HEAD:a.txt",
+                    "git status"):
+        assert analyze_in_workspace(command, str(repo)).verdict is not Verdict.ALLOW, command
+
+
+def test_a_work_tree_elsewhere_is_a_read_outside(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a.txt").write_text("s3cret\n")
+    repo = committed(tmp_path / "repo")
+    git(repo, "config", "core.worktree", str(outside))
+    shown = git(repo, "diff", check=False)
+    assert "s3cret" in shown.stdout, "control: git read the work tree outside"
+    result = analyze_in_workspace("git diff", str(repo))
+    assert result.verdict is not Verdict.ALLOW, result.reason
+
+
+def test_a_repository_that_runs_nothing_still_allows_its_reads(tmp_path: Path) -> None:
+    repo = committed(tmp_path / "repo")
+    for command in ("git status", "git log -p", "git diff HEAD", "git rev-parse HEAD"):
+        assert analyze_in_workspace(command, str(repo)).verdict is Verdict.ALLOW, command

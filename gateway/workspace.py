@@ -1,12 +1,14 @@
 """What the analyzer needs to know about the files around a command, found
 here because the analyzer does no I/O: the workspace's dotenv files (a
-command that reads a whole tree and reaches one needs a person) and the
-repository's configuration entries that make git run programs."""
+command that reads a whole tree and reaches one needs a person), the
+repository's configuration entries that make git run programs and the
+configuration entries that hold credentials."""
 
 from __future__ import annotations
 
 import os
 import stat
+from typing import Any
 
 from analyzers import BashAnalysis, WorkspaceFacts, analyze_bash, reads_with_git
 from values import valueclass
@@ -24,12 +26,12 @@ def analyze_in_workspace(
     `--jsonl` stream let a `.env` or a `diff.external` added meanwhile pass
     (from a review); git's answer is kept only while nothing it read
     changed, and the walk's own cache re-lists only what changed."""
-    light = analyze_light(command, cwd, extra_dirs=extra_dirs, home=home)
+    light, git = _light(command, cwd, extra_dirs, home)
     questions = _questions(light)
     links = _resolved(questions)
     if not links and not questions.trees:
         return light
-    return _with_facts(light, questions, links, _programs_for(light), extra_dirs, home)
+    return _with_facts(light, questions, links, git, extra_dirs, home)
 
 
 def analyze_light(
@@ -37,19 +39,36 @@ def analyze_light(
 ) -> BashAnalysis:
     """The first, cheap pass (no walk): enough when :func:`needs_facts`
     says so; the gateway runs it inline and only the walk on a thread."""
+    return _light(command, cwd, extra_dirs, home)[0]
+
+
+#: what git says about the configuration, as WorkspaceFacts fields
+GitFacts = dict[str, tuple[Any, ...]]
+
+
+def _light(command: str, cwd: str, extra_dirs: tuple[str, ...],
+           home: str | None) -> tuple[BashAnalysis, GitFacts]:
+    """The analysis with git's facts, when the bare one has a read they
+    could change (git is not asked about an `ls`), and those facts."""
     bare = analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home,
                         workspace=WorkspaceFacts())
-    programs = _programs_for(bare)
-    if not programs:
-        return bare
+    git = _git_facts(bare)
+    if not any(git.values()):
+        return bare, git
     return analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home,
-                        workspace=WorkspaceFacts(repo_programs=programs))
+                        workspace=WorkspaceFacts(**git)), git
 
 
-def _programs_for(analysis: BashAnalysis) -> tuple[str, ...]:
-    """The repository's program-running entries, when a git read in the
-    command could run them (git is not asked about an `ls`)."""
-    return repo_programs(analysis.cwd) if reads_with_git(analysis) else ()
+def _git_facts(bare: BashAnalysis) -> GitFacts:
+    """The repository's program-running entries and the configuration's
+    credential-holding ones, when a read in the (fact-free) analysis
+    could run or print them."""
+    if not reads_with_git(bare):
+        return {}
+    from sandbox import config_secrets  # noqa: PLC0415
+
+    return {"repo_programs": repo_programs(bare.cwd),
+            "config_secrets": config_secrets(bare.cwd)}
 
 
 def needs_facts(light: BashAnalysis) -> bool:
@@ -63,19 +82,19 @@ def analyze_with_facts(
     """The second pass, with the links resolved and — for a tree read —
     the workspace's dotenv walk."""
     questions = _questions(light)
-    return _with_facts(light, questions, _resolved(questions), _programs_for(light),
-                       extra_dirs, home)
+    git = _light(light.command, light.cwd, extra_dirs, home)[1]  # memoized analyses
+    return _with_facts(light, questions, _resolved(questions), git, extra_dirs, home)
 
 
 def _with_facts(
     light: BashAnalysis, questions: _Questions, links: tuple[tuple[str, str], ...],
-    programs: tuple[str, ...], extra_dirs: tuple[str, ...], home: str | None,
+    git: GitFacts, extra_dirs: tuple[str, ...], home: str | None,
 ) -> BashAnalysis:
     cwd = light.cwd
-    facts = (workspace_facts(cwd, extra_dirs, programs=programs,
+    facts = (workspace_facts(cwd, extra_dirs, git=git,
                              file_links_below=questions.content_roots, real_paths=links)
              if questions.trees
-             else WorkspaceFacts(repo_programs=programs, real_paths=links))
+             else WorkspaceFacts(**git, real_paths=links))
     return analyze_bash(light.command, cwd, extra_read_dirs=extra_dirs, home=home,
                         workspace=facts)
 
@@ -265,7 +284,7 @@ def _glob_links(pattern: str) -> list[str]:
 
 
 def workspace_facts(
-    cwd: str, extra_dirs: tuple[str, ...] = (), *, programs: tuple[str, ...] | None = None,
+    cwd: str, extra_dirs: tuple[str, ...] = (), *, git: GitFacts | None = None,
     file_links_below: tuple[str, ...] = (), real_paths: tuple[tuple[str, str], ...] = (),
 ) -> WorkspaceFacts:
     """Facts for commands that run in ``cwd`` and may read ``extra_dirs``;
@@ -283,7 +302,7 @@ def workspace_facts(
         unsearched=found.unknown,
         dir_links=found.links,
         dotenv_dirs=found.dirs,
-        repo_programs=repo_programs(cwd) if programs is None else programs,
+        **({"repo_programs": repo_programs(cwd)} if git is None else git),
         file_links=_file_link_targets(found.file_links, file_links_below),
         real_paths=real_paths,
     )

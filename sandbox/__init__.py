@@ -52,6 +52,7 @@ _LAZY = {
     "run_probes": "doctor",
     "sandbox_works": "doctor",
     "repository_programs": "gitprograms",
+    "config_secrets": "gitprograms",
     "runtime_dir": "guards",
     "DotenvBelow": "dotenv_scan",
     "dotenv_below": "dotenv_scan",
@@ -76,7 +77,7 @@ if TYPE_CHECKING:
     from .background import BackgroundProcess, start_background
     from .doctor import Probe, run_probes, sandbox_works
     from .dotenv_scan import DotenvBelow, dotenv_below
-    from .gitprograms import repository_programs
+    from .gitprograms import config_secrets, repository_programs
     from .guards import runtime_dir
     from .hostrun import HostFile, host_files
     from .linux.watch import stop_idle_threads
@@ -125,6 +126,7 @@ __all__ = [
     "SandboxUnavailable",
     "apply_settings",
     "build_plan",
+    "config_secrets",
     "default_backend",
     "domain_matches",
     "dotenv_below",

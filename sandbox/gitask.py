@@ -108,7 +108,7 @@ def ask_git(cwd: str, env: dict[str, str] | None = None) -> GitView | Unknown:
             _CACHE.move_to_end(key)
             return kept
     answer = _run(git, cwd, _git_env(env))
-    if isinstance(answer, GitView) and answer.gitdir:
+    if isinstance(answer, GitView):
         _CACHE[_full_key(cwd, chain, env_key, answer)] = answer
         while len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
@@ -117,10 +117,9 @@ def ask_git(cwd: str, env: dict[str, str] | None = None) -> GitView | Unknown:
 
 def _git_env(env: dict[str, str]) -> dict[str, str]:
     """The command's environment, but git never prompts, pages or takes a
-    lock, and speaks in its own words (the system configuration is the
-    administrator's, not a repository's: left out, as git's system scope
-    is trusted)."""
-    return {**env, "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat",
+    lock, and speaks in its own words (every scope is listed: the callers
+    choose by scope)."""
+    return {**env, "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat",
             "PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "LANGUAGE": "C"}
 
 
@@ -129,14 +128,13 @@ def _run(git: str, cwd: str, env: dict[str, str]) -> GitView | Unknown:
                                    "--git-dir", "--git-common-dir", "--git-path", "hooks"])
     if isinstance(where, Unknown):
         return where
-    if where is None:
-        # not a repository, as git sees it: only the user's own config
-        return GitView()
-    lines = where.decode("utf-8", "surrogateescape").split("\n")
-    if len(lines) < 4:
-        # a bare repository has no top: git prints three lines
-        lines = ["", *lines]
-    toplevel, gitdir, commondir, hooks = lines[:4]
+    toplevel = gitdir = commondir = hooks = ""
+    if where is not None:  # else no repository, as git sees it: the user's config alone
+        lines = where.decode("utf-8", "surrogateescape").split("\n")
+        if len(lines) < 4:
+            # a bare repository has no top: git prints three lines
+            lines = ["", *lines]
+        toplevel, gitdir, commondir, hooks = lines[:4]
     listing = _call(git, cwd, env, ["config", "--list", "--show-origin", "--show-scope", "-z",
                                      "--includes"])
     if isinstance(listing, Unknown):
@@ -146,7 +144,7 @@ def _run(git: str, cwd: str, env: dict[str, str]) -> GitView | Unknown:
     entries = _parse(listing)
     if entries is None:
         return Unknown("git printed a configuration listing that is not understood")
-    base = toplevel or gitdir
+    base = toplevel or gitdir or cwd
     links: tuple[str, ...] = ()
     if toplevel:
         # reading the index queries core.fsmonitor (git ls-files ran a
@@ -264,9 +262,14 @@ def _full_key(cwd: str, chain: object, env_key: object, view: GitView) -> _Key:
     """The identity of everything git read or would read: the git
     directories, each file it reported, its directory (a config file made
     where there was none), and every file an include names."""
-    paths = {view.gitdir, view.commondir, os.path.join(view.gitdir, "config.worktree"),
-             os.path.join(view.commondir, "config"), os.path.join(view.gitdir, "index"),
-             view.hooks}
+    paths = {view.hooks}
+    if view.gitdir:
+        paths.update((view.gitdir, view.commondir, os.path.join(view.gitdir, "config.worktree"),
+                      os.path.join(view.commondir, "config"), os.path.join(view.gitdir, "index")))
+    # the user's files, there or not (a ~/.gitconfig made later is new)
+    home = os.path.expanduser("~")
+    paths.update((os.path.join(home, ".gitconfig"), os.path.join(home, ".config", "git"),
+                  "/etc/gitconfig"))
     for entry in view.entries:
         kind, _, origin = entry.origin.partition(":")
         if kind != "file":

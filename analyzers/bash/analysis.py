@@ -157,6 +157,9 @@ def _analyze(
     programs = workspace.repo_programs if workspace is not None else ()
     if programs:
         acc.subcommands = [_hostile_repository(s, programs) for s in acc.subcommands]
+    secrets = workspace.config_secrets if workspace is not None else ()
+    if secrets:
+        acc.subcommands = [_secret_read(s, secrets) for s in acc.subcommands]
     return _decide(command, cwd, status, acc, home_s)
 
 
@@ -168,10 +171,92 @@ _GIT_CONFIG_FREE = frozenset({"--version", "version", "config", "help"})
 
 
 def reads_with_git(analysis: BashAnalysis) -> bool:
-    """Would the repository's configuration change this analysis? (Some
-    subcommand is a git read it could make run a program.) The gateway
-    asks git about the repository only then."""
-    return any(_hostile_repository(s, ("?",)) is not s for s in analysis.subcommands)
+    """Would git's configuration change this analysis? (Some subcommand is
+    a git read it could make run a program or print a credential, or a
+    read that may reach a configuration file.) The gateway asks git about
+    the repository only then."""
+    return any(_hostile_repository(s, ("?",)) is not s
+               or _secret_read(s, _PROBE) is not s for s in analysis.subcommands)
+
+
+#: git reads that print configuration values: `git config` in every form,
+#: and the remotes' URLs (userinfo in a URL is a credential)
+_URL_READS = frozenset({"remote", "ls-remote"})
+_LISTINGS = frozenset({"list", "--list", "-l", "--get-regexp", "--get-urlmatch"})
+#: names of the files git's configuration lives in
+_CONFIG_NAMES = frozenset({"config", "config.worktree", ".gitconfig"})
+#: secrets that ask whether a read could print any
+_PROBE = (("?", "?", "?"),)
+#: the scopes `--local` and `--worktree` read
+_OWN_SCOPES = frozenset({"local", "worktree"})
+Secrets = tuple[tuple[str, str, str], ...]
+
+
+def _secret_read(s: Subcommand, secrets: Secrets) -> Subcommand:
+    """Attack (from a review): `git config --local --list`, `--get-regexp
+    .`, `--get-urlmatch`, `git config http.proxy` and `cat .git/config`
+    printed an `http.*.extraheader` token or a proxy password. A read that
+    may print an entry holding a credential is a sensitive read: asked.
+    ``secrets`` of :data:`_PROBE` asks whether a read could be one."""
+    if not s.read_only:
+        return s
+    why = _prints_secret(s, secrets)
+    if why is None:
+        return s
+    return replace(s, read_only=False, reason=why)
+
+
+def _prints_secret(s: Subcommand, secrets: Secrets) -> str | None:
+    probe = secrets == _PROBE
+    files = {f for f, _, _ in secrets}
+    if s.argv and s.argv[0] == "git":
+        args = s.argv[1:]
+        sub = next((a for a in args if not a.startswith("-")), "")
+        rest = args[args.index(sub) + 1:] if sub else ()
+        found = _git_prints(sub, rest, secrets) if not probe else (
+            "?" if sub in ("config", *_URL_READS) else None)
+        if found is not None:
+            return found
+    for p in s.paths:
+        if posixpath.basename(p.path) in _CONFIG_NAMES and (probe or p.path in files):
+            return f"{p.path} holds credentials ({_first(secrets)})"
+    for tree in s.trees:
+        root = tree.root.rstrip("/") + "/"
+        if probe or any(f.startswith(root) for f in files):
+            return f"reading the files below {tree.root} reaches git configuration holding " \
+                   f"credentials ({_first(secrets)})"
+    return None
+
+
+def _git_prints(sub: str, rest: tuple[str, ...], secrets: Secrets) -> str | None:
+    """Would `git SUB REST` print one of ``secrets``?"""
+    if sub == "config":
+        if "--local" in rest or "--worktree" in rest:
+            secrets = tuple(e for e in secrets if e[2] in _OWN_SCOPES)
+        keys = {_norm_key(k) for _, k, _ in secrets}
+        listing = any(a in _LISTINGS or a.startswith("--get-regexp") for a in rest)
+        named = {_norm_key(a) for a in rest if not a.startswith("-")}
+        if secrets and ((listing and "--name-only" not in rest) or named & keys):
+            return f"git configuration here holds credentials ({_first(secrets)}) and " \
+                   f"git config {' '.join(rest)} may print them"
+    if sub in _URL_READS:
+        urls = tuple(e for e in secrets if _norm_key(e[1]).endswith(("url", "insteadof")))
+        if urls:
+            return f"a remote's URL here carries credentials ({_first(urls)}); git {sub} prints it"
+    return None
+
+
+def _norm_key(key: str) -> str:
+    """git's own case: section and variable lower-cased, a subsection as
+    written."""
+    section, _, rest = key.partition(".")
+    middle, _, name = rest.rpartition(".")
+    return f"{section.lower()}.{middle + '.' if middle else ''}{name.lower()}"
+
+
+def _first(secrets: Secrets) -> str:
+    where, key, _ = secrets[0]
+    return f"{key} in {where}"
 
 
 def _hostile_repository(s: Subcommand, programs: tuple[str, ...]) -> Subcommand:

@@ -53,6 +53,9 @@ class WorkspaceFacts:
     #: search met below the command's tree reads: `find sub -exec cat {} +`
     #: reads the file a `sub/k.txt -> ~/.ssh/id_rsa` leads to (a review)
     file_links: tuple[tuple[str, str], ...] = ()
+    #: (file, key, scope) of the git configuration entries (every scope)
+    #: whose values are or carry credentials: printing them is a sensitive read
+    config_secrets: tuple[tuple[str, str, str], ...] = ()
 
 
 #: (pattern, include, fold_case): one name filter, in command-line order

@@ -170,3 +170,55 @@ def test_a_repository_that_runs_nothing_still_allows_its_reads(tmp_path: Path) -
     repo = committed(tmp_path / "repo")
     for command in ("git status", "git log -p", "git diff HEAD", "git rev-parse HEAD"):
         assert analyze_in_workspace(command, str(repo)).verdict is Verdict.ALLOW, command
+
+
+TOKEN = "ghs_S3CRETt0ken"
+
+
+@pytest.mark.parametrize("command", [
+    "git config --local --list", "git config --local --get-regexp .",
+    "git config --get-urlmatch http https://github.com/", "git config list --local",
+    "cat .git/config", "head -n 20 .git/config", "grep -r ghs_ .", "git remote -v",
+    "git remote get-url origin",
+])
+def test_a_read_that_prints_a_credential_of_the_configuration_is_not_allowed(
+        tmp_path: Path, command: str) -> None:
+    """From a review: a CI checkout leaves `http.<url>.extraheader` with a
+    token in .git/config, and a remote's URL may carry one; these reads
+    printed it."""
+    repo = committed(tmp_path / "repo")
+    git(repo, "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: basic {TOKEN}")
+    git(repo, "remote", "add", "origin", f"https://x-access-token:{TOKEN}@github.com/o/r")
+    shown = subprocess.run(command, shell=True, cwd=repo, env=ENV, capture_output=True,
+                           text=True, check=False, timeout=30)
+    if "list --local" not in command:  # the subcommand form is newer than some gits
+        assert TOKEN in shown.stdout, f"control: {command} did not print the token"
+    result = analyze_in_workspace(command, str(repo))
+    assert result.verdict is not Verdict.ALLOW, result.reason
+    assert "credentials" in (result.reason or ""), result.reason
+
+
+def test_a_proxy_password_in_the_users_own_file_is_not_printed_unasked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text(f"[http]\n\tproxy = http://me:{TOKEN}@proxy:3128\n")
+    monkeypatch.setenv("HOME", str(home))
+    repo = committed(tmp_path / "repo")
+    control = subprocess.run(["git", "config", "http.proxy"], cwd=repo, capture_output=True,
+                             text=True, env={**ENV, "HOME": str(home)}, check=False)
+    assert TOKEN in control.stdout, "control: git printed the password"
+    result = analyze_in_workspace("git config http.proxy", str(repo))
+    assert result.verdict is not Verdict.ALLOW, result.reason
+
+
+@pytest.mark.parametrize("command", [
+    "git config --local --list", "git remote -v", "cat .git/config", "grep -r one .",
+    "git config user.name",
+])
+def test_configuration_reads_are_allowed_where_it_holds_no_credential(
+        tmp_path: Path, command: str) -> None:
+    repo = committed(tmp_path / "repo")
+    git(repo, "remote", "add", "origin", "https://github.com/o/r")
+    result = analyze_in_workspace(command, str(repo))
+    assert result.verdict is Verdict.ALLOW, result.reason

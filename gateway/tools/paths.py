@@ -246,7 +246,7 @@ def _sensitive(path: Resolved, ctx: ToolContext, access: str) -> PermissionResul
     spellings = dict.fromkeys((path.real, path.display, path.real.lower(), path.display.lower()))
     hits = [e for e in (match_sensitive(p, home) for p in spellings) if e is not None]
     if not hits:
-        return None
+        return _git_credentials(path, access)
     if any(e.level != "ask" for e in hits):
         entry = next(e for e in hits if e.level != "ask")
         return PermissionResult(Decision.DENY, "sensitive-paths",
@@ -257,6 +257,33 @@ def _sensitive(path: Resolved, ctx: ToolContext, access: str) -> PermissionResul
     return PermissionResult(Decision.ASK, "sensitive-paths",
                             f"{access} of {path.display} needs a person ({entry.why})",
                             rule=entry.pattern, needs_person=True)
+
+
+#: the names git's configuration files have
+_GIT_CONFIG_NAMES = frozenset({"config", "config.worktree", ".gitconfig"})
+
+
+def _git_credentials(path: Resolved, access: str) -> PermissionResult | None:
+    """Attack (from a review): a CI checkout leaves a token in
+    `.git/config` (`http.<url>.extraheader`), a proxy password sits in
+    ~/.gitconfig; reading the file prints it. git's own listing says which
+    files hold a credential (the same fact `git config` reads are judged
+    by); reading one needs a person."""
+    if os.path.basename(path.real) not in _GIT_CONFIG_NAMES:
+        return None
+    from sandbox import config_secrets  # noqa: PLC0415
+
+    folder = os.path.dirname(path.real)
+    if os.path.basename(folder) == ".git":
+        folder = os.path.dirname(folder)  # git is asked from the work tree
+    held = [(key, where) for where, key, _ in config_secrets(folder)
+            if where == path.real or where.startswith("<")]
+    if not held:
+        return None
+    key, where = held[0]
+    return PermissionResult(Decision.ASK, "git-credentials",
+                            f"{access} of {path.display} needs a person: it holds a credential "
+                            f"({key})", rule=where, needs_person=True)
 
 
 def in_working_dirs(path: Resolved, ctx: ToolContext) -> bool:

@@ -458,3 +458,18 @@ def test_a_procfs_mounted_elsewhere_is_refused_as_a_process_view(
     done = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.stdout.strip() == "DENY", done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("token", [True, False])
+def test_a_git_config_holding_a_credential_asks_and_one_without_is_read(
+        workspace: Path, tool_context: Ctx, token: bool) -> None:
+    """From a review: a CI checkout leaves `http.<url>.extraheader` with a
+    token in .git/config; Read printed it unasked."""
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    if token:
+        subprocess.run(["git", "-C", str(workspace), "config",
+                        "http.https://github.com/.extraheader", "AUTHORIZATION: basic c2VjcmV0"],
+                       check=True)
+    data = ReadInput(file_path=str(workspace / ".git" / "config"))
+    decision = permission(tool_context(), data).decision
+    assert decision is (Decision.ASK if token else Decision.ALLOW)

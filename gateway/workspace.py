@@ -325,51 +325,17 @@ def _file_link_targets(links: tuple[str, ...], roots: tuple[str, ...]) -> tuple[
 def repo_programs(cwd: str) -> tuple[str, ...]:
     """The configuration entries of the repository at ``cwd`` that make
     git's reads run programs (a fact the analyzer cannot gather: it does no
-    I/O), as the installed git reads them; git is run only inside a
-    repository (or with ``GIT_DIR`` set, which makes one anywhere).
-    ``cwd`` is normalized
-    first, as the analyzer takes it (from a review: with `--cwd
+    I/O), as the installed git reads them; asked only for commands that
+    read with git, and of git's own discovery (a review: a bare repository
+    as the working directory has no `.git` to look for). ``cwd`` is
+    normalized first, as the analyzer takes it (from a review: with `--cwd
     ws/a/../hostile`, a a link, the walk up from the raw path never saw
     ws/hostile/.git and its core.fsmonitor)."""
-    cwd = os.path.normpath(cwd)
-    lstat = os.lstat
-    if "GIT_DIR" in os.environ:
-        from sandbox import repository_programs  # noqa: PLC0415
+    from sandbox import repository_programs  # noqa: PLC0415
 
-        return repository_programs(cwd)
-    for candidate in _git_candidates(cwd):
-        # os.path.lexists, without its call. Not os.access(follow_symlinks=
-        # False): from a review, it is faccessat2, which container seccomp
-        # profiles refuse with EPERM (read as "no .git": `git status` ran a
-        # planted core.fsmonitor), and it checks with the real uid
-        try:
-            lstat(candidate)
-        except (OSError, ValueError):
-            continue
-        from sandbox import repository_programs  # noqa: PLC0415
-
-        return repository_programs(cwd)
-    return ()
+    try:
+        return repository_programs(os.path.normpath(cwd))
+    except ValueError:  # a NUL in the path: no directory git could run in
+        return ()
 
 
-def _git_candidates(cwd: str) -> tuple[str, ...]:
-    """``cwd``'s `.git` and each of its parents', nearest first (the
-    names only, kept: a stream asks for the same cwd every line)."""
-    found = _CANDIDATES.get(cwd)
-    if found is None:
-        names = []
-        path = cwd
-        while True:
-            names.append(os.path.join(path, ".git"))
-            parent = os.path.dirname(path)
-            if parent == path:
-                break
-            path = parent
-        found = tuple(names)
-        if len(_CANDIDATES) >= 64:
-            _CANDIDATES.clear()
-        _CANDIDATES[cwd] = found
-    return found
-
-
-_CANDIDATES: dict[str, tuple[str, ...]] = {}

@@ -29,7 +29,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["UNKNOWN", "ConfigEntry", "GitView", "Unknown", "ask_git", "clear_cache"]
+__all__ = ["UNKNOWN", "ConfigEntry", "GitView", "Unknown", "ask_git", "ask_gitlinks",
+           "clear_cache"]
 
 #: git is killed past this many seconds (a FIFO include blocks it for ever)
 TIMEOUT: Final = 2.0
@@ -67,8 +68,6 @@ class GitView:
     gitdir: str = ""
     commondir: str = ""
     hooks: str = ""
-    #: the work trees the index names as submodules (gitlinks), absolute
-    gitlinks: tuple[str, ...] = ()
 
     def repository_entries(self) -> tuple[ConfigEntry, ...]:
         return tuple(e for e in self.entries if e.scope in REPOSITORY_SCOPES)
@@ -98,8 +97,8 @@ def ask_git(cwd: str, env: dict[str, str] | None = None) -> GitView | Unknown:
     through it — an empty view."""
     env = dict(os.environ if env is None else env)
     git = shutil.which("git", path=env.get("PATH", os.defpath))
-    if git is None:
-        return GitView()
+    if git is None or "\0" in cwd:
+        return GitView()  # no git, or no directory any git could run in
     cwd = os.path.normpath(os.path.abspath(cwd))
     chain = _discovery_chain(cwd)
     env_key = _env_key(env)
@@ -145,18 +144,31 @@ def _run(git: str, cwd: str, env: dict[str, str]) -> GitView | Unknown:
     if entries is None:
         return Unknown("git printed a configuration listing that is not understood")
     base = toplevel or gitdir or cwd
-    links: tuple[str, ...] = ()
-    if toplevel:
-        # reading the index queries core.fsmonitor (git ls-files ran a
-        # planted one): switched off for this read, as are hooks
-        index = _call(git, toplevel, env, ["-c", "core.fsmonitor=false", "-c",
-                                           "core.hooksPath=/dev/null", "ls-files", "--stage",
-                                           "-z"])
-        if isinstance(index, Unknown):
-            return index
-        links = _gitlinks(index or b"", toplevel)
     return GitView(tuple(_absolute(e, base) for e in entries), toplevel, gitdir, commondir,
-                   hooks, links)
+                   hooks)
+
+
+def ask_gitlinks(view: GitView, env: dict[str, str] | None = None) -> tuple[str, ...] | Unknown:
+    """The work trees the index names as submodules (gitlinks), absolute.
+    Asked only of a repository whose configuration runs nothing (the caller
+    checks): reading the index queries core.fsmonitor (`git ls-files` ran a
+    planted one), and expanding a sparse index reads trees, which a partial
+    clone fetches through its remote's transport (a review: an `ext::` URL
+    ran during the check). So the monitor and hooks are off, the index is
+    read as it is (`--sparse`), and no transport may run."""
+    env = dict(os.environ if env is None else env)
+    git = shutil.which("git", path=env.get("PATH", os.defpath))
+    if git is None or not view.toplevel:
+        return ()
+    overrides = [f"{e.key}=never" for e in view.entries
+                 if e.key.startswith("protocol.") and e.key.endswith(".allow")]
+    args = ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+            "-c", "protocol.allow=never", *(a for o in overrides for a in ("-c", o)),
+            "ls-files", "--sparse", "--stage", "-z"]
+    index = _call(git, view.toplevel, {**_git_env(env), "GIT_NO_LAZY_FETCH": "1"}, args)
+    if isinstance(index, Unknown):
+        return index
+    return _gitlinks(index or b"", view.toplevel)
 
 
 def _gitlinks(index: bytes, toplevel: str) -> tuple[str, ...]:
@@ -181,8 +193,8 @@ def _call(git: str, cwd: str, env: dict[str, str], args: list[str]) -> bytes | U
     except subprocess.TimeoutExpired:
         return Unknown(f"git {_verb(args)} took more than {TIMEOUT:g} s "
                        "(a FIFO in its configuration?)")
-    except OSError as exc:
-        return Unknown(f"git {_verb(args)} could not run: {exc.strerror}")
+    except (OSError, ValueError) as exc:
+        return Unknown(f"git {_verb(args)} could not run: {exc}")
     if proc.returncode == 128 and b"not a git repository" in proc.stderr:
         return None
     if proc.returncode != 0:
@@ -232,9 +244,9 @@ def _env_key(env: dict[str, str]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((k, v) for k, v in env.items() if k.startswith("GIT_") or k in _ENV_NAMES))
 
 
-def _identity(path: str) -> tuple[int, ...] | None:
+def _identity(path: str, *, follow: bool = False) -> tuple[int, ...] | None:
     try:
-        st = os.lstat(path)
+        st = os.stat(path) if follow else os.lstat(path)
     except (OSError, ValueError):
         return None
     return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
@@ -264,8 +276,12 @@ def _full_key(cwd: str, chain: object, env_key: object, view: GitView) -> _Key:
     where there was none), and every file an include names."""
     paths = {view.hooks}
     if view.gitdir:
+        # HEAD decides `includeIf "onbranch:"`; commondir and gitdir where
+        # a worktree's files are (each rewritten in place changes its ctime)
         paths.update((view.gitdir, view.commondir, os.path.join(view.gitdir, "config.worktree"),
-                      os.path.join(view.commondir, "config"), os.path.join(view.gitdir, "index")))
+                      os.path.join(view.commondir, "config"), os.path.join(view.gitdir, "index"),
+                      os.path.join(view.gitdir, "HEAD"), os.path.join(view.gitdir, "commondir"),
+                      os.path.join(view.gitdir, "gitdir")))
     # the user's files, there or not (a ~/.gitconfig made later is new)
     home = os.path.expanduser("~")
     paths.update((os.path.join(home, ".gitconfig"), os.path.join(home, ".config", "git"),
@@ -277,7 +293,10 @@ def _full_key(cwd: str, chain: object, env_key: object, view: GitView) -> _Key:
         paths.update((origin, os.path.dirname(origin)))
         if entry.key.startswith(("include.", "includeif.")) and entry.key.endswith(".path"):
             paths.add(_include_target(entry.value or "", origin, view))
-    return (cwd, chain, env_key, tuple(sorted((p, _identity(p)) for p in paths if p)))
+    # both the name and what it leads to: an include that is a link to a
+    # file rewritten elsewhere changes only the target's identity
+    return (cwd, chain, env_key, tuple(sorted((p, _identity(p), _identity(p, follow=True))
+                                              for p in paths if p)))
 
 
 def _include_target(value: str, origin: str, view: GitView) -> str:

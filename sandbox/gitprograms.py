@@ -16,7 +16,7 @@ import os
 import re
 from typing import Final
 
-from .gitask import ConfigEntry, GitView, Unknown, ask_git
+from .gitask import ConfigEntry, GitView, Unknown, ask_git, ask_gitlinks
 
 __all__ = ["config_secrets", "holds_secret", "program_entry", "repository_programs"]
 
@@ -37,12 +37,14 @@ _SECTIONS: Final = frozenset({"hook", "pager", "filter"})
 #: object on any read (`git show`, even `git rev-parse HEAD:file`) through
 #: the remote's transport, which may be a command
 _WHEN_TRUE: Final = frozenset({"log.showsignature", "remote.*.promisor"})
+#: a boolean git reads as false; anything else (`2`, `1k`, a word git then
+#: refuses) is taken for true
+_FALSE: Final = frozenset({"false", "no", "off", "0"})
 _ANY_VALUE: Final = frozenset({"extensions.partialclone", "core.worktree"})
 #: git has already read what these include: the entries are in the listing
 _FOLLOWED: Final = ("include.", "includeif.")
 #: values that name no program (a boolean, git's own fsmonitor daemon)
 _INERT: Final = frozenset({"", "false", "no", "off", "0", "true", "yes", "on", "1", "cat"})
-_TRUE: Final = frozenset({"", "true", "yes", "on", "1"})
 
 #: a hook git runs by itself during a read: `git status` and `git diff`
 #: refresh the index and write it, which runs post-index-change
@@ -71,13 +73,26 @@ def program_entry(entry: ConfigEntry) -> bool:
     if pattern in _ANY_VALUE:
         return True
     if pattern in _WHEN_TRUE:
-        return value in _TRUE
+        return _git_true(value)
     if pattern == "submodule.*.update":
         return value.startswith("!")  # `update = !cmd` runs cmd
     if pattern == "protocol.*.allow" or key == "protocol.allow":
-        return value == "always"  # lets ext:: URLs run their command
+        return value != "never"  # `always` or `user` lets an ext:: URL run its command
+    if pattern in ("remote.*.url", "remote.*.pushurl"):
+        return "::" in value  # ext::, fd:: or a remote helper of the repository's naming
     named = key.split(".", 1)[0] in _SECTIONS or key.rsplit(".", 1)[-1].endswith(_SUFFIXES)
     return named and value not in _INERT
+
+
+def _git_true(value: str) -> bool:
+    """git's boolean: false only as false, no, off or an integer 0 (with
+    a k, m or g unit); `2` or `-1` is true."""
+    if value in _FALSE:
+        return False
+    try:
+        return int(value.rstrip("kmg") or "1") != 0
+    except ValueError:
+        return True
 
 
 def repository_programs(cwd: str, env: dict[str, str] | None = None) -> tuple[str, ...]:
@@ -99,8 +114,15 @@ def repository_programs(cwd: str, env: dict[str, str] | None = None) -> tuple[st
         if len(seen) > _MAX_SUBMODULES or depth > _MAX_DEPTH:
             return (f"<more than {_MAX_SUBMODULES} submodules or {_MAX_DEPTH} levels of them: "
                     "what git runs in them is not looked at>",)
-        out += _programs_of(view, where if depth == 0 else view.toplevel)
-        pending += [(p, depth + 1) for p in _populated_submodules(view)]
+        found = _programs_of(view, where if depth == 0 else view.toplevel)
+        if found:
+            out += found
+            continue  # the index is not read where the configuration runs programs
+        links = ask_gitlinks(view, env)
+        if isinstance(links, Unknown):
+            return (f"<{links.reason}>",)
+        pending += [(p, depth + 1) for p in links if os.path.lexists(os.path.join(p, ".git"))]
+        out += _unchecked_modules(view, links)
     return tuple(dict.fromkeys(out))
 
 
@@ -116,10 +138,26 @@ def _programs_of(view: GitView, cwd: str) -> list[str]:
     return out
 
 
-def _populated_submodules(view: GitView) -> list[str]:
-    """The work trees of the submodules git would look into: each gitlink
-    of the index whose directory holds a ``.git``."""
-    return [p for p in view.gitlinks if os.path.lexists(os.path.join(p, ".git"))]
+def _unchecked_modules(view: GitView, links: tuple[str, ...]) -> list[str]:
+    """A submodule's git directory under ``modules/`` with no populated
+    work tree is still opened by `git grep --recurse-submodules --cached`
+    (a review: its partial clone's transport ran): its configuration is
+    not looked at, so it is named as unknown."""
+    base = os.path.join(view.commondir, "modules")
+    if not links and not os.path.isdir(base):
+        return []
+    populated = {os.path.realpath(p) for p in links if os.path.lexists(os.path.join(p, ".git"))}
+    out = []
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return []
+    for name in names:
+        work = os.path.join(view.toplevel, name)
+        if os.path.realpath(work) not in populated:
+            out.append(f"<the submodule git directory modules/{name} is not checked out, and "
+                       "what it runs is not looked at>")
+    return out
 
 
 def _inside(path: str, root: str) -> bool:

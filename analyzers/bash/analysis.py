@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import posixpath
 
+from regexes import fnmatchcase
 from values import field, replace, valueclass
 
 from ..errors import InvalidArgument
@@ -207,22 +208,30 @@ def _secret_read(s: Subcommand, secrets: Secrets) -> Subcommand:
 
 
 def _prints_secret(s: Subcommand, secrets: Secrets) -> str | None:
-    probe = secrets == _PROBE
+    # git could not say (a repository of another owner, a FIFO include):
+    # every read that could print the configuration asks, as for the probe
+    unknown = secrets == _PROBE or any(k == "<unknown>" for _, k, _ in secrets)
     files = {f for f, _, _ in secrets}
     if s.argv and s.argv[0] == "git":
         args = s.argv[1:]
         sub = next((a for a in args if not a.startswith("-")), "")
         rest = args[args.index(sub) + 1:] if sub else ()
-        found = _git_prints(sub, rest, secrets) if not probe else (
-            "?" if sub in ("config", *_URL_READS) else None)
+        found = _git_prints(sub, rest, secrets) if not unknown else (
+            f"git could not say what its configuration holds ({_first(secrets)})"
+            if sub in ("config", *_URL_READS) else None)
         if found is not None:
             return found
     for p in s.paths:
-        if posixpath.basename(p.path) in _CONFIG_NAMES and (probe or p.path in files):
+        # any file holding one (an included `creds.inc` too), by name or
+        # by a glob that may match it (`cat .git/c*`)
+        hit = next((f for f in files if p.path == f or (p.glob and fnmatchcase(f, p.path))),
+                   None)
+        if hit is not None or (unknown and (p.glob or posixpath.basename(p.path)
+                                            in _CONFIG_NAMES or "/.git/" in p.path)):
             return f"{p.path} holds credentials ({_first(secrets)})"
     for tree in s.trees:
         root = tree.root.rstrip("/") + "/"
-        if probe or any(f.startswith(root) for f in files):
+        if unknown or any(f.startswith(root) for f in files):
             return f"reading the files below {tree.root} reaches git configuration holding " \
                    f"credentials ({_first(secrets)})"
     return None

@@ -222,3 +222,75 @@ def test_configuration_reads_are_allowed_where_it_holds_no_credential(
     git(repo, "remote", "add", "origin", "https://github.com/o/r")
     result = analyze_in_workspace(command, str(repo))
     assert result.verdict is Verdict.ALLOW, result.reason
+
+
+def _lazy_ext(repo: Path, marker: Path, promisor: str, allow: str) -> None:
+    """A partial clone whose remote is an ext:: command, with one blob gone."""
+    blob = git(repo, "rev-parse", "HEAD:a.txt").stdout.strip()
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    git(repo, "config", "remote.origin.url", f"ext::sh -c touch% {marker}")
+    git(repo, "config", "remote.origin.promisor", promisor)
+    git(repo, "config", "protocol.ext.allow", allow)
+
+
+@pytest.mark.parametrize(("promisor", "allow"), [("2", "user"), ("true", "always"),
+                                                 ("-1", "user")])
+def test_a_partial_clone_spelled_any_way_git_reads_as_true_asks(
+        tmp_path: Path, promisor: str, allow: str) -> None:
+    """From a review: `remote.origin.promisor = 2` is true to git, and
+    `protocol.ext.allow = user` lets a lazy fetch run an ext:: command."""
+    repo = committed(tmp_path / "repo")
+    marker = tmp_path / "RAN"
+    _lazy_ext(repo, marker, promisor, allow)
+    git(repo, "show", "HEAD:a.txt", check=False)
+    assert marker.exists(), "control: the lazy fetch ran the ext:: command"
+    marker.unlink()
+    for command in ("git show HEAD:a.txt", "git config user.name", "git status"):
+        result = analyze_in_workspace(command, str(repo))
+        if command != "git config user.name":
+            assert result.verdict is not Verdict.ALLOW, (command, result.reason)
+    assert not marker.exists(), "judging the commands ran the repository's transport"
+
+
+def test_judging_a_sparse_partial_clone_runs_nothing(tmp_path: Path) -> None:
+    """From a review: the check's own `git ls-files` expanded a sparse index,
+    fetched a missing tree and ran the remote's ext:: command."""
+    repo = committed(tmp_path / "repo")
+    for d in ("keep", "hide/deep"):
+        (repo / d).mkdir(parents=True)
+        (repo / d / "f").write_text(d)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "dirs")
+    git(repo, "sparse-checkout", "init", "--cone", "--sparse-index")
+    git(repo, "sparse-checkout", "set", "keep")
+    tree = git(repo, "rev-parse", "HEAD:hide").stdout.strip()
+    (repo / ".git" / "objects" / tree[:2] / tree[2:]).unlink()
+    marker = tmp_path / "RAN"
+    git(repo, "config", "remote.origin.url", f"ext::sh -c touch% {marker}")
+    git(repo, "config", "protocol.ext.allow", "always")
+    for command in ("git status", "git config user.name", "git log"):
+        analyze_in_workspace(command, str(repo))
+    assert not marker.exists(), "judging the command ran the repository's transport"
+
+
+def test_when_git_cannot_say_a_read_of_its_configuration_asks(tmp_path: Path) -> None:
+    """From a review: git could not answer (a FIFO include; a repository of
+    another owner) and `cat .git/config` printed the token unasked."""
+    repo = committed(tmp_path / "repo")
+    git(repo, "remote", "add", "origin", f"https://x:{TOKEN}@github.com/o/r")
+    git(repo, "config", "include.path", "fifo")
+    os.mkfifo(repo / ".git" / "fifo")
+    for command in ("cat .git/config", "git config remote.origin.url"):
+        assert analyze_in_workspace(command, str(repo)).verdict is not Verdict.ALLOW, command
+
+
+@pytest.mark.parametrize("command", ["cat .git/c*", "cat .git/conf?g", "cat .git/creds.inc"])
+def test_a_credential_reached_by_a_glob_or_an_include_asks(tmp_path: Path, command: str) -> None:
+    repo = committed(tmp_path / "repo")
+    git(repo, "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: basic {TOKEN}")
+    (repo / ".git" / "creds.inc").write_text(f"[http]\n\tproxy = http://u:{TOKEN}@p:1\n")
+    git(repo, "config", "include.path", "creds.inc")
+    shown = subprocess.run(command, shell=True, cwd=repo, capture_output=True, text=True,
+                           check=False)
+    assert TOKEN in shown.stdout, "control: the read printed the token"
+    assert analyze_in_workspace(command, str(repo)).verdict is not Verdict.ALLOW

@@ -1,63 +1,44 @@
-"""The walk up from a command's working directory to its repository looks
-at ``.git`` in every directory ``os.path.dirname`` leads through, from the
-normalized cwd up to ``/`` (or ``//``), and at nothing else."""
+"""Which repository a command's git reads are judged by: git's own
+discovery, from the normalized working directory."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from analyzers import Verdict
 from gateway import workspace
-
-CWDS = ["/", "//", "///", "/a", "//a", "/a/b/c", "//a/b", "/a/", "//a//b/", "/a/b/../c",
-        "/home/user/project", "/a/./b"]
+from gateway.workspace import analyze_in_workspace
 
 
-def _dirname_chain(cwd: str) -> list[str]:
-    out, path = [], os.path.normpath(cwd)
-    while True:
-        out.append(os.path.join(path, ".git"))
-        parent = os.path.dirname(path)
-        if parent == path:
-            return out
-        path = parent
-
-
-@pytest.mark.parametrize("cwd", CWDS)
-def test_the_repository_walk_looks_where_dirname_leads(
-        cwd: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    looked: list[str] = []
-
-    def lstat(path: str) -> os.stat_result:
-        looked.append(path)
-        raise FileNotFoundError(path)
-
-    monkeypatch.setattr(os, "lstat", lstat)
-    assert workspace.repo_programs(cwd) == ()
-    assert looked == _dirname_chain(cwd)
-
-
-@pytest.mark.parametrize("git", [
-    pytest.param(lambda p: p.mkdir(), id="a directory"),
-    pytest.param(lambda p: p.write_text("gitdir: elsewhere\n"), id="a gitfile"),
-    pytest.param(lambda p: p.symlink_to("nowhere"), id="a dangling link"),
-])
-def test_a_git_entry_of_any_kind_above_the_cwd_is_looked_into(
-        tmp_path: Path, git: Callable[[Path], object], monkeypatch: pytest.MonkeyPatch) -> None:
-    """A `.git` that is there at all, even as a link to nothing, sends the
-    walk to the repository reader (which judges what it is): a planted
-    `.git` link must not pass for no repository."""
+def test_the_working_directory_is_normalized_before_git_is_asked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From a review: with `--cwd ws/a/../hostile`, a a link, the walk up
+    from the raw path never saw ws/hostile/.git."""
     asked: list[str] = []
     monkeypatch.setattr("sandbox.repository_programs",
                         lambda cwd: asked.append(cwd) or ("core.fsmonitor=x",))
-    cwd = tmp_path / "a" / "b"
-    cwd.mkdir(parents=True)
-    git(tmp_path / ".git")
-    assert workspace.repo_programs(str(cwd)) == ("core.fsmonitor=x",)
-    assert asked == [str(cwd)]
+    assert workspace.repo_programs(f"{tmp_path}/a/../hostile") == ("core.fsmonitor=x",)
+    assert asked == [f"{tmp_path}/hostile"]
+
+
+def test_a_bare_repository_as_the_working_directory_is_judged_by_its_configuration(
+        tmp_path: Path) -> None:
+    """From a review: a bare repository has no `.git` to look for; its
+    core.fsmonitor (with core.worktree set) ran under an allowed `git
+    status`. git's own discovery finds it."""
+    bare = tmp_path / "bw"
+    marker = tmp_path / "RAN"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    for key, value in (("core.bare", "false"), ("core.worktree", str(tmp_path / "wt")),
+                       ("core.fsmonitor", f"touch {marker}; false")):
+        subprocess.run(["git", "-C", str(bare), "config", key, value], check=True)
+    (tmp_path / "wt").mkdir()
+    subprocess.run(["git", "status"], cwd=bare, capture_output=True, check=False, timeout=30)
+    assert marker.exists(), "control: git status ran the monitor"
+    assert analyze_in_workspace("git status", str(bare)).verdict is not Verdict.ALLOW
 
 
 def test_a_cwd_with_a_nul_has_no_repository() -> None:

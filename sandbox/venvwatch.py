@@ -203,7 +203,9 @@ def venv_reports(site: str, before: VenvSnapshot, now: VenvSnapshot) -> tuple[li
                                                                                list[str]]:
     """Reports and problems (a bound hit) for one site-packages."""
     reports: list[str] = []
-    if not before.present and not now.present:
+    if not now.present:
+        if before.present:
+            reports.append(f"{site} was removed during the run: review what replaces it")
         return reports, []
     venv = os.path.dirname(os.path.dirname(os.path.dirname(site)))
     rel_site = os.path.relpath(site, venv) + "/"

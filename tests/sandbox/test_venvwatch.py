@@ -4,6 +4,7 @@ of a project virtualenv (sandbox.venvwatch), without a sandbox."""
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -115,6 +116,8 @@ CHANGES = {
         ["bin/python"]),
     "a package installed": (
         lambda s: (s / "newpkg").mkdir(), ["entries were added to", "newpkg"]),
+    "the whole virtualenv removed": (
+        lambda s: shutil.rmtree(s.parents[2]), ["was removed during the run"]),
     "a package removed": (
         lambda s: ((s / "requests" / "__init__.py").unlink(), (s / "requests").rmdir()),
         ["entries were removed from", "requests"]),

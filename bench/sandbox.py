@@ -14,8 +14,10 @@
   sandbox_one_repo    the default profile in a git repository (its internals protected)
   sandbox_five_repos  a workspace holding 5 repositories (each one's internals protected)
   sandbox_home        the home directory as the workspace (its startup files protected)
+  sandbox_venv_20k    a project whose .venv holds 20,000 files (its startup files watched);
+                      target: within 5 ms of sandbox_isolated's cost before the watch
   cold_cli            `shellgate run -- true` from a new process; target < 250
-Run: .venv/bin/python bench/sandbox.py [--n 40]
+Run: .venv/bin/python bench/sandbox.py [--n 40] [--only NAME ...]
 """
 
 from __future__ import annotations
@@ -56,10 +58,48 @@ def measure(fn: Callable[[], object], n: int, warmup: int = 3) -> dict[str, floa
     }
 
 
+def venv_project(files: int = 20_000) -> Path:
+    """A project with a virtualenv of ``files`` files, shaped like this
+    project's own (6,700 files: 117 entries in site-packages, 27 in bin/)
+    grown threefold: packages of 125 modules in four subpackages, each with
+    its dist-info, a console script in bin/ for every other package, and
+    the usual .pth files (one importing a module, as `_virtualenv.pth` and
+    editable installs do)."""
+    project = Path(tempfile.mkdtemp(prefix="shellgate-bench-venv-"))
+    venv = project / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    made = sum(1 for p in venv.rglob("*") if p.is_file())
+    package = 0
+    while made < files:
+        pkg = site / f"pkg{package:04d}"
+        for sub in range(4):
+            (pkg / f"sub{sub}").mkdir(parents=True)
+        for i in range(min(125, files - made)):
+            (pkg / (f"sub{i % 4}" if i % 5 else "") / f"m{i}.py").write_text(f"X = {i}\n")
+            made += 1
+        info = site / f"pkg{package:04d}-1.0.dist-info"
+        info.mkdir()
+        for name in ("METADATA", "RECORD", "WHEEL", "top_level.txt", "INSTALLER"):
+            (info / name).write_text("x\n")
+            made += 1
+        if package % 2 == 0:
+            (venv / "bin" / f"pkg{package:04d}").write_text("#!/bin/sh\n")
+            made += 1
+        package += 1
+    (site / "_virtualenv.pth").write_text("import _virtualenv\n")
+    (site / "_virtualenv.py").write_text("X = 1\n")
+    (site / "distutils-precedence.pth").write_text("import os; X = os.environ.get('X')\n")
+    (site / "editable.pth").write_text(f"{project}/src\n")
+    return project
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=40)
-    n = ap.parse_args().n
+    ap.add_argument("--only", nargs="*", default=None, help="measure only these entries")
+    args = ap.parse_args()
+    n = args.n
     ws = Path(tempfile.mkdtemp(prefix="shellgate-bench-"))
     try:
         default = load_profile()
@@ -104,26 +144,44 @@ def main() -> None:
         home_env = {**os.environ, "HOME": str(home)}
         exe = str(Path(sys.executable).with_name("shellgate"))
         cwd = str(ws)
-        unlimited = default.model_copy(update={"limits": default.limits.model_copy(
-            update={"memory": None, "max_processes": None})})
-        report: dict[str, object] = {
-            "runs": n,
-            "raw_bash": measure(lambda: subprocess.run(["bash", "-c", "true"], check=True), n),
-            "bwrap_floor": measure(lambda: subprocess.run(floor, check=True), n),
-            "sandbox_isolated": measure(lambda: run(["true"], default, cwd=cwd), n),
-            "sandbox_no_cgroup": measure(lambda: run(["true"], unlimited, cwd=cwd), n),
-            "sandbox_bash": measure(lambda: run(["bash", "-c", "true"], default, cwd=cwd), n),
-            "sandbox_networked": measure(lambda: run(["true"], networked, cwd=cwd), n),
-            "sandbox_100_denies": measure(lambda: run(["true"], denies, cwd=cwd), n),
-            "sandbox_one_repo": measure(lambda: run(["true"], default, cwd=str(repo)), n),
-            "sandbox_five_repos": measure(lambda: run(["true"], default, cwd=str(parent)), n),
-            "sandbox_home": measure(
-                lambda: run(["true"], default, cwd=str(home), env=home_env), n),
-            "cold_cli": measure(
+        unlimited = default.model_copy(
+            update={
+                "limits": default.limits.model_copy(update={"memory": None, "max_processes": None})
+            }
+        )
+        venv = venv_project()
+        cases: dict[str, Callable[[], dict[str, float]]] = {
+            "raw_bash": lambda: measure(
+                lambda: subprocess.run(["bash", "-c", "true"], check=True), n
+            ),
+            "bwrap_floor": lambda: measure(lambda: subprocess.run(floor, check=True), n),
+            "sandbox_isolated": lambda: measure(lambda: run(["true"], default, cwd=cwd), n),
+            "sandbox_no_cgroup": lambda: measure(lambda: run(["true"], unlimited, cwd=cwd), n),
+            "sandbox_bash": lambda: measure(
+                lambda: run(["bash", "-c", "true"], default, cwd=cwd), n
+            ),
+            "sandbox_networked": lambda: measure(lambda: run(["true"], networked, cwd=cwd), n),
+            "sandbox_100_denies": lambda: measure(lambda: run(["true"], denies, cwd=cwd), n),
+            "sandbox_one_repo": lambda: measure(lambda: run(["true"], default, cwd=str(repo)), n),
+            "sandbox_five_repos": lambda: measure(
+                lambda: run(["true"], default, cwd=str(parent)), n
+            ),
+            "sandbox_home": lambda: measure(
+                lambda: run(["true"], default, cwd=str(home), env=home_env), n
+            ),
+            "cold_cli": lambda: measure(
                 lambda: subprocess.run([exe, "run", "--cwd", cwd, "--", "true"], check=True),
                 max(10, n // 4),
             ),
+            "sandbox_venv_20k": lambda: measure(lambda: run(["true"], default, cwd=str(venv)), n),
         }
+        report: dict[str, object] = {"runs": n}
+        for name, case in cases.items():
+            if args.only is None or name in args.only:
+                report[name] = case()
+        if args.only is not None:
+            print(json.dumps(report, indent=2))
+            return
         raw = report["raw_bash"]["median_ms"]  # type: ignore[index]
         iso = report["sandbox_isolated"]["median_ms"]  # type: ignore[index]
         cold = report["cold_cli"]["median_ms"]  # type: ignore[index]
@@ -139,7 +197,7 @@ def main() -> None:
         print(json.dumps(report, indent=2))
     finally:
         shutil.rmtree(ws, ignore_errors=True)
-        for extra in ("repo", "parent", "home"):
+        for extra in ("repo", "parent", "home", "venv"):
             if extra in locals():
                 shutil.rmtree(locals()[extra], ignore_errors=True)
 

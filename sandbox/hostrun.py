@@ -24,7 +24,7 @@ from values import field, valueclass
 from .errors import PolicyError
 from .gitconfig import config_targets, gitdirs
 from .repos import Repo
-from .tripwires import PTH
+from .venvwatch import PTH
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time (a tenth of a cold start)
@@ -169,7 +169,7 @@ _VENV_NAMES = (".venv", "venv", ".env", "env")
 
 
 def _startup_file_dirs(top: str) -> list[str]:
-    """``SITE/*.pth`` report paths (see :mod:`sandbox.tripwires`) for each
+    """``SITE/*.pth`` report paths (see :mod:`sandbox.venvwatch`) for each
     virtualenv at ``top``."""
     out: list[str] = []
     for name in _VENV_NAMES:

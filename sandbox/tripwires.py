@@ -27,6 +27,8 @@ from values import field, valueclass
 
 from .gitpaths import open_below, rename_aside
 from .hashing import hex_digest
+from .statkeys import MAX_DEPTH, MAX_ENTRIES, tree_keys
+from .venvwatch import PTH, VenvSnapshot, venv_reports, venv_snapshot
 
 #: files larger than this are not copied before the run (a change is then
 #: quarantined but the original cannot be put back: said so)
@@ -44,31 +46,16 @@ class Snapshot:
     mode: int = 0
     target: str = ""
     digest: str = ""
-    #: for a ``DIR/*.pth`` report: "name size mtime" of each startup file
-    entries: frozenset[str] = frozenset()
+    #: a directory holding more than the entries or levels compared
+    bounded: bool = False
+    #: for a ``SITE/*.pth`` report: the virtualenv around it
+    venv: VenvSnapshot | None = None
 
 
-#: a report path ending so watches the Python startup files of a directory
-PTH = "/*.pth"
-
-
-def _pth_snapshot(directory: str) -> Snapshot:
-    """The ``.pth`` files of a site-packages directory: Python runs their
-    ``import`` lines at every start of that environment's interpreter."""
-    try:
-        found = frozenset(
-            f"{e.name} {st.st_size} {st.st_mtime_ns}"
-            for e in os.scandir(directory)
-            if e.name.endswith(".pth") and (st := e.stat(follow_symlinks=False)))
-    except OSError:
-        return Snapshot("absent")
-    return Snapshot("dir", digest=hex_digest(repr(sorted(found)).encode()),
-                    entries=found)
-
-
-def snapshot(path: str) -> Snapshot:
+def snapshot(path: str, previous: Snapshot | None = None) -> Snapshot:
     if path.endswith(PTH):
-        return _pth_snapshot(path[: -len(PTH)])
+        return Snapshot("venv", venv=venv_snapshot(path[: -len(PTH)],
+                                                   previous.venv if previous else None))
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -81,7 +68,8 @@ def snapshot(path: str) -> Snapshot:
         except OSError:
             return Snapshot("other")
     if stat.S_ISDIR(st.st_mode):
-        return Snapshot("dir", digest=_dir_digest(path))
+        digest, bounded = _dir_digest(path)
+        return Snapshot("dir", digest=digest, bounded=bounded)
     if not stat.S_ISREG(st.st_mode):
         return Snapshot("other")
     data = _read(path) if st.st_size <= _MAX_COPY else None
@@ -103,14 +91,18 @@ def _read(path: str) -> bytes | None:
         os.close(fd)
 
 
-def _dir_digest(path: str) -> str:
-    """Names and sizes of a directory's entries (one level): enough to see
-    that something was added, removed or resized in it."""
+def _dir_digest(path: str) -> tuple[str, bool]:
+    """Every entry below a directory keyed by (name, inode, size, mtime,
+    ctime), within a bound (and whether it was hit). Attack (issue 37):
+    names and sizes one level deep missed a paused rebase's todo list
+    rewritten at the same size (its `exec` line ran on the host's `git
+    rebase --continue`) and a `~/.gradle/init.d` script rewritten so with
+    its mtime put back; the ctime cannot be put back (sandbox.statkeys)."""
     try:
-        entries = sorted((e.name, e.stat(follow_symlinks=False).st_size) for e in os.scandir(path))
+        keys, bounded = tree_keys(path)
     except OSError:
-        return "?"
-    return hex_digest(repr(entries[:10000]).encode())
+        return "?", False
+    return hex_digest(repr(sorted(keys.items())).encode()), bounded
 
 
 @valueclass(frozen=False, slots=False)
@@ -144,16 +136,23 @@ class Tripwires:
     def after(self) -> Outcome:
         out = Outcome()
         for path, before in self.wires.items():
-            self._undo(path, before, snapshot(path), out, what="protected path")
+            now = snapshot(path)
+            _say_bound(path, before, now, out)
+            self._undo(path, before, now, out, what="protected path")
         for path, before in self.links.items():
             now = snapshot(path)
             if now.kind != "link" or now.target != before.target:
                 self._undo(path, before, now, out, what="protected link")
         for path, before in self.watched.items():
-            now = snapshot(path)
-            if path.endswith(PTH):
-                _report_pth(path[: -len(PTH)], before, now, out)
+            now = snapshot(path, before)
+            if before.venv is not None and now.venv is not None:
+                reports, problems = venv_reports(path[: -len(PTH)], before.venv, now.venv)
+                # two site-packages of one virtualenv (python3.11 and 3.12)
+                # share its bin/ and pyvenv.cfg: each line once
+                out.reports += [r for r in reports if r not in out.reports]
+                out.problems += [p for p in problems if p not in out.problems]
                 continue
+            _say_bound(path, before, now, out)
             if (now.kind, now.digest) != (before.kind, before.digest):
                 verb = {"absent": "created"}.get(before.kind, "changed")
                 if now.kind == "absent":
@@ -213,19 +212,11 @@ class Tripwires:
             os.close(fd)
 
 
-def _report_pth(directory: str, before: Snapshot, now: Snapshot, out: Outcome) -> None:
-    """Attack (from a red-team review): a `.pth` file planted in the
-    project's `.venv/lib/python3.X/site-packages` runs on every start of
-    `.venv/bin/python` — the user's next `pytest`, or the interpreter an
-    IDE starts by itself — and virtualenvs are ignored by git. Installing
-    a package legitimately adds some, so each new or changed one is named
-    for review, not undone."""
-    names = sorted({e.split(" ", 1)[0] for e in now.entries - before.entries})
-    if names:
-        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        out.reports.append(
-            f"Python startup files were added or changed in {directory} during the run: "
-            f"{shown}; every python of that environment runs them at start: review them")
+def _say_bound(path: str, before: Snapshot, now: Snapshot, out: Outcome) -> None:
+    if before.bounded or now.bounded:
+        out.problems.append(f"{path} holds more than {MAX_ENTRIES} entries or {MAX_DEPTH} "
+                            f"levels: only those within were compared after the run, changes "
+                            f"past them go unseen")
 
 
 def _clear_path(root: str, parts: list[str], out: Outcome, *, create: bool) -> bool:

@@ -511,14 +511,15 @@ def __init__(self, key, problems, notes, lines, prev_raw, prev_kind, prev_where,
     self.head_at = head_at
 CODES['def __init__(self, key, problems, notes, lines, prev_raw, prev_kind, prev_where, from_genesis, keyed_from, needs_key, head_at):\n    self.key = key\n    self.problems = __v_f_problems() if problems is __v_factory else problems\n    self.notes = __v_f_notes() if notes is __v_factory else notes\n    self.lines = lines\n    self.prev_raw = prev_raw\n    self.prev_kind = prev_kind\n    self.prev_where = prev_where\n    self.from_genesis = from_genesis\n    self.keyed_from = keyed_from\n    self.needs_key = needs_key\n    self.head_at = head_at'] = __init__.__code__
 
-def __init__(self, kind, data, mode, target, digest, entries):
+def __init__(self, kind, data, mode, target, digest, bounded, venv):
     __v_set(self, 'kind', kind)
     __v_set(self, 'data', data)
     __v_set(self, 'mode', mode)
     __v_set(self, 'target', target)
     __v_set(self, 'digest', digest)
-    __v_set(self, 'entries', entries)
-CODES["def __init__(self, kind, data, mode, target, digest, entries):\n    __v_set(self, 'kind', kind)\n    __v_set(self, 'data', data)\n    __v_set(self, 'mode', mode)\n    __v_set(self, 'target', target)\n    __v_set(self, 'digest', digest)\n    __v_set(self, 'entries', entries)"] = __init__.__code__
+    __v_set(self, 'bounded', bounded)
+    __v_set(self, 'venv', venv)
+CODES["def __init__(self, kind, data, mode, target, digest, bounded, venv):\n    __v_set(self, 'kind', kind)\n    __v_set(self, 'data', data)\n    __v_set(self, 'mode', mode)\n    __v_set(self, 'target', target)\n    __v_set(self, 'digest', digest)\n    __v_set(self, 'bounded', bounded)\n    __v_set(self, 'venv', venv)"] = __init__.__code__
 
 def __init__(self, kind, start, end, line):
     __v_set(self, 'kind', kind)
@@ -722,6 +723,15 @@ def __init__(self, plan, wires, git, changed_dirs):
     self.git = git
     self.changed_dirs = changed_dirs
 CODES['def __init__(self, plan, wires, git, changed_dirs):\n    self.plan = plan\n    self.wires = wires\n    self.git = git\n    self.changed_dirs = changed_dirs'] = __init__.__code__
+
+def __init__(self, present, site_key, names, watched, startup, bounded):
+    __v_set(self, 'present', present)
+    __v_set(self, 'site_key', site_key)
+    __v_set(self, 'names', names)
+    __v_set(self, 'watched', watched)
+    __v_set(self, 'startup', __v_f_startup() if startup is __v_factory else startup)
+    __v_set(self, 'bounded', bounded)
+CODES["def __init__(self, present, site_key, names, watched, startup, bounded):\n    __v_set(self, 'present', present)\n    __v_set(self, 'site_key', site_key)\n    __v_set(self, 'names', names)\n    __v_set(self, 'watched', watched)\n    __v_set(self, 'startup', __v_f_startup() if startup is __v_factory else startup)\n    __v_set(self, 'bounded', bounded)"] = __init__.__code__
 
 def __init__(self, proc, sel, captures, on_output, monitor, timed_out, killed_reason, memory_exceeded):
     self.proc = proc

@@ -177,6 +177,30 @@ def hook_script(path: str, marker: Path) -> str:
     return f"printf %s {body} > {path} && chmod +x {path}"
 
 
+def rewrite_in_place(path: str, content: str) -> str:
+    """Shell that rewrites ``path`` (same inode) with ``content`` and puts
+    its mtime back (a reference copy in the current directory, removed)."""
+    return (f"cp -p {path} .ref && printf %s {shlex.quote(content)} > {path} && "
+            f"touch -r .ref {path} && rm .ref")
+
+
+def padded(content: str, size: int) -> str:
+    """``content`` padded with ``#`` and a newline to ``size`` characters."""
+    require(len(content) + 2 <= size, f"{content!r} fits in {size} characters")
+    return content + "#" * (size - len(content) - 1) + "\n"
+
+
+def require_same_stat(path: Path, before: os.stat_result, content: str,
+                      proc: subprocess.CompletedProcess[bytes]) -> None:
+    """The control of a same-size rewrite: ``path`` holds ``content`` with
+    the inode, size and mtime it had before."""
+    now = path.stat()
+    require((now.st_ino, now.st_size, now.st_mtime_ns)
+            == (before.st_ino, before.st_size, before.st_mtime_ns)
+            and path.read_text() == content,
+            f"{path.name} was rewritten in place at the same size and mtime", proc)
+
+
 def host_git(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     """Run git on the host the way the user would, later."""
     return subprocess.run(

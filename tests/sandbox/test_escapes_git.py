@@ -23,7 +23,10 @@ from escape_kit import (
     hook_script,
     host_git,
     output,
+    padded,
     require,
+    require_same_stat,
+    rewrite_in_place,
     run_planted_git,
     sg,
     sh,
@@ -377,3 +380,43 @@ def test_a_fifo_planted_as_a_dot_git_blocks_neither_this_run_nor_the_next(
     assert planted.returncode == 0 and b"planted" in planted.stdout
     assert any(stat.S_ISFIFO(p.lstat().st_mode) for p in (workspace / "sub").iterdir())
     assert sg(workspace, "true").returncode == 0
+
+
+def _paused_rebase(repo: Path) -> Path:
+    """Two more commits and an interactive rebase stopped at the first
+    (`edit`), as the user may leave one; its todo list (the line left
+    names the second commit by its long subject)."""
+    for i in (1, 2):
+        (repo / f"f{i}.txt").write_text(f"{i}\n")
+        assert host_git(repo, "add", f"f{i}.txt").returncode == 0
+        assert host_git(repo, "commit", "-q", "-m", f"c{i} " + "subject " * 40).returncode == 0
+    subprocess.run(["git", "-C", str(repo), "rebase", "-q", "-i", "HEAD~2"], check=True,
+                   capture_output=True, timeout=30,
+                   env={**os.environ, "GIT_SEQUENCE_EDITOR": "sed -i 1s/^pick/edit/"})
+    return repo / ".git" / "rebase-merge" / "git-rebase-todo"
+
+
+def test_a_paused_rebases_todo_list_rewritten_at_the_same_size_and_mtime_is_reported(
+        git_ws: Path, tmp_path: Path) -> None:
+    """Attack (issue 37): the todo list of a paused rebase rewritten in
+    place at the same size, its mtime put back, with an `exec` line: the
+    host's `git rebase --continue` (which `git status` suggests) ran it, and
+    the watch of `.git/rebase-merge` (names and sizes) saw nothing. A rebase
+    the agent leaves is legitimate: reported, not undone."""
+    todo = _paused_rebase(git_ws)
+    marker = tmp_path / "TODO-EXEC-RAN"
+    old = todo.read_text()
+    # `pick <hash>` without its subject, as git reads it: room for the exec line
+    picks = "".join(" ".join(line.split()[:2]) + "\n" for line in old.splitlines()
+                    if line.strip() and not line.startswith("#"))
+    new = padded(f"exec touch {marker}\n{picks}", len(old))
+    before = todo.stat()
+    proc = sh(git_ws, f"{rewrite_in_place('.git/rebase-merge/git-rebase-todo', new)}; "
+                      "echo ran > control.txt")
+    consume_control(git_ws, proc)
+    require_same_stat(todo, before, new, proc)
+    # the control: the host's continuing rebase runs the planted line
+    subprocess.run(["git", "-C", str(git_ws), "rebase", "--continue"], capture_output=True,
+                   timeout=30, check=False, env={**os.environ, "GIT_EDITOR": "true"})
+    require(marker.exists(), "the host's `git rebase --continue` ran the exec line", proc)
+    assert f"{git_ws}/.git/rebase-merge was changed during the run" in output(proc), output(proc)

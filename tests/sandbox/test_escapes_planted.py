@@ -35,7 +35,10 @@ from escape_kit import (
     hook_script,
     host_git,
     output,
+    padded,
     require,
+    require_same_stat,
+    rewrite_in_place,
     run_planted_git,
     sh,
     snapshot,
@@ -993,6 +996,33 @@ def test_a_command_run_in_the_home_directory_cannot_leave_startup_files_there(
         assert status != 0, f"~/{name} was writable during the run"
     elif status == 0:
         assert _reported(proc, entry), f"no shellgate: line names {entry}\n{output(proc)}"
+
+
+#: startup scripts in a directory the home's table tripwires -> that directory
+HOME_DIR_SCRIPTS = {
+    ".gradle/init.d/x.gradle": ".gradle/init.d",
+    ".config/wezterm/wezterm.lua": ".config/wezterm",
+}
+
+
+@pytest.mark.parametrize("name", list(HOME_DIR_SCRIPTS))
+def test_a_home_startup_script_rewritten_at_the_same_size_and_mtime_is_reported(
+    fake_home: Path, name: str
+) -> None:
+    """Attack (issue 37): an existing `~/.gradle/init.d` script rewritten
+    in place at the same size, its mtime put back, printed nothing (the
+    directory was watched by its entries' names and sizes); the next
+    Gradle build ran it."""
+    target = fake_home / name
+    target.parent.mkdir(parents=True)
+    target.write_text(padded("// the host's own\n", 200))
+    new = padded('println "planted"\n', 200)
+    before = target.stat()
+    proc = sh(fake_home, _recorded(rewrite_in_place(shlex.quote(name), new)),
+              env=_home_env(fake_home))
+    require(_status(fake_home, proc) == 0, f"the command rewrote ~/{name}", proc)
+    require_same_stat(target, before, new, proc)
+    assert _reported(proc, f"{fake_home}/{HOME_DIR_SCRIPTS[name]} was changed"), output(proc)
 
 
 HOME_GIT_CONFIGS = (".gitconfig", ".config/git/config")

@@ -53,6 +53,9 @@ _LAZY = {
     "sandbox_works": "doctor",
     "repository_programs": "gitconfig",
     "runtime_dir": "guards",
+    "config_dir": "owndirs",
+    "own_dirs": "owndirs",
+    "state_dir": "owndirs",
     "DotenvBelow": "dotenv_scan",
     "dotenv_below": "dotenv_scan",
     "stop_idle_threads": "linux.watch",
@@ -80,6 +83,7 @@ if TYPE_CHECKING:
     from .guards import runtime_dir
     from .hostrun import HostFile, host_files
     from .linux.watch import stop_idle_threads
+    from .owndirs import config_dir, own_dirs, state_dir
     from .plan import FsPlan, PathRight, build_plan, empty_views
     from .policy import (
         EnvPolicy,
@@ -125,12 +129,14 @@ __all__ = [
     "SandboxUnavailable",
     "apply_settings",
     "build_plan",
+    "config_dir",
     "default_backend",
     "domain_matches",
     "dotenv_below",
     "empty_views",
     "host_files",
     "load_profile",
+    "own_dirs",
     "parse_settings",
     "rehearse",
     "report_lines",
@@ -142,6 +148,7 @@ __all__ = [
     "sandbox_works",
     "shown",
     "start_background",
+    "state_dir",
     "stop_idle_threads",
     "validate_domain_pattern",
 ]

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Final
 from regexes import regex
 from values import valueclass
 
+from ..pathnames import AUDIT_LOG_ENV, audit_path
 from .chain import AuditError, audit_key, seal, utc_stamp
 from .redact import MAX_CHARS, scrub
 
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
 __all__ = ["LOG_ENV", "FileAudit", "audit_location", "daily_name", "is_daily_name"]
 
 #: the environment variable naming the log (the ``--audit-log`` flag wins)
-LOG_ENV: Final = "SHELLGATE_AUDIT_LOG"
+LOG_ENV: Final = AUDIT_LOG_ENV
 LOCK_NAME: Final = ".lock"
 _DAILY = regex(r"\d{4}-\d{2}-\d{2}\.jsonl")
 _CHUNK = 65536
@@ -61,14 +62,7 @@ def audit_location(flag: str | None, env: Mapping[str, str]) -> Path:
     """Where the log is: ``--audit-log``, else ``$SHELLGATE_AUDIT_LOG``, else
     ``$XDG_STATE_HOME/shellgate/audit/`` (``~/.local/state`` when unset or
     not absolute, as the XDG spec says). Always an absolute path."""
-    raw = flag or env.get(LOG_ENV) or ""
-    if raw:
-        return Path(os.path.abspath(os.path.expanduser(raw)))
-    state = env.get("XDG_STATE_HOME", "")
-    if not os.path.isabs(state):
-        home = env.get("HOME") or os.path.expanduser("~")
-        state = os.path.join(home, ".local", "state")
-    return Path(os.path.abspath(state)) / "shellgate" / "audit"
+    return Path(audit_path(flag, env))
 
 
 def is_daily_name(name: str) -> bool:

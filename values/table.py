@@ -546,6 +546,13 @@ def __init__(self, links, problem):
     __v_set(self, 'problem', problem)
 CODES["def __init__(self, links, problem):\n    __v_set(self, 'links', links)\n    __v_set(self, 'problem', problem)"] = __init__.__code__
 
+def __init__(self, log, file, size, sha256):
+    __v_set(self, 'log', log)
+    __v_set(self, 'file', file)
+    __v_set(self, 'size', size)
+    __v_set(self, 'sha256', sha256)
+CODES["def __init__(self, log, file, size, sha256):\n    __v_set(self, 'log', log)\n    __v_set(self, 'file', file)\n    __v_set(self, 'size', size)\n    __v_set(self, 'sha256', sha256)"] = __init__.__code__
+
 def __init__(self, media_type, data):
     __v_set(self, 'media_type', media_type)
     __v_set(self, 'data', data)
@@ -722,6 +729,11 @@ def __init__(self, plan, wires, git, changed_dirs):
     self.git = git
     self.changed_dirs = changed_dirs
 CODES['def __init__(self, plan, wires, git, changed_dirs):\n    self.plan = plan\n    self.wires = wires\n    self.git = git\n    self.changed_dirs = changed_dirs'] = __init__.__code__
+
+def __init__(self, problems, notes):
+    __v_set(self, 'problems', problems)
+    __v_set(self, 'notes', notes)
+CODES["def __init__(self, problems, notes):\n    __v_set(self, 'problems', problems)\n    __v_set(self, 'notes', notes)"] = __init__.__code__
 
 def __init__(self, proc, sel, captures, on_output, monitor, timed_out, killed_reason, memory_exceeded):
     self.proc = proc

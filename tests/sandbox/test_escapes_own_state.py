@@ -3,17 +3,21 @@ the saved permission answers, the user's shellgate settings, the cache —
 are out of every sandboxed command's reach, the home directory as the
 workspace (`shellgate run --cwd ~`) included: a command that could read
 the log saw every call, one that could write it cut its own calls out of
-it, and one that could write an answers file granted itself rules."""
+it, and one that could write an answers file granted itself rules. A cut
+made anyway (outside any sandbox) fails `shellgate audit verify`."""
 
 from __future__ import annotations
 
 import os
 import shlex
+import subprocess
 import uuid
 from pathlib import Path
 
 import pytest
-from escape_kit import consume_control, output, require, sh
+from escape_kit import SHELLGATE, consume_control, output, require, sh
+
+from gateway.audit import verify
 
 pytestmark = pytest.mark.sandbox
 
@@ -96,3 +100,36 @@ def test_an_audit_log_named_by_the_environment_is_hidden_too(
     seen = consume_control(workspace, proc)
     require("ran" in seen, "the command ran", proc)
     assert token not in seen
+
+
+def _tool(workspace: Path, env: dict[str, str], command: str) -> None:
+    subprocess.run([SHELLGATE, "tool", "Bash", "--input", f'{{"command": "{command}"}}',
+                    "--cwd", str(workspace)], env=env, capture_output=True, check=False,
+                   timeout=60, stdin=subprocess.DEVNULL)
+
+
+def _verify(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SHELLGATE, "audit", "verify"], env=env, capture_output=True,
+                          text=True, check=False, timeout=60)
+
+
+def test_a_session_cut_out_of_the_end_of_the_log_fails_verify(
+        workspace: Path, tmp_path: Path) -> None:
+    """The cut a command could make before its state directory was hidden,
+    made here on the host: what is left still chains, and verify said ok."""
+    env = _env(tmp_path / "home", XDG_STATE_HOME=str(tmp_path / "state"))
+    (tmp_path / "home").mkdir()
+    _tool(workspace, env, "echo first")
+    log = tmp_path / "state" / "shellgate" / "audit"
+    kept = sum(len(p.read_bytes().splitlines()) for p in log.glob("*.jsonl"))
+    _tool(workspace, env, "echo second")
+    verified = _verify(env)
+    require(verified.returncode == 0, "the intact log verifies")
+    newest = sorted(log.glob("*.jsonl"))[-1]
+    lines = newest.read_bytes().splitlines(keepends=True)
+    require(len(lines) > kept, "the second session wrote lines")
+    newest.write_bytes(b"".join(lines[:kept]))  # the second session cut off
+    require(verify(sorted(log.glob("*.jsonl"))).status == 0, "what is left still chains")
+    cut = _verify(env)
+    assert cut.returncode == 1, cut.stdout + cut.stderr
+    assert "cut off the end" in cut.stdout

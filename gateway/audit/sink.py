@@ -192,8 +192,10 @@ class FileAudit:
     def from_env(cls, flag: str | None = None, env: Mapping[str, str] | None = None,
                  **options: Any) -> FileAudit:
         """The log the user configured: location from the flag or the
-        environment, key from ``SHELLGATE_AUDIT_KEY``."""
+        environment, key from ``SHELLGATE_AUDIT_KEY``, the head recorded in
+        the environment's state directory."""
         env = os.environ if env is None else env
+        options.setdefault("heads", heads_dir(env))
         return cls(audit_location(flag, env), key=audit_key(env), **options)
 
     @property

@@ -9,8 +9,16 @@ import hashlib
 import os
 from collections.abc import Mapping, Sequence
 
-__all__ = ["LOCAL_FILES", "MANAGED_DIRS", "PROJECT_FILES", "USER_FILES", "answers_file",
-           "inside", "managed_files", "settings_files", "state_dir"]
+# shellgate's own directories are named in one place, the sandbox's (which
+# hides them from every command): the gateway writes where it hides
+from sandbox import state_dir
+
+__all__ = ["AUDIT_LOG_ENV", "LOCAL_FILES", "MANAGED_DIRS", "PROJECT_FILES", "USER_FILES",
+           "answers_file", "audit_path", "inside", "managed_files", "settings_files",
+           "state_dir"]
+
+#: the environment variable naming the audit log (the ``--audit-log`` flag wins)
+AUDIT_LOG_ENV = "SHELLGATE_AUDIT_LOG"
 
 #: the managed policy's directories: /etc/shellgate wins over /etc/claude-code
 MANAGED_DIRS = ("/etc/shellgate", "/etc/claude-code")
@@ -51,14 +59,14 @@ def settings_files(project: str, home: str,
             *(os.path.join(home, name) for name in USER_FILES)]
 
 
-def state_dir(env: Mapping[str, str], home: str) -> str:
-    """shellgate's state directory: ``$XDG_STATE_HOME/shellgate``, or
-    ``~/.local/state/shellgate`` when that is unset or not absolute (as the
-    XDG spec says: a relative one is ignored)."""
-    state = env.get("XDG_STATE_HOME", "")
-    if not os.path.isabs(state):
-        state = os.path.join(home, ".local", "state")
-    return os.path.join(os.path.abspath(state), "shellgate")
+def audit_path(flag: str | None, env: Mapping[str, str]) -> str:
+    """Where the audit log is: ``--audit-log``, else ``$SHELLGATE_AUDIT_LOG``,
+    else ``audit/`` in the state directory. Always absolute."""
+    raw = flag or env.get(AUDIT_LOG_ENV) or ""
+    if raw:
+        return os.path.abspath(os.path.expanduser(raw))
+    home = env.get("HOME") or os.path.expanduser("~")
+    return os.path.join(state_dir(env, home), "audit")
 
 
 def answers_file(project: str, env: Mapping[str, str], home: str) -> str:

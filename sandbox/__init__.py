@@ -54,6 +54,9 @@ _LAZY = {
     "repository_programs": "gitprograms",
     "config_secrets": "gitprograms",
     "runtime_dir": "guards",
+    "config_dir": "owndirs",
+    "own_dirs": "owndirs",
+    "state_dir": "owndirs",
     "DotenvBelow": "dotenv_scan",
     "dotenv_below": "dotenv_scan",
     "stop_idle_threads": "linux.watch",
@@ -81,6 +84,7 @@ if TYPE_CHECKING:
     from .guards import runtime_dir
     from .hostrun import HostFile, host_files
     from .linux.watch import stop_idle_threads
+    from .owndirs import config_dir, own_dirs, state_dir
     from .plan import FsPlan, PathRight, build_plan, empty_views
     from .policy import (
         EnvPolicy,
@@ -126,6 +130,7 @@ __all__ = [
     "SandboxUnavailable",
     "apply_settings",
     "build_plan",
+    "config_dir",
     "config_secrets",
     "default_backend",
     "domain_matches",
@@ -133,6 +138,7 @@ __all__ = [
     "empty_views",
     "host_files",
     "load_profile",
+    "own_dirs",
     "parse_settings",
     "rehearse",
     "report_lines",
@@ -144,6 +150,7 @@ __all__ = [
     "sandbox_works",
     "shown",
     "start_background",
+    "state_dir",
     "stop_idle_threads",
     "validate_domain_pattern",
 ]

@@ -35,6 +35,7 @@ from .errors import PolicyError
 from .hashing import hex_digest
 from .hostrun import host_run_targets
 from .listings import Candidates, existing, group
+from .owndirs import hidden_own_dirs
 from .policy import SandboxPolicy
 from .repos import find_repos
 from .selfcode import own_code
@@ -295,10 +296,15 @@ def build_plan(
     ws = os.path.realpath(workspace)
     fs = policy.filesystem
     roots = _writable_roots(policy, ws, home)
+    # shellgate's own directories (its audit log, saved answers, settings,
+    # daemons' sockets): hidden from every command of every verb, whatever
+    # the caller passes (see sandbox/owndirs.py)
+    own_dirs = hidden_own_dirs(home, roots, ws, run_cwd)
     hidden = _mountable(_sensitive_paths(home), _account_homes(home), [*roots, ws, run_cwd])
     hidden += _dotenv_paths(home, [*roots, ws, run_cwd], dotenv_cache)
     hidden += [expand(p, home, ws) for p in fs.deny_read]
     hidden += [os.path.realpath(p) for p in hide]
+    hidden += own_dirs.hidden
     hidden = [h for h in dict.fromkeys(hidden) if os.path.lexists(h)]
     # A read-deny wins over a write-allow: a root inside a hidden path is dropped.
     roots = [r for r in roots if not any(_inside(r, h) for h in hidden)]
@@ -326,6 +332,8 @@ def build_plan(
               for r in repos if not os.path.isdir(os.path.join(r.worktree, ".git"))
               or os.path.islink(os.path.join(r.worktree, ".git"))]
     layout = _layout(block, roots, hidden)
+    layout.pinned += [p for p in own_dirs.pins
+                      if p not in layout.pinned and any(_inside(p, r) for r in roots)]
     read_only = [d for d in targets.read_only if os.path.isdir(d)]
     # A bare repository in a writable root (`upstream.git`, a local remote)
     # has hooks and a config like any git directory, and no `.git` to find

@@ -99,21 +99,6 @@ class _Prepared:
     launch: Launch | None = None
 
 
-def _shellgate_runtime() -> tuple[str, ...]:
-    """``$XDG_RUNTIME_DIR/shellgate``: shellgate's per-user sockets (the hook
-    daemon's). Hidden from every command: with unix sockets allowed the
-    host's /run is visible, and a sandboxed command could otherwise ask the
-    daemon about files it cannot see, write the audit log through it, or
-    replace its socket."""
-    # the usual place too, whatever this process's environment says: from a
-    # review, a run without XDG_RUNTIME_DIR (cron, ssh, `env -i`) showed a
-    # command the daemon that the user's agent had started there
-    usual = f"/run/user/{os.getuid()}/shellgate"
-    base = os.environ.get("XDG_RUNTIME_DIR", "")
-    named = (os.path.join(base, "shellgate"),) if os.path.isabs(base) else ()
-    return tuple(dict.fromkeys((*named, usual)))
-
-
 def _plan(chosen: Backend, policy: SandboxPolicy, workspace: str, cwd: str, home: str,
           res: Resources) -> FsPlan:
     if chosen == "none":
@@ -130,7 +115,7 @@ def _plan(chosen: Backend, policy: SandboxPolicy, workspace: str, cwd: str, home
         os.mkdir(private_tmp, 0o700)
     state = runtime_dir()
     return build_plan(policy, workspace, cwd=cwd, home=home, private_tmp=private_tmp,
-                      hide=(str(state), *_shellgate_runtime()),
+                      hide=(str(state),),
                       dotenv_cache=state / "dotenv-scan.json",
                       state_dir=state, empty_dirs=empty_views(policy, chosen))
 

@@ -547,6 +547,13 @@ def __init__(self, links, problem):
     __v_set(self, 'problem', problem)
 CODES["def __init__(self, links, problem):\n    __v_set(self, 'links', links)\n    __v_set(self, 'problem', problem)"] = __init__.__code__
 
+def __init__(self, log, file, size, sha256):
+    __v_set(self, 'log', log)
+    __v_set(self, 'file', file)
+    __v_set(self, 'size', size)
+    __v_set(self, 'sha256', sha256)
+CODES["def __init__(self, log, file, size, sha256):\n    __v_set(self, 'log', log)\n    __v_set(self, 'file', file)\n    __v_set(self, 'size', size)\n    __v_set(self, 'sha256', sha256)"] = __init__.__code__
+
 def __init__(self, media_type, data):
     __v_set(self, 'media_type', media_type)
     __v_set(self, 'data', data)
@@ -732,6 +739,11 @@ def __init__(self, present, site_key, names, watched, startup, bounded):
     __v_set(self, 'startup', __v_f_startup() if startup is __v_factory else startup)
     __v_set(self, 'bounded', bounded)
 CODES["def __init__(self, present, site_key, names, watched, startup, bounded):\n    __v_set(self, 'present', present)\n    __v_set(self, 'site_key', site_key)\n    __v_set(self, 'names', names)\n    __v_set(self, 'watched', watched)\n    __v_set(self, 'startup', __v_f_startup() if startup is __v_factory else startup)\n    __v_set(self, 'bounded', bounded)"] = __init__.__code__
+
+def __init__(self, problems, notes):
+    __v_set(self, 'problems', problems)
+    __v_set(self, 'notes', notes)
+CODES["def __init__(self, problems, notes):\n    __v_set(self, 'problems', problems)\n    __v_set(self, 'notes', notes)"] = __init__.__code__
 
 def __init__(self, proc, sel, captures, on_output, monitor, timed_out, killed_reason, memory_exceeded):
     self.proc = proc
@@ -939,7 +951,7 @@ def __init__(self, scheme, host, port, path, literal):
     __v_set(self, 'literal', literal)
 CODES["def __init__(self, scheme, host, port, path, literal):\n    __v_set(self, 'scheme', scheme)\n    __v_set(self, 'host', host)\n    __v_set(self, 'port', port)\n    __v_set(self, 'path', path)\n    __v_set(self, 'literal', literal)"] = __init__.__code__
 
-def __init__(self, searched, dotenv_files, unsearched, dir_links, repo_programs, dotenv_dirs, real_paths, file_links):
+def __init__(self, searched, dotenv_files, unsearched, dir_links, repo_programs, dotenv_dirs, real_paths, file_links, config_secrets):
     __v_set(self, 'searched', searched)
     __v_set(self, 'dotenv_files', dotenv_files)
     __v_set(self, 'unsearched', unsearched)
@@ -948,7 +960,8 @@ def __init__(self, searched, dotenv_files, unsearched, dir_links, repo_programs,
     __v_set(self, 'dotenv_dirs', dotenv_dirs)
     __v_set(self, 'real_paths', real_paths)
     __v_set(self, 'file_links', file_links)
-CODES["def __init__(self, searched, dotenv_files, unsearched, dir_links, repo_programs, dotenv_dirs, real_paths, file_links):\n    __v_set(self, 'searched', searched)\n    __v_set(self, 'dotenv_files', dotenv_files)\n    __v_set(self, 'unsearched', unsearched)\n    __v_set(self, 'dir_links', dir_links)\n    __v_set(self, 'repo_programs', repo_programs)\n    __v_set(self, 'dotenv_dirs', dotenv_dirs)\n    __v_set(self, 'real_paths', real_paths)\n    __v_set(self, 'file_links', file_links)"] = __init__.__code__
+    __v_set(self, 'config_secrets', config_secrets)
+CODES["def __init__(self, searched, dotenv_files, unsearched, dir_links, repo_programs, dotenv_dirs, real_paths, file_links, config_secrets):\n    __v_set(self, 'searched', searched)\n    __v_set(self, 'dotenv_files', dotenv_files)\n    __v_set(self, 'unsearched', unsearched)\n    __v_set(self, 'dir_links', dir_links)\n    __v_set(self, 'repo_programs', repo_programs)\n    __v_set(self, 'dotenv_dirs', dotenv_dirs)\n    __v_set(self, 'real_paths', real_paths)\n    __v_set(self, 'file_links', file_links)\n    __v_set(self, 'config_secrets', config_secrets)"] = __init__.__code__
 
 def __init__(self, searched, files, unknown, links, dirs, file_links):
     __v_set(self, 'searched', searched)

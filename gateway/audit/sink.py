@@ -13,8 +13,9 @@ day breaks it where the next day begins.
 Locking: several gateways (processes) and threads may write the same log.
 Each append holds an exclusive ``flock`` — on ``.lock`` in the directory, or
 on the single file itself — around "find the last line, compute ``prev``,
-append, close". Without it two writers would both chain to the same line and
-the log would fork. The file appended to is the newest of today's name and
+append, record the head (:mod:`.heads`), close". Without it two writers
+would both chain to the same line and the log would fork, or record an
+older head over a newer one. The file appended to is the newest of today's name and
 the newest file present: a writer whose clock is a little behind never
 appends to yesterday behind a line that already began today.
 
@@ -31,6 +32,7 @@ pipeline turns that into "nothing was run". Nothing here is swallowed.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import threading
 import time
@@ -42,7 +44,9 @@ from typing import TYPE_CHECKING, Any, Final
 from regexes import regex
 from values import valueclass
 
+from ..pathnames import AUDIT_LOG_ENV, audit_path
 from .chain import AuditError, audit_key, seal, utc_stamp
+from .heads import Head, heads_dir, record_head
 from .redact import MAX_CHARS, scrub
 
 if TYPE_CHECKING:
@@ -51,7 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["LOG_ENV", "FileAudit", "audit_location", "daily_name", "is_daily_name"]
 
 #: the environment variable naming the log (the ``--audit-log`` flag wins)
-LOG_ENV: Final = "SHELLGATE_AUDIT_LOG"
+LOG_ENV: Final = AUDIT_LOG_ENV
 LOCK_NAME: Final = ".lock"
 _DAILY = regex(r"\d{4}-\d{2}-\d{2}\.jsonl")
 _CHUNK = 65536
@@ -61,14 +65,7 @@ def audit_location(flag: str | None, env: Mapping[str, str]) -> Path:
     """Where the log is: ``--audit-log``, else ``$SHELLGATE_AUDIT_LOG``, else
     ``$XDG_STATE_HOME/shellgate/audit/`` (``~/.local/state`` when unset or
     not absolute, as the XDG spec says). Always an absolute path."""
-    raw = flag or env.get(LOG_ENV) or ""
-    if raw:
-        return Path(os.path.abspath(os.path.expanduser(raw)))
-    state = env.get("XDG_STATE_HOME", "")
-    if not os.path.isabs(state):
-        home = env.get("HOME") or os.path.expanduser("~")
-        state = os.path.join(home, ".local", "state")
-    return Path(os.path.abspath(state)) / "shellgate" / "audit"
+    return Path(audit_path(flag, env))
 
 
 def is_daily_name(name: str) -> bool:
@@ -159,8 +156,11 @@ class FileAudit:
 
     def __init__(self, location: Path | str, *, key: bytes | None = None, fsync: bool = False,
                  lock_timeout: float = 10.0, clock: Callable[[], datetime] = _utcnow,
-                 limit: int = MAX_CHARS) -> None:
+                 limit: int = MAX_CHARS, heads: Path | None = None) -> None:
         self.location = Path(location)
+        #: where the chain's head is recorded after each append (see .heads):
+        #: the state directory's, out of every sandboxed command's reach
+        self.heads = heads if heads is not None else heads_dir(os.environ)
         self.single = self.location.suffix == ".jsonl"
         #: what to hide from sandboxed commands and file tools: the directory
         #: of daily files, or the one file
@@ -185,13 +185,17 @@ class FileAudit:
             _make_dir(self.location.parent if self.single else self.location)
         except OSError as exc:
             raise AuditError(f"audit log {self.location}: {_why(exc)}") from None
+        #: the log's real path: what its head is recorded under
+        self._real = os.path.realpath(self.location)
 
     @classmethod
     def from_env(cls, flag: str | None = None, env: Mapping[str, str] | None = None,
                  **options: Any) -> FileAudit:
         """The log the user configured: location from the flag or the
-        environment, key from ``SHELLGATE_AUDIT_KEY``."""
+        environment, key from ``SHELLGATE_AUDIT_KEY``, the head recorded in
+        the environment's state directory."""
         env = os.environ if env is None else env
+        options.setdefault("heads", heads_dir(env))
         return cls(audit_location(flag, env), key=audit_key(env), **options)
 
     @property
@@ -224,7 +228,8 @@ class FileAudit:
         try:
             _lock(fd, self._lock_timeout)
             tail = _last_line(fd, self.location)
-            self._write(fd, event, fields, tail, tail is not None and tail.partial)
+            line = self._write(fd, event, fields, tail, tail is not None and tail.partial)
+            self._record_head(fd, self.location.name, line)
         finally:
             os.close(fd)  # releases the lock
 
@@ -248,7 +253,8 @@ class FileAudit:
             try:
                 ends_partial = tail is not None and tail.partial and tail.path.name == target
                 created = target not in names
-                self._write(fd, event, fields, tail, ends_partial, now=now)
+                line = self._write(fd, event, fields, tail, ends_partial, now=now)
+                self._record_head(fd, target, line)
             finally:
                 os.close(fd)
             if created and self._fsync:
@@ -264,8 +270,14 @@ class FileAudit:
         finally:
             os.close(fd)
 
+    def _record_head(self, fd: int, name: str, line: bytes) -> None:
+        """Record where the log now ends, still under the log's lock (two
+        writers must not record an older head over a newer one)."""
+        record_head(self.heads, Head(log=self._real, file=name, size=os.fstat(fd).st_size,
+                                     sha256=hashlib.sha256(line).hexdigest()))
+
     def _write(self, fd: int, event: str, fields: dict[str, Any], tail: _Tail | None,
-               ends_partial: bool, now: datetime | None = None) -> None:
+               ends_partial: bool, now: datetime | None = None) -> bytes:
         moment = now if now is not None else self._clock()
         line = seal(event, fields, ts=utc_stamp(moment),
                     last_line=None if tail is None else tail.raw, key=self._key)
@@ -274,6 +286,7 @@ class FileAudit:
         _write_all(fd, (b"\n" if ends_partial else b"") + line + b"\n")
         if self._fsync:
             os.fsync(fd)
+        return line
 
 
 def _fsync_dir(path: Path) -> None:

@@ -11,7 +11,9 @@ What a chain alone cannot see: lines cut off the end (the remaining lines
 still chain) and a wholesale rewrite by someone who can recompute every
 link. Hence the **head**: the hash of the last line, printed on success for
 the user to record elsewhere; ``expect_head`` fails unless some line still
-hashes to it.
+hashes to it. (The head each writer records in the state directory, out of
+every sandboxed command's reach, is checked beside this by
+``shellgate audit verify``: :mod:`.heads`.)
 
 Exit status (:attr:`Verification.status`): 0 verified; 1 broken (any
 problem); 2 could not verify (a keyed chain without the key). A log given

@@ -6,9 +6,14 @@ Without FILE|DIR: the log in use (``$SHELLGATE_AUDIT_LOG``, else
 ``$XDG_STATE_HOME/shellgate/audit/``). A file literally named ``summary``
 or ``verify`` is given as ``./summary``.
 
+``verify`` also checks that the log ends at the head its writer recorded
+in the state directory (a cut tail still chains); ``--no-head`` skips that,
+for a log copied or rotated elsewhere.
+
 Exit status: 0 done (``verify``: the chain holds); 1 ``verify`` found a
-break; 2 usage errors, a missing or unreadable log, and a keyed chain
-verified without ``SHELLGATE_AUDIT_KEY``.
+break (the recorded head not where the log ends, or none recorded); 2
+usage errors, a missing or unreadable log, and a keyed chain verified
+without ``SHELLGATE_AUDIT_KEY``.
 """
 
 from __future__ import annotations
@@ -19,13 +24,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from values import replace
+
 from ..audit import (
     AuditError,
     Entry,
     Filter,
+    Problem,
     audit_key,
     audit_location,
+    check_head,
     decision_rows,
+    heads_dir,
+    is_daily_name,
     log_files,
     parse_since,
     print_rows,
@@ -55,10 +66,13 @@ def main(args: argparse.Namespace) -> int:
                          "and --rule do not apply")
     if action != "verify" and args.expect_head:
         raise UsageError("--expect-head goes with verify")
-    files = _files(words)
+    if action != "verify" and args.no_head:
+        raise UsageError("--no-head goes with verify")
+    locations = _locations(words)
+    files = _files(locations)
     try:
         if action == "verify":
-            return _verify(files, args)
+            return _verify(locations, files, args)
         records = _records(files)
     except AuditError as exc:
         raise UsageError(str(exc)) from None
@@ -90,15 +104,17 @@ def _filter(args: argparse.Namespace) -> Filter:
                   rule=args.rule)
 
 
-def _files(words: list[str]) -> list[Path]:
+def _locations(words: list[str]) -> list[Path]:
     if words:
-        paths = [Path(word) for word in words]
-    else:
-        default = audit_location(None, os.environ)
-        if not default.exists():
-            raise UsageError(f"no audit log at {default} (nothing recorded yet? give FILE|DIR "
-                             "or set SHELLGATE_AUDIT_LOG)")
-        paths = [default]
+        return [Path(word) for word in words]
+    default = audit_location(None, os.environ)
+    if not default.exists():
+        raise UsageError(f"no audit log at {default} (nothing recorded yet? give FILE|DIR "
+                         "or set SHELLGATE_AUDIT_LOG)")
+    return [default]
+
+
+def _files(paths: list[Path]) -> list[Path]:
     try:
         return log_files(paths)
     except AuditError as exc:
@@ -122,8 +138,19 @@ def _records(files: list[Path]) -> list[dict[str, Any]]:
     return records
 
 
-def _verify(files: list[Path], args: argparse.Namespace) -> int:
+def _verify(locations: list[Path], files: list[Path], args: argparse.Namespace) -> int:
     result = verify(files, key=audit_key(os.environ), expect_head=args.expect_head)
+    if not args.no_head:
+        # Lines cut off the end still chain: the log must end where its
+        # writer last recorded, in the state directory no command can reach
+        # (gateway/audit/heads.py).
+        heads = heads_dir(os.environ)
+        problems, notes = list(result.problems), list(result.notes)
+        for location in locations:
+            found = check_head(location, heads, daily=is_daily_name(location.name))
+            problems += (Problem(location, None, p) for p in found.problems)
+            notes += found.notes
+        result = replace(result, problems=tuple(problems), notes=tuple(notes))
     if args.json:
         print(safe_json(verification_json(result)))
     else:

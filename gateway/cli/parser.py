@@ -187,6 +187,9 @@ def _add_audit(sub: argparse._SubParsersAction[_Parser]) -> None:
     audit.add_argument("--json", action="store_true", help="print JSON lines / one JSON object")
     audit.add_argument("--expect-head", metavar="HASH",
                        help="verify: the chain must still hold this recorded head hash")
+    audit.add_argument("--no-head", action="store_true",
+                       help="verify: check the chain alone, not that the log ends at the head "
+                       "recorded in the state directory (a log copied or rotated elsewhere)")
     audit.set_defaults(verb_module="audit")
 
 

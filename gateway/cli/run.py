@@ -30,7 +30,7 @@ from sandbox import (
 )
 
 from ..errors import UsageError
-from ..pathnames import settings_files
+from ..pathnames import AUDIT_LOG_ENV, audit_path, settings_files
 from .common import abs_dir, one_line, settings_flag
 
 TYPE_CHECKING = False
@@ -110,7 +110,7 @@ _LIMIT_FLAGS = {"memory": "memory", "tmp_size": "tmp_size", "shm_size": "shm_siz
 
 
 def _policy(args: argparse.Namespace) -> SandboxPolicy:
-    policy = _with_settings(load_profile(args.profile), args)
+    policy = _audit_hidden(_with_settings(load_profile(args.profile), args))
     flags = {key: getattr(args, flag) for flag, key in _LIMIT_FLAGS.items()
              if getattr(args, flag, None) is not None}
     if flags:
@@ -137,6 +137,20 @@ def _policy(args: argparse.Namespace) -> SandboxPolicy:
             ),
         }
     )
+
+
+def _audit_hidden(policy: SandboxPolicy) -> SandboxPolicy:
+    """The policy, with an audit log named by ``$SHELLGATE_AUDIT_LOG``
+    hidden: the other verbs write there, and a command that could read it
+    would see every call, one that could write it would cut calls out of
+    it. (The default log is in the state directory, which every plan
+    hides: sandbox/owndirs.py.)"""
+    if not os.environ.get(AUDIT_LOG_ENV):
+        return policy
+    fs = policy.filesystem
+    log = os.path.realpath(audit_path(None, os.environ))
+    return policy.model_copy(update={"filesystem": fs.model_copy(
+        update={"deny_read": (*fs.deny_read, log)})})
 
 
 def _with_settings(policy: SandboxPolicy, args: argparse.Namespace) -> SandboxPolicy:

@@ -15,7 +15,7 @@ Where the socket is, and who may use it:
   there is no daemon and each call is served in its own process. A
   directory others may enter would let another user put a socket there
   that answers for the daemon. The directory is hidden from every
-  sandboxed command (sandbox/runner.py): a command must never reach a
+  sandboxed command (sandbox/owndirs.py): a command must never reach a
   daemon that runs or judges commands.
 - ``<key>`` hashes the protocol, the package's version and place, the
   interpreter, the user and the whole environment (less ``PWD`` and the

@@ -32,15 +32,15 @@ def trust_file(env: Mapping[str, str] | None = None) -> Path:
     ignored, as the XDG spec says: taken from the gateway's working
     directory — the workspace — it was a trust file the agent could write
     (``XDG_CONFIG_HOME=.config``; ``mkdir -p .config/shellgate; printf …``)."""
+    from sandbox import config_dir  # noqa: PLC0415 - the one rule, and the sandbox hides it
+
     env = os.environ if env is None else env
-    xdg = env.get("XDG_CONFIG_HOME") or ""
     home = env.get("HOME") or ""
     if not home.startswith("/"):
         import pwd  # noqa: PLC0415
 
         home = pwd.getpwuid(os.getuid()).pw_dir
-    base = xdg if xdg.startswith("/") else os.path.join(home, ".config")
-    return Path(base) / "shellgate" / "trusted.json"
+    return Path(config_dir(env, home)) / "trusted.json"
 
 
 def trusted_dirs(path: Path | None = None) -> tuple[str, ...]:

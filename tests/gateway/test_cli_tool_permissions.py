@@ -63,9 +63,11 @@ def test_every_call_leaves_its_trail_and_the_chain_verifies(workspace: Path) -> 
     for kind in ("settings.loaded", "tool.requested", "tool.validated", "sandbox.started",
                  "tool.completed"):
         assert kind in kinds
+    # verified as the writer's user: its head is in that home's state directory
     done = subprocess.run([sys.executable, "-m", "gateway", "audit", "verify",
                            str(workspace.parent / "audit")], capture_output=True, text=True,
-                          timeout=60, check=False)
+                          timeout=60, check=False,
+                          env={**os.environ, "HOME": str(workspace.parent / "home")})
     assert done.returncode == 0, done.stdout + done.stderr
 
 

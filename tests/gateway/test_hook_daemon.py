@@ -450,13 +450,11 @@ def test_a_hard_link_planted_at_the_start_stamp_is_left_alone(
 
 def test_shellgates_sockets_are_hidden_from_commands_whatever_the_environment(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from sandbox import runner
+    from sandbox import own_dirs
 
-    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-    assert f"/run/user/{os.getuid()}/shellgate" in runner._shellgate_runtime()
-    monkeypatch.setenv("XDG_RUNTIME_DIR", "/somewhere/else")
+    assert f"/run/user/{os.getuid()}/shellgate" in own_dirs({}, "/home/u")
     assert {"/somewhere/else/shellgate", f"/run/user/{os.getuid()}/shellgate"} <= set(
-        runner._shellgate_runtime())
+        own_dirs({"XDG_RUNTIME_DIR": "/somewhere/else"}, "/home/u"))
 
 
 _FAKE_DAEMON = r"""

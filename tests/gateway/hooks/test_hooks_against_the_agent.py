@@ -188,7 +188,11 @@ def test_a_trust_file_where_sandboxed_commands_write_is_not_read(
     forged = json.dumps({"trusted": [str(workspace)]})
     wrote = _run(session, "Bash", {"command": f"mkdir -p .xdg/shellgate && echo '{forged}' > "
                                    ".xdg/shellgate/trusted.json"})
-    assert not wrote.is_error  # the control: the sandbox let it write there
+    # shellgate's config directory is hidden from every command, wherever it is
+    assert wrote.is_error and not (workspace / ".xdg" / "shellgate" / "trusted.json").exists()
+    # planted otherwise (a clone, a run under another environment): still not read
+    (workspace / ".xdg" / "shellgate").mkdir(parents=True, exist_ok=True)
+    (workspace / ".xdg" / "shellgate" / "trusted.json").write_text(forged)
     again = _session(workspace, home)
     assert any("not read" in n for n in again.notes)
     _run(again, "Read", {"file_path": str(workspace / "README.md")})

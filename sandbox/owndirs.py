@@ -1,0 +1,156 @@
+"""shellgate's own directories, and why no sandboxed command sees them.
+
+shellgate keeps what it trusts in a few per-user directories, named as the
+XDG base directory spec names them:
+
+state    ``$XDG_STATE_HOME/shellgate`` (``~/.local/state/shellgate``): the
+         audit log, the chain's recorded head, the saved permission answers
+config   ``$XDG_CONFIG_HOME/shellgate`` (``~/.config/shellgate``): the user's
+         settings, the list of trusted workspaces
+cache    ``$XDG_CACHE_HOME/shellgate`` (``~/.cache/shellgate``)
+runtime  ``$XDG_RUNTIME_DIR/shellgate`` (and ``/run/user/UID/shellgate``):
+         the warm daemons' sockets
+
+:func:`own_dirs` is the one place that says where they are: the gateway
+asks it where to write (``gateway.pathnames``), and the plan builder hides
+every one of them from every command of every verb (:func:`hidden_own_dirs`),
+so that no verb can forget one. Why: with the home as the workspace
+(``shellgate run --cwd ~``) a command could cut its own calls out of the
+audit log, write an "always allow" answer the next session obeys, or trust
+a workspace; with the home read-only it could still read the log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
+
+from .errors import PolicyError
+
+__all__ = ["OwnDirs", "config_dir", "hidden_own_dirs", "own_dirs", "state_dir"]
+
+#: the name of shellgate's directory in each XDG base directory
+NAME = "shellgate"
+
+
+def _base(env: Mapping[str, str], home: str, variable: str, default: str) -> str:
+    """An XDG base directory: ``$variable``, or ``home/default`` when it is
+    unset or relative (the spec says a relative one is ignored — taken from
+    the working directory, the workspace, it would put shellgate's state
+    where commands write: ``XDG_STATE_HOME=.state``)."""
+    value = env.get(variable, "")
+    if not os.path.isabs(value):
+        value = os.path.join(home, default)
+    return os.path.abspath(value)
+
+
+def state_dir(env: Mapping[str, str], home: str) -> str:
+    """``$XDG_STATE_HOME/shellgate``, or ``~/.local/state/shellgate``."""
+    return os.path.join(_base(env, home, "XDG_STATE_HOME", ".local/state"), NAME)
+
+
+def config_dir(env: Mapping[str, str], home: str) -> str:
+    """``$XDG_CONFIG_HOME/shellgate``, or ``~/.config/shellgate``."""
+    return os.path.join(_base(env, home, "XDG_CONFIG_HOME", ".config"), NAME)
+
+
+def cache_dir(env: Mapping[str, str], home: str) -> str:
+    """``$XDG_CACHE_HOME/shellgate``, or ``~/.cache/shellgate``."""
+    return os.path.join(_base(env, home, "XDG_CACHE_HOME", ".cache"), NAME)
+
+
+def runtime_dirs(env: Mapping[str, str]) -> tuple[str, ...]:
+    """``$XDG_RUNTIME_DIR/shellgate`` when that is set, and the usual
+    ``/run/user/UID/shellgate`` whatever this environment says (from a
+    review: a run without XDG_RUNTIME_DIR — cron, ssh, `env -i` — showed a
+    command the daemon the user's agent had started there)."""
+    base = env.get("XDG_RUNTIME_DIR", "")
+    named = (os.path.join(base, NAME),) if os.path.isabs(base) else ()
+    return tuple(dict.fromkeys((*named, f"/run/user/{os.getuid()}/{NAME}")))
+
+
+def own_dirs(env: Mapping[str, str], home: str) -> tuple[str, ...]:
+    """shellgate's state, config, cache and runtime directories for ``env``
+    and ``home`` (absolute, not resolved; they need not exist)."""
+    return (state_dir(env, home), config_dir(env, home), cache_dir(env, home),
+            *runtime_dirs(env))
+
+
+class OwnDirs(NamedTuple):
+    """What the plan does about shellgate's own directories: the real paths
+    to hide, and the existing directories between a writable root and one
+    of them, to pin (bind onto themselves). (A NamedTuple: the gateway asks
+    this module where its state is on every cold start.)"""
+
+    hidden: tuple[str, ...]
+    pins: tuple[str, ...]
+
+
+def hidden_own_dirs(home: str, roots: Iterable[str], workspace: str, cwd: str,
+                    extra: Iterable[str] = ()) -> OwnDirs:
+    """shellgate's own directories as a run's plan hides them: those of
+    this process's environment, for the run's ``home``, the environment's
+    ``HOME`` and the user's real home (a caller cannot unmask them by
+    passing another ``HOME``), and ``extra`` (an audit log given elsewhere).
+
+    Inside a writable root, a missing one is made first (0700): a path that
+    does not exist cannot be hidden, and a command could make it and plant
+    an answer or a forged log with its head there. Its existing parents
+    below the root are pinned: `mv ~/.local ~/.local2` would otherwise take
+    the hidden directory away with it and leave the command free to make a
+    new one in its place.
+
+    Raises :class:`PolicyError` when one holds the workspace, the working
+    directory or a writable root: the command would run inside what it must
+    not see (`shellgate run --cwd ~/.local/state/shellgate`)."""
+    roots = [os.path.realpath(r) for r in roots]
+    env = os.environ
+    homes = [home, env.get("HOME", "")]
+    with contextlib.suppress(KeyError, OSError):
+        homes.append(pwd.getpwuid(os.getuid()).pw_dir)
+    named = [d for h in dict.fromkeys(h for h in homes if os.path.isabs(h))
+             for d in own_dirs(env, h)]
+    hidden: list[str] = []
+    pins: list[str] = []
+    for path in dict.fromkeys([*named, *(os.path.abspath(e) for e in extra)]):
+        real = os.path.realpath(path)
+        for what, inner in (("the workspace", workspace), ("the working directory", cwd),
+                            *(("the writable root", r) for r in roots)):
+            if _inside(os.path.realpath(inner), real):
+                raise PolicyError(f"refusing to run with {what} {inner} inside shellgate's own "
+                                  f"directory {real} (its audit log, settings and answers): "
+                                  "choose a workspace outside it")
+        owner = max((r for r in roots if _inside(real, r)), key=len, default=None)
+        if owner is None:
+            if os.path.lexists(real):
+                hidden.append(real)
+            continue
+        if not os.path.lexists(real):
+            try:
+                os.makedirs(real, mode=0o700, exist_ok=True)
+            except OSError as exc:
+                raise PolicyError(f"cannot make shellgate's own directory {real} to hide it "
+                                  f"from the command: {exc.strerror or exc}") from None
+            real = os.path.realpath(real)
+        hidden.append(real)
+        pins += _between(owner, real)
+    return OwnDirs(tuple(dict.fromkeys(hidden)), tuple(dict.fromkeys(pins)))
+
+
+def _between(root: str, path: str) -> list[str]:
+    """The existing real directories strictly between ``root`` and ``path``."""
+    out = []
+    current = root.rstrip("/")
+    for part in path[len(current) + 1:].split("/")[:-1]:
+        current = f"{current}/{part}"
+        if not os.path.isdir(current) or os.path.islink(current):
+            break
+        out.append(current)
+    return out
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")

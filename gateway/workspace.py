@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any
 
 from analyzers import BashAnalysis, WorkspaceFacts, analyze_bash, reads_with_git
 from values import valueclass
@@ -42,8 +41,12 @@ def analyze_light(
     return _light(command, cwd, extra_dirs, home)[0]
 
 
-#: what git says about the configuration, as WorkspaceFacts fields
-GitFacts = dict[str, tuple[Any, ...]]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    #: what git says about the configuration, as WorkspaceFacts fields
+    GitFacts = dict[str, tuple[Any, ...]]
 
 
 def _light(command: str, cwd: str, extra_dirs: tuple[str, ...],

@@ -23,11 +23,14 @@ any change to what git would read is a new question.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Final
+import select
+import time
+
+from values import valueclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["UNKNOWN", "ConfigEntry", "GitView", "Unknown", "ask_git", "ask_gitlinks",
            "clear_cache"]
@@ -45,7 +48,7 @@ _MAX_OUTPUT: Final = 64 << 20
 REPOSITORY_SCOPES: Final = frozenset({"local", "worktree"})
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class ConfigEntry:
     """One entry as git reports it: ``key`` lower-cased by git (the
     subsection keeps its case), ``value`` None for a bare key (a boolean
@@ -57,7 +60,7 @@ class ConfigEntry:
     value: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class GitView:
     """What git says about the directory: no repository (``gitdir`` empty),
     or its top, git directory, common directory, hooks directory and every
@@ -73,7 +76,7 @@ class GitView:
         return tuple(e for e in self.entries if e.scope in REPOSITORY_SCOPES)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass
 class Unknown:
     """git could not answer (timed out, failed, printed what is not
     understood): whatever git would run there is unknown."""
@@ -84,7 +87,8 @@ class Unknown:
 UNKNOWN = Unknown("git could not say")
 
 _Key = tuple[object, ...]
-_CACHE: OrderedDict[_Key, GitView] = OrderedDict()
+#: oldest first (a dict keeps insertion order; a hit is moved to the end)
+_CACHE: dict[_Key, GitView] = {}
 
 
 def clear_cache() -> None:
@@ -96,7 +100,7 @@ def ask_git(cwd: str, env: dict[str, str] | None = None) -> GitView | Unknown:
     default). No git installed: no program of a repository can run
     through it — an empty view."""
     env = dict(os.environ if env is None else env)
-    git = shutil.which("git", path=env.get("PATH", os.defpath))
+    git = _which("git", env)
     if git is None or "\0" in cwd:
         return GitView()  # no git, or no directory any git could run in
     cwd = os.path.normpath(os.path.abspath(cwd))
@@ -104,13 +108,13 @@ def ask_git(cwd: str, env: dict[str, str] | None = None) -> GitView | Unknown:
     env_key = _env_key(env)
     for key, kept in _cached_for(cwd, chain, env_key):
         if key == _full_key(cwd, chain, env_key, kept):
-            _CACHE.move_to_end(key)
+            _CACHE[key] = _CACHE.pop(key)
             return kept
     answer = _run(git, cwd, _git_env(env))
     if isinstance(answer, GitView):
         _CACHE[_full_key(cwd, chain, env_key, answer)] = answer
         while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+            del _CACHE[next(iter(_CACHE))]
     return answer
 
 
@@ -157,7 +161,7 @@ def ask_gitlinks(view: GitView, env: dict[str, str] | None = None) -> tuple[str,
     ran during the check). So the monitor and hooks are off, the index is
     read as it is (`--sparse`), and no transport may run."""
     env = dict(os.environ if env is None else env)
-    git = shutil.which("git", path=env.get("PATH", os.defpath))
+    git = _which("git", env)
     if git is None or not view.toplevel:
         return ()
     overrides = [f"{e.key}=never" for e in view.entries
@@ -187,22 +191,77 @@ def _call(git: str, cwd: str, env: dict[str, str], args: list[str]) -> bytes | U
     """git's output; None when it says "not a repository" (exit 128 with
     nothing on stdout from rev-parse); :class:`Unknown` on a timeout, any
     other failure, or too much output."""
-    try:
-        proc = subprocess.run([git, "--no-pager", *args], cwd=cwd, env=env, capture_output=True,
-                              stdin=subprocess.DEVNULL, timeout=TIMEOUT, check=False)
-    except subprocess.TimeoutExpired:
-        return Unknown(f"git {_verb(args)} took more than {TIMEOUT:g} s "
-                       "(a FIFO in its configuration?)")
-    except (OSError, ValueError) as exc:
-        return Unknown(f"git {_verb(args)} could not run: {exc}")
-    if proc.returncode == 128 and b"not a git repository" in proc.stderr:
+    ran = _spawn([git, "-C", cwd, "--no-pager", *args], env)
+    if isinstance(ran, str):
+        return Unknown(f"git {_verb(args)} {ran}")
+    status, out, err = ran
+    if status == 128 and b"not a git repository" in err:
         return None
-    if proc.returncode != 0:
-        said = proc.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
-        return Unknown(f"git {_verb(args)} failed: {said[0] if said else proc.returncode}")
-    if len(proc.stdout) > _MAX_OUTPUT:
-        return Unknown(f"git {_verb(args)} printed more than {_MAX_OUTPUT} bytes")
-    return proc.stdout.rstrip(b"\n") if args[0] == "rev-parse" else proc.stdout
+    if status != 0:
+        said = err.decode("utf-8", "replace").strip().splitlines()[:1]
+        return Unknown(f"git {_verb(args)} failed: {said[0] if said else status}")
+    return out.rstrip(b"\n") if args[0] == "rev-parse" else out
+
+
+def _spawn(argv: list[str], env: dict[str, str]) -> tuple[int, bytes, bytes] | str:
+    """Run ``argv`` (stdin from /dev/null) and collect its output, killed
+    past :data:`TIMEOUT` or :data:`_MAX_OUTPUT` bytes; a string says why
+    there is no answer. posix_spawn and select rather than subprocess: a
+    cold `shellgate check` of `git log` would otherwise load threading,
+    signal handling and the rest of subprocess for one short child."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        pid = os.posix_spawn(argv[0], argv, env, file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)])
+    except (OSError, ValueError) as exc:
+        for fd in (out_r, out_w, err_r, err_w):
+            os.close(fd)
+        return f"could not run: {exc}"
+    os.close(out_w)
+    os.close(err_w)
+    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+    why = _collect(chunks)
+    for fd in chunks:
+        os.close(fd)
+    if why:
+        os.kill(pid, 9)
+    _, status = os.waitpid(pid, 0)
+    if why:
+        return why
+    return os.waitstatus_to_exitcode(status), b"".join(chunks[out_r]), b"".join(chunks[err_r])
+
+
+def _collect(chunks: dict[int, list[bytes]]) -> str:
+    """Read each pipe to its end; what went wrong, or ''."""
+    deadline = time.monotonic() + TIMEOUT
+    open_fds = list(chunks)
+    size = 0
+    while open_fds:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return f"took more than {TIMEOUT:g} s (a FIFO in its configuration?)"
+        ready, _, _ = select.select(open_fds, [], [], left)
+        for fd in ready:
+            data = os.read(fd, 1 << 16)
+            if not data:
+                open_fds.remove(fd)
+                continue
+            chunks[fd].append(data)
+            size += len(data)
+            if size > _MAX_OUTPUT:
+                return f"printed more than {_MAX_OUTPUT} bytes"
+    return ""
+
+
+def _which(name: str, env: dict[str, str]) -> str | None:
+    """The program ``name`` as the command's PATH finds it."""
+    for folder in env.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 def _verb(args: list[str]) -> str:

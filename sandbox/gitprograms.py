@@ -13,10 +13,14 @@ module whose name says it runs or reads something (``*.command``,
 from __future__ import annotations
 
 import os
-import re
-from typing import Final
+
+from regexes import IGNORECASE, regex
 
 from .gitask import ConfigEntry, GitView, Unknown, ask_git, ask_gitlinks
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["config_secrets", "holds_secret", "program_entry", "repository_programs"]
 
@@ -169,9 +173,8 @@ def _inside(path: str, root: str) -> bool:
 #: .git/config), and a URL with userinfo, in a value (`http.proxy =
 #: http://user:pw@proxy`, a remote's URL) or in a key's subsection
 #: (`url.https://TOKEN@host/.insteadof`)
-_SECRET_NAME: Final = re.compile(r"^credential\.|pass|token|secret|auth|extraheader|cookie",
-                                 re.IGNORECASE)
-_USERINFO: Final = re.compile(r"://[^/\s@]+@")
+_SECRET_NAME: Final = regex(r"pass|token|secret|auth|extraheader|cookie", IGNORECASE)
+_USERINFO: Final = regex(r"://[^/\s@]+@")
 
 
 def holds_secret(entry: ConfigEntry) -> bool:

@@ -111,8 +111,12 @@ def hidden_own_dirs(home: str, roots: Iterable[str], workspace: str, cwd: str,
     homes = [home, env.get("HOME", "")]
     with contextlib.suppress(KeyError, OSError):
         homes.append(pwd.getpwuid(os.getuid()).pw_dir)
+    # the XDG locations this environment names and the defaults both: a
+    # run with XDG_STATE_HOME elsewhere left ~/.local/state/shellgate (the
+    # log the user's usual sessions write) readable and, in home mode,
+    # cut and re-headed (a review)
     named = [d for h in dict.fromkeys(h for h in homes if os.path.isabs(h))
-             for d in own_dirs(env, h)]
+             for d in (*own_dirs(env, h), *own_dirs({}, h))]
     hidden: list[str] = []
     pins: list[str] = []
     for path in dict.fromkeys([*named, *(os.path.abspath(e) for e in extra)]):

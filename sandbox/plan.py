@@ -306,6 +306,12 @@ def build_plan(
     hidden += [os.path.realpath(p) for p in hide]
     hidden += own_dirs.hidden
     hidden = [h for h in dict.fromkeys(hidden) if os.path.lexists(h)]
+    # One inside another is hidden by it already; mounted too, bubblewrap
+    # would make its mount point inside the outer one's read-only tmpfs and
+    # fail (a review: the audit log in the hidden state directory stopped
+    # every `shellgate tool Bash` call).
+    outer = set(hidden)
+    hidden = [h for h in hidden if not _below(h, outer)]
     # A read-deny wins over a write-allow: a root inside a hidden path is dropped.
     roots = [r for r in roots if not any(_inside(r, h) for h in hidden)]
     # The gateway's own code (selfcode.py): a root at or below it is dropped,

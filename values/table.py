@@ -252,6 +252,14 @@ def __init__(self, display, real):
     __v_set(self, 'real', real)
 CODES["def __init__(self, display, real):\n    __v_set(self, 'display', display)\n    __v_set(self, 'real', real)"] = __init__.__code__
 
+def __init__(self, entries, toplevel, gitdir, commondir, hooks):
+    __v_set(self, 'entries', entries)
+    __v_set(self, 'toplevel', toplevel)
+    __v_set(self, 'gitdir', gitdir)
+    __v_set(self, 'commondir', commondir)
+    __v_set(self, 'hooks', hooks)
+CODES["def __init__(self, entries, toplevel, gitdir, commondir, hooks):\n    __v_set(self, 'entries', entries)\n    __v_set(self, 'toplevel', toplevel)\n    __v_set(self, 'gitdir', gitdir)\n    __v_set(self, 'commondir', commondir)\n    __v_set(self, 'hooks', hooks)"] = __init__.__code__
+
 def __init__(self, entry, parts, static, fixed):
     __v_set(self, 'entry', entry)
     __v_set(self, 'parts', parts)
@@ -827,6 +835,10 @@ def __init__(self, read_only, reason, reads, writes, unknown, cd, trees):
     __v_set(self, 'trees', trees)
 CODES["def __init__(self, read_only, reason, reads, writes, unknown, cd, trees):\n    __v_set(self, 'read_only', read_only)\n    __v_set(self, 'reason', reason)\n    __v_set(self, 'reads', reads)\n    __v_set(self, 'writes', writes)\n    __v_set(self, 'unknown', unknown)\n    __v_set(self, 'cd', cd)\n    __v_set(self, 'trees', trees)"] = __init__.__code__
 
+def __init__(self, reason):
+    __v_set(self, 'reason', reason)
+CODES["def __init__(self, reason):\n    __v_set(self, 'reason', reason)"] = __init__.__code__
+
 def __init__(self, repos, unscanned, unchecked, changed, bare, agent_dirs):
     __v_set(self, 'repos', repos)
     __v_set(self, 'unscanned', unscanned)
@@ -950,6 +962,13 @@ def __init__(self, scheme, host, port, path, literal):
     __v_set(self, 'path', path)
     __v_set(self, 'literal', literal)
 CODES["def __init__(self, scheme, host, port, path, literal):\n    __v_set(self, 'scheme', scheme)\n    __v_set(self, 'host', host)\n    __v_set(self, 'port', port)\n    __v_set(self, 'path', path)\n    __v_set(self, 'literal', literal)"] = __init__.__code__
+
+def __init__(self, scope, origin, key, value):
+    __v_set(self, 'scope', scope)
+    __v_set(self, 'origin', origin)
+    __v_set(self, 'key', key)
+    __v_set(self, 'value', value)
+CODES["def __init__(self, scope, origin, key, value):\n    __v_set(self, 'scope', scope)\n    __v_set(self, 'origin', origin)\n    __v_set(self, 'key', key)\n    __v_set(self, 'value', value)"] = __init__.__code__
 
 def __init__(self, searched, dotenv_files, unsearched, dir_links, repo_programs, dotenv_dirs, real_paths, file_links, config_secrets):
     __v_set(self, 'searched', searched)

@@ -133,3 +133,32 @@ def test_a_session_cut_out_of_the_end_of_the_log_fails_verify(
     cut = _verify(env)
     assert cut.returncode == 1, cut.stdout + cut.stderr
     assert "cut off the end" in cut.stdout
+
+
+def test_the_default_state_directory_stays_hidden_when_the_environment_names_another(
+        home: Path, tmp_path: Path) -> None:
+    """From a review: with XDG_STATE_HOME elsewhere only that one was
+    hidden; ~/.local/state/shellgate — the log the user's usual sessions
+    write — was readable, and in home mode cut and re-headed."""
+    target = home / OWN_FILES["the audit log"]
+    before = target.read_text()
+    quoted = shlex.quote(str(target))
+    proc = sh(home, f"echo ran > control.txt; cat {quoted}; : > {quoted}",
+              env=_env(home, XDG_STATE_HOME=str(tmp_path / "elsewhere")))
+    consume_control(home, proc)
+    assert target.read_text() == before
+    assert before.strip() not in output(proc)
+
+
+def test_a_tool_session_with_the_default_log_runs_its_commands(tmp_path: Path) -> None:
+    """From a review: the default audit log lies inside the hidden state
+    directory; both were mounted, and bubblewrap failed every `shellgate
+    tool Bash` call of a fresh home."""
+    home = tmp_path / "fresh-home"
+    home.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    done = subprocess.run([SHELLGATE, "tool", "Bash", "--input", '{"command": "echo sg-ran"}'],
+                          cwd=work, env=_env(home), capture_output=True, timeout=120,
+                          check=False)
+    assert b"sg-ran" in done.stdout, done.stdout + done.stderr

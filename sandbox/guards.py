@@ -448,6 +448,12 @@ def _touched_since(path: str, since_ns: int, depth: int = 3) -> bool:
         return True
     if st.st_ctime_ns >= since_ns:
         return True
+    if stat.S_ISLNK(st.st_mode):
+        # an old link to a directory whose settings the run wrote (a review:
+        # a committed `pkg/.claude -> ../shared-agent`, then
+        # `cp hooks.json shared-agent/settings.json`, and a session in pkg
+        # ran the hook): judged by what it leads to
+        return depth > 0 and _touched_since(os.path.realpath(path), since_ns, depth - 1)
     if not stat.S_ISDIR(st.st_mode):
         return False
     try:
@@ -457,6 +463,9 @@ def _touched_since(path: str, since_ns: int, depth: int = 3) -> bool:
                     return True  # too many to look at: judged changed
                 info = entry.stat(follow_symlinks=False)
                 if info.st_ctime_ns >= since_ns:
+                    return True
+                if entry.is_symlink() and (depth <= 0 or _touched_since(
+                        os.path.realpath(entry.path), since_ns, depth - 1)):
                     return True
                 if entry.is_dir(follow_symlinks=False) and (
                         depth <= 0 or _touched_since(entry.path, since_ns, depth - 1)):

@@ -168,11 +168,33 @@ def host_run_targets(
 _VENV_NAMES = (".venv", "venv", ".env", "env")
 
 
+#: the names a subproject's virtualenv goes by (a monorepo's `backend/.venv`)
+_SUB_VENV_NAMES = (".venv", "venv")
+#: a top's subdirectories looked into for a virtualenv of their own
+_MAX_SUBPROJECTS = 256
+#: directories that are no subproject
+_NOT_SUBPROJECTS = frozenset({"node_modules", "site-packages", "__pycache__", "target", "build",
+                              "dist", *_VENV_NAMES})
+
+
 def _startup_file_dirs(top: str) -> list[str]:
     """``SITE/*.pth`` report paths (see :mod:`sandbox.venvwatch`) for each
-    virtualenv at ``top``."""
+    virtualenv at ``top`` and in each of its subdirectories (from a review:
+    a monorepo's `backend/.venv` was not watched, and a `.pth` planted
+    there ran at the next `backend/.venv/bin/python`)."""
+    out = _venvs_at(top, _VENV_NAMES)
+    subs: list[str] = []
+    with contextlib.suppress(OSError), os.scandir(top) as entries:
+        subs = [e.path for e in entries if not e.name.startswith(".")
+                and e.name not in _NOT_SUBPROJECTS and e.is_dir(follow_symlinks=False)]
+    for sub in sorted(subs)[:_MAX_SUBPROJECTS]:
+        out += _venvs_at(sub, _SUB_VENV_NAMES)
+    return out
+
+
+def _venvs_at(top: str, names: tuple[str, ...]) -> list[str]:
     out: list[str] = []
-    for name in _VENV_NAMES:
+    for name in names:
         lib = os.path.join(top, name, "lib")
         if not os.path.isfile(os.path.join(top, name, "pyvenv.cfg")):
             continue

@@ -46,6 +46,19 @@ def stat_key(st: os.stat_result) -> Key:
     return (st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def unreadable_key(path: str) -> Key:
+    """The key of a directory that cannot be listed: its mode, inode and
+    change time. Attack (a review): `chmod 300 .git/rebase-merge`, then in
+    a later run `chmod 700`, append an `exec` line to the todo list and
+    `chmod 300` again — listed as a constant, the directory never looked
+    changed; each chmod moves its ctime, which nothing can set back."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return ()
+    return (st.st_mode, st.st_ino, st.st_ctime_ns)
+
+
 def tree_keys(path: str, limit: int = MAX_ENTRIES) -> tuple[dict[str, Key], bool]:
     """Every entry below ``path`` (links not followed), by path relative to
     it, in name order, up to ``limit`` entries and :data:`MAX_DEPTH`
@@ -62,7 +75,7 @@ def tree_keys(path: str, limit: int = MAX_ENTRIES) -> tuple[dict[str, Key], bool
         except OSError:
             if not prefix:
                 raise
-            keys[prefix + "?"] = ()  # unreadable
+            keys[prefix + "?"] = unreadable_key(directory)
             continue
         below = []
         for entry in entries:

@@ -27,7 +27,7 @@ from values import field, valueclass
 
 from .gitpaths import open_below, rename_aside
 from .hashing import hex_digest
-from .statkeys import MAX_DEPTH, MAX_ENTRIES, tree_keys
+from .statkeys import MAX_DEPTH, MAX_ENTRIES, tree_keys, unreadable_key
 from .venvwatch import PTH, VenvSnapshot, venv_reports, venv_snapshot
 
 #: files larger than this are not copied before the run (a change is then
@@ -64,9 +64,13 @@ def snapshot(path: str, previous: Snapshot | None = None) -> Snapshot:
         return Snapshot("other")
     if stat.S_ISLNK(st.st_mode):
         try:
-            return Snapshot("link", target=os.readlink(path))
+            target = os.readlink(path)
         except OSError:
             return Snapshot("other")
+        # and what it leads to: from a review, dotfiles-style links
+        # (`~/.gradle/init.gradle -> ../dotfiles/init.gradle`) had their
+        # target rewritten with no report, the link text unchanged
+        return Snapshot("link", target=target, digest=_led_to(path))
     if stat.S_ISDIR(st.st_mode):
         digest, bounded = _dir_digest(path)
         return Snapshot("dir", digest=digest, bounded=bounded)
@@ -76,6 +80,29 @@ def snapshot(path: str, previous: Snapshot | None = None) -> Snapshot:
     digest = (hex_digest(data) if data is not None
               else f"{st.st_ino}:{st.st_size}:{st.st_ctime_ns}")
     return Snapshot("file", data, stat.S_IMODE(st.st_mode), digest=digest)
+
+
+def _led_to(path: str) -> str:
+    """The state of what a link leads to: a small file's digest, a
+    directory's tree, else its identity."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "nothing"
+    if stat.S_ISDIR(st.st_mode):
+        return _dir_digest(path)[0]
+    if stat.S_ISREG(st.st_mode) and st.st_size <= _MAX_COPY:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            return "unreadable"
+        try:
+            return hex_digest(os.read(fd, _MAX_COPY + 1))
+        except OSError:
+            return "unreadable"
+        finally:
+            os.close(fd)
+    return f"{st.st_ino}:{st.st_size}:{st.st_ctime_ns}"
 
 
 def _read(path: str) -> bytes | None:
@@ -101,7 +128,7 @@ def _dir_digest(path: str) -> tuple[str, bool]:
     try:
         keys, bounded = tree_keys(path)
     except OSError:
-        return "?", False
+        return f"?{unreadable_key(path)}", False
     return hex_digest(repr(sorted(keys.items())).encode()), bounded
 
 
@@ -164,6 +191,12 @@ class Tripwires:
         if (now.kind, now.digest, now.target) == (before.kind, before.digest, before.target):
             return
         out.changed.append(path)
+        if before.kind == "link" and (now.kind, now.target) == ("link", before.target):
+            # the link is as it was; the file it leads to changed, and is
+            # not ours to put back from here
+            out.reports.append(f"{what} {path} leads to {before.target}, which was changed "
+                               "during the run: review it")
+            return
         if before.kind in ("dir", "other"):
             # a directory cannot be put back from a copy: say so, move nothing
             out.reports.append(f"{what} {path} was changed during the run: review it")

@@ -30,7 +30,7 @@ from itertools import pairwise
 from values import field, valueclass
 
 from .hashing import hex_digest
-from .statkeys import MAX_DEPTH, MAX_ENTRIES, Key, stat_key, tree_keys
+from .statkeys import MAX_DEPTH, MAX_ENTRIES, Key, stat_key, tree_keys, unreadable_key
 
 #: a report path ending so watches the virtualenv around a site-packages
 PTH = "/*.pth"
@@ -85,6 +85,7 @@ def venv_snapshot(site: str, previous: VenvSnapshot | None = None) -> VenvSnapsh
     for name in watched:
         _key_entry(os.path.join(site, name), f"{rel_site}/{name}", keys, bounded,
                    read=read if name.endswith((".pth", ".py")) else None)
+    _key_path_dirs(site, watched, keys, bounded, read)
     # `__pycache__/NAME.cpython-3X.pyc` runs instead of NAME.py when its
     # header matches the source's size and mtime, which the command sets
     stems = {n.split(".", 1)[0] for n in watched}
@@ -101,6 +102,38 @@ def venv_snapshot(site: str, previous: VenvSnapshot | None = None) -> VenvSnapsh
                            read=read if entry.name == "pyvenv.cfg" else None)
     _key_entry(os.path.join(venv, "bin"), "bin", keys, bounded)
     return VenvSnapshot(True, site_key, names, watched, keys, tuple(bounded))
+
+
+#: directories `.pth` path lines add that are looked into, at most
+_MAX_PATH_DIRS = 32
+
+
+def _key_path_dirs(site: str, watched: frozenset[str], keys: dict[str, Key | str],
+                   bounded: list[str], read: dict[str, bytes | None]) -> None:
+    """Attack (a review): a `.pth` path line — every editable install has
+    one — puts a directory on the path, often the project's own `src/`;
+    a `sitecustomize.py` written there ran at the next start unreported.
+    In each such directory the startup modules and those the `.pth` import
+    lines name are keyed (labelled by their absolute path)."""
+    stems = set(_CUSTOMIZE)
+    folders: list[str] = []
+    for name in sorted(n for n in watched if n.endswith(".pth")):
+        data = (_read_once(os.path.join(site, name), read) or b"").decode("utf-8", "replace")
+        stems |= _imported(data.encode())
+        for raw in data.splitlines():
+            line = raw.strip()
+            if line and not raw.startswith(("#", "import ", "import\t")):
+                folder = os.path.normpath(os.path.join(site, line))
+                if folder != site and os.path.isdir(folder):
+                    folders.append(folder)
+    for folder in list(dict.fromkeys(folders))[:_MAX_PATH_DIRS]:
+        with contextlib.suppress(OSError), os.scandir(folder) as listing:
+            for entry in listing:
+                if entry.name.split(".", 1)[0] in stems:
+                    _key_entry(entry.path, entry.path, keys, bounded,
+                               read=read if entry.name.endswith(".py") else None)
+    if len(set(folders)) > _MAX_PATH_DIRS:
+        bounded.append(f"{site} (the directories its .pth files add)")
 
 
 def _startup_names(site: str, names: frozenset[str], read: dict[str, bytes | None]
@@ -152,7 +185,7 @@ def _key_entry(path: str, label: str, keys: dict[str, Key | str], bounded: list[
         try:
             tree, hit = tree_keys(path)
         except OSError:
-            keys[label] = "unreadable"
+            keys[label] = unreadable_key(path)
             return
         keys.update((f"{label}/{rel}", key) for rel, key in tree.items())
         if hit:
@@ -163,12 +196,17 @@ def _key_entry(path: str, label: str, keys: dict[str, Key | str], bounded: list[
 
 def _content_key(path: str, st: os.stat_result, read: dict[str, bytes | None]) -> Key | str:
     """The digest of a small regular file (a link followed, as Python
-    follows it), else its stat key."""
+    follows it), else its stat key. A link is keyed as itself too: from a
+    review, a `.pth` swapped for a link to an identical file elsewhere
+    passed unseen, and that file was then rewritten by a run that does not
+    watch this virtualenv."""
     if stat.S_ISLNK(st.st_mode):
+        link = stat_key(st)
         try:
-            st = os.stat(path)
+            target = os.stat(path)
         except OSError:
-            return stat_key(st)
+            return link
+        return f"{link}->{_content_key(path, target, read)}"
     if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_READ:
         return stat_key(st)
     data = _read_once(path, read)

@@ -66,3 +66,19 @@ def test_a_planted_link_named_claude_is_renamed_aside(workspace: Path, outside: 
     proc = sh(workspace, f"mkdir -p sub && ln -s {outside} sub/.claude && echo ran > control.txt")
     consume_control(workspace, proc)
     assert not (workspace / "sub" / ".claude").is_symlink(), output(proc)
+
+
+def test_settings_written_through_an_old_link_named_claude_are_renamed_aside(
+        workspace: Path, tmp_path: Path) -> None:
+    """From a review: a committed `pkg/.claude -> ../shared-agent` was older
+    than the run, so `cp rules shared-agent/settings.local.json` left it in
+    place, and a session started in pkg obeyed (its hook ran on the host)."""
+    (workspace / "shared-agent").mkdir()
+    (workspace / "pkg").mkdir()
+    (workspace / "pkg" / ".claude").symlink_to("../shared-agent")
+    sh(workspace, "true")  # the walk learns them
+    proc = sh(workspace, f"printf %s {shlex.quote(RULES)} > shared-agent/settings.local.json"
+                         " && echo ran > control.txt")
+    consume_control(workspace, proc)
+    assert (workspace / "shared-agent" / "settings.local.json").exists(), output(proc)
+    assert not _obeyed(workspace / "pkg", tmp_path), output(proc)

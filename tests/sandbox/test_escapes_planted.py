@@ -1256,3 +1256,31 @@ def test_a_shadowed_standard_module_would_run_code_on_any_python_m_without_the_s
     subprocess.run([sys.executable, "-m", "json.tool", "--help"], cwd=tmp_path,
                    capture_output=True, timeout=60, check=False)
     assert marker.exists()
+
+
+@pytest.mark.parametrize(("name", "target"), [
+    (".gradle/init.gradle", "dotfiles/init.gradle"),
+    (".gradle/init.d", "dotfiles/initd"),
+])
+def test_a_home_startup_file_kept_as_a_link_is_judged_by_what_it_leads_to(
+    fake_home: Path, name: str, target: str
+) -> None:
+    """From a review: with dotfiles-style links (`~/.gradle/init.gradle ->
+    ../dotfiles/init.gradle`), the file the link leads to was rewritten and
+    nothing was reported: the link's text had not changed."""
+    real = fake_home / target
+    (fake_home / name).parent.mkdir(parents=True, exist_ok=True)
+    if name.endswith(".d"):
+        real.mkdir(parents=True)
+        (real / "a.gradle").write_text("// the host's own\n")
+        write = f"echo 'println \"PWN\"' > {shlex.quote(target)}/b.gradle"
+    else:
+        real.parent.mkdir(parents=True)
+        real.write_text("// the host's own\n")
+        write = f"echo 'println \"PWN\"' >> {shlex.quote(target)}"
+    (fake_home / name).symlink_to(os.path.relpath(real, (fake_home / name).parent))
+    proc = sh(fake_home, _recorded(write), env=_home_env(fake_home))
+    require(_status(fake_home, proc) == 0, f"the command wrote what ~/{name} leads to", proc)
+    require("PWN" in (real.read_text() if real.is_file() else (real / "b.gradle").read_text()),
+            "the file the link leads to was changed", proc)
+    assert _reported(proc, f"{fake_home}/{name}"), output(proc)

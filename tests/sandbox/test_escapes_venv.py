@@ -225,3 +225,57 @@ def test_a_module_a_startup_file_imports_is_watched_however_the_line_imports_it(
     text = output(proc)
     assert "thing.py" in text and "other.py" in text, text
     assert os.path.exists(venv / "thing.py")
+
+
+def test_a_sitecustomize_in_a_directory_a_pth_path_line_adds_is_reported(
+    workspace: Path, venv: Path, tmp_path: Path
+) -> None:
+    """From a review: an editable install's `.pth` puts `src/` on the path;
+    a `sitecustomize.py` written there ran at the next start unreported."""
+    src = workspace / "src"
+    src.mkdir()
+    (venv / "_proj.pth").write_text(f"{src}\n")
+    marker = tmp_path / "SRC-RAN"
+    proc = sh(workspace, f"echo 'import os; os.system(\"touch {marker}\")' > src/sitecustomize.py;"
+                         " echo ran > control.txt")
+    consume_control(workspace, proc)
+    subprocess.run([str(workspace / ".venv" / "bin" / "python"), "-c", "pass"], check=False,
+                   timeout=60, capture_output=True)
+    if _customize_shadowed():
+        require((src / "sitecustomize.py").is_file(), "sitecustomize.py was planted", proc)
+    else:
+        require(marker.exists(), "the host's start of the environment ran it", proc)
+    assert "sitecustomize.py" in output(proc), output(proc)
+
+
+def test_a_startup_file_swapped_for_a_link_to_the_same_text_is_reported(
+    workspace: Path, venv: Path
+) -> None:
+    """From a review: a `.pth` replaced by a link to an identical file
+    elsewhere passed unseen; a later run that did not watch this venv
+    rewrote the file it leads to."""
+    (venv / "_proj.pth").write_text("# nothing\n")
+    rel = venv.relative_to(workspace)
+    proc = sh(workspace, f"mkdir -p sub && cp {rel}/_proj.pth sub/notes.txt && "
+                         f"ln -sf {workspace}/sub/notes.txt {rel}/_proj.pth.new && "
+                         f"mv {rel}/_proj.pth.new {rel}/_proj.pth; echo ran > control.txt")
+    consume_control(workspace, proc)
+    require((venv / "_proj.pth").is_symlink(), "the .pth was swapped for a link", proc)
+    assert "_proj.pth" in output(proc), output(proc)
+
+
+def test_a_subprojects_virtualenv_is_watched_too(workspace: Path, tmp_path: Path) -> None:
+    """From a review: a monorepo's `backend/.venv` was not watched; a `.pth`
+    planted there ran at the next `backend/.venv/bin/python`."""
+    subprocess.run([PY, "-m", "venv", "--without-pip", str(workspace / "backend" / ".venv")],
+                   check=True, timeout=60)
+    site = next((workspace / "backend" / ".venv" / "lib").glob("python3*/site-packages"))
+    marker = tmp_path / "SUB-RAN"
+    rel = site.relative_to(workspace)
+    proc = sh(workspace, f"echo 'import os; os.system(\"touch {marker}\")' > {rel}/zz.pth; "
+                         "echo ran > control.txt")
+    consume_control(workspace, proc)
+    subprocess.run([str(workspace / "backend" / ".venv" / "bin" / "python"), "-c", "pass"],
+                   check=False, timeout=60, capture_output=True)
+    require(marker.exists(), "the host's start of the subproject's environment ran it", proc)
+    assert "zz.pth" in output(proc), output(proc)

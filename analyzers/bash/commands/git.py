@@ -86,6 +86,12 @@ _LOG = {
     ),
 }
 
+#: options of git log's that diff-tree and rev-list do not take: given
+#: there, git reads the word after them as an option of its own (a review:
+#: `git rev-list --decorate-refs --output=/tmp/x HEAD` wrote /tmp/x)
+_LOG_ONLY = ("--decorate-refs", "--decorate-refs-exclude", "-L")
+_REV_WALK = {k: v for k, v in _LOG.items() if k not in _LOG_ONLY}
+
 _STATUS = _table(
     switches="-s --short -b --branch --long -v --verbose -z --no-column --ahead-behind "
     "--no-ahead-behind --renames --no-renames --show-stash --no-optional-locks",
@@ -158,7 +164,7 @@ _SIMPLE: dict[str, dict[str, Arg]] = {
     "whatchanged": _LOG,
     "show": _LOG,
     "diff": _DIFF,
-    "diff-tree": {**_LOG, "-r": N, "--root": N, "--stdin": N},
+    "diff-tree": {**_REV_WALK, "-r": N, "--root": N, "--stdin": N},
     "diff-index": {**_DIFF, "-m": N},
     "diff-files": _DIFF,
     "blame": _BLAME,
@@ -169,7 +175,7 @@ _SIMPLE: dict[str, dict[str, Arg]] = {
     "ls-tree": _LS_TREE,
     "cat-file": _CAT_FILE,
     "shortlog": _SHORTLOG,
-    "rev-list": _LOG,
+    "rev-list": _REV_WALK,
     "describe": _table(
         switches="--all --tags --contains --long --always --first-parent --exact-match --debug",
         valued="--match --exclude --candidates",

@@ -32,8 +32,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final
 
-__all__ = ["UNKNOWN", "ConfigEntry", "GitView", "Unknown", "ask_git", "ask_gitlinks",
-           "clear_cache"]
+__all__ = ["UNKNOWN", "ConfigEntry", "GitView", "Unknown", "ask_config", "ask_git",
+           "ask_gitlinks", "clear_cache"]
 
 #: git is killed past this many seconds (a FIFO include blocks it for ever)
 TIMEOUT: Final = 2.0
@@ -150,6 +150,26 @@ def _run(git: str, cwd: str, env: dict[str, str]) -> GitView | Unknown:
     base = toplevel or gitdir or cwd
     return GitView(tuple(_absolute(e, base) for e in entries), toplevel, gitdir, commondir,
                    hooks)
+
+
+def ask_config(gitdir: str, env: dict[str, str] | None = None
+               ) -> tuple[ConfigEntry, ...] | Unknown:
+    """Every entry of the configuration git would use for the git
+    directory ``gitdir`` (system, global, its own, and what they include),
+    origins absolute."""
+    env = dict(os.environ if env is None else env)
+    git = _which("git", env)
+    if git is None:
+        return ()
+    listing = _call(git, gitdir, _git_env(env), [
+        f"--git-dir={gitdir}", "config", "--list", "--show-origin", "--show-scope", "-z",
+        "--includes"])
+    if isinstance(listing, Unknown):
+        return listing
+    entries = _parse(listing or b"")
+    if entries is None:
+        return Unknown("git printed a configuration listing that is not understood")
+    return tuple(_absolute(e, gitdir) for e in entries)
 
 
 def ask_gitlinks(view: GitView, env: dict[str, str] | None = None) -> tuple[str, ...] | Unknown:

@@ -127,11 +127,49 @@ def config_targets(gitdir: str, worktree: str, home: str) -> list[tuple[str, str
     / ``includeIf.*.path`` file — from the system and global configuration
     and the repository's ``config`` and ``config.worktree``, and the files
     they include. A submodule's git directory names its work tree in
-    ``core.worktree``; a relative hooksPath is relative to that."""
+    ``core.worktree``; a relative hooksPath is relative to that.
+
+    Read as git reads it (:func:`sandbox.gitask.ask_config`): a hooksPath
+    the model of git's syntax missed (a byte-order mark, an include deeper
+    than it followed) went unmounted. git is asked only when some file
+    names an include or a hooksPath at all — git spells neither key any
+    other way, and most repositories have none — and when git cannot
+    answer, the model's reading stands."""
     worktree = _own_worktree(gitdir) or worktree
-    out: list[tuple[str, str]] = []
     starts = [_expand(p, "/", home) for p in _SHARED_CONFIGS]
     starts += [os.path.join(gitdir, name) for name in ("config", "config.worktree")]
+    if not any(_mentions(p) for p in starts):
+        return []
+    from .gitask import Unknown, ask_config  # noqa: PLC0415
+
+    listed = ask_config(gitdir)
+    if isinstance(listed, Unknown):
+        return _model_targets(starts, worktree, home)
+    out: list[tuple[str, str]] = []
+    for entry in listed:
+        key, value = entry.key, entry.value or ""
+        origin = entry.origin.partition(":")[2] if entry.origin.startswith("file:") else ""
+        if key == "core.hookspath" and value:
+            out.append((_expand(value, worktree, home), "dir"))
+        elif key.startswith(("include.", "includeif.")) and key.endswith(".path") and value:
+            out.append((_expand(value, os.path.dirname(origin) or gitdir, home), "file"))
+    return out
+
+
+def _mentions(path: str) -> bool:
+    """Does the file name an include or a hooksPath (or is it no regular
+    file, which git would block on)?"""
+    data = read_regular(path, 64 << 20)
+    if data is IRREGULAR:
+        return True
+    if not isinstance(data, bytes):
+        return False
+    low = data.lower()
+    return b"include" in low or b"hookspath" in low
+
+
+def _model_targets(starts: list[str], worktree: str, home: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
     for path, section, key, value in _config_entries(starts, home):
         if section == "core" and key == "hookspath" and value:
             out.append((_expand(value, worktree, home), "dir"))

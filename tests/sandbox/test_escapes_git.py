@@ -420,3 +420,33 @@ def test_a_paused_rebases_todo_list_rewritten_at_the_same_size_and_mtime_is_repo
                    timeout=30, check=False, env={**os.environ, "GIT_EDITOR": "true"})
     require(marker.exists(), "the host's `git rebase --continue` ran the exec line", proc)
     assert f"{git_ws}/.git/rebase-merge was changed during the run" in output(proc), output(proc)
+
+
+@pytest.mark.parametrize("form", ["a byte-order mark", "an include nine deep"])
+def test_a_hooks_path_the_old_reader_missed_is_protected_as_git_reads_it(
+    git_ws: Path, tmp_path: Path, form: str
+) -> None:
+    """The repository's configuration names a hooks directory in the work
+    tree in a form a model of git's syntax misread: the directory must be
+    read-only during the run, since the host's next `git commit` runs what
+    is in it. The control: git itself takes the directory for its hooks."""
+    hooks = git_ws / "team-hooks"
+    hooks.mkdir()
+    config = git_ws / ".git" / "config"
+    entry = f"[core]\n\thooksPath = {hooks}\n"
+    if form == "a byte-order mark":
+        config.write_bytes(b"\xef\xbb\xbf" + entry.encode() + config.read_bytes())
+    else:
+        for i in range(9):
+            (git_ws / ".git" / f"inc{i}").write_text(f"[include]\n\tpath = inc{i + 1}\n")
+        (git_ws / ".git" / "inc9").write_text(entry)
+        with config.open("a") as f:
+            f.write("[include]\n\tpath = inc0\n")
+    said = host_git(git_ws, "rev-parse", "--git-path", "hooks").stdout.decode().strip()
+    require(os.path.realpath(said) == os.path.realpath(hooks),
+            f"git takes {hooks} for its hooks (it said {said})", None)
+    marker = tmp_path / "HOOK-RAN"
+    proc = sh(git_ws, f"printf '#!/bin/sh\\ntouch {marker}\\n' > team-hooks/pre-commit; "
+                      "chmod +x team-hooks/pre-commit; echo ran > control.txt")
+    consume_control(git_ws, proc)
+    assert not (hooks / "pre-commit").exists(), output(proc)

@@ -344,6 +344,23 @@ def _oracle_examples(ctx: Context) -> S[Example]:
         lambda c: {"command": c})
 
 
+def _git_config_examples(ctx: Context) -> S[Example]:
+    return st.integers(min_value=0, max_value=2**32 - 1).map(lambda n: {"seed": n})
+
+
+def check_git_config(ctx: Context, ex: Example) -> Failure | None:
+    """Whenever git status runs a program a configuration names, shellgate
+    named it (fuzz/gitconfigs.py)."""
+    from .gitconfigs import missed  # noqa: PLC0415
+
+    config = missed(ex["seed"])
+    if config is None:
+        return None
+    text = config.decode("utf-8", "replace")
+    return _fail("git_config", ex, f"git status (configuration seed {ex['seed']})", "allow",
+                 f"git ran the planted program; shellgate named none. Config: {text!r}")
+
+
 PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
     Property("total", "never raises, answers in bounded time", _commands, check_total),
     Property("deterministic", "the same command, the same analysis", _commands,
@@ -356,4 +373,6 @@ PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
              check_bash_syntax),
     Property("oracle", "an allowed command does nothing the oracle sees", _oracle_examples,
              check_oracle, oracle=True),
+    Property("git_config", "what git status runs of a configuration, shellgate names",
+             _git_config_examples, check_git_config),
 )}

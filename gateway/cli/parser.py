@@ -247,7 +247,7 @@ def _add_fuzz(sub: argparse._SubParsersAction[_Parser]) -> None:
                       "tests/corpus/fuzz_findings.jsonl in a checkout, else ./fuzz_findings.jsonl)")
     fuzz.add_argument("--property", action="append", default=[], metavar="NAME",
                       help="only this property (repeatable): total, deterministic, containment, "
-                      "quoting, legacy, bash_syntax, oracle")
+                      "quoting, legacy, bash_syntax, oracle, git_config")
     fuzz.add_argument("--program", action="append", default=[], metavar="NAME",
                       help="draw only this program's options (repeatable; 'sort', 'git log')")
     fuzz.add_argument("--first", action="store_true", help="stop at the first finding")

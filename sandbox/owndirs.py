@@ -119,6 +119,15 @@ def hidden_own_dirs(home: str, roots: Iterable[str], workspace: str, cwd: str,
              for d in (*own_dirs(env, h), *own_dirs({}, h))]
     hidden: list[str] = []
     pins: list[str] = []
+    logs = [log for h in dict.fromkeys(h for h in homes if os.path.isabs(h))
+            for state in (state_dir(env, h), state_dir({}, h)) for log in recorded_logs(state)]
+    # an audit log named by --audit-log lies anywhere, and its head is
+    # recorded in the state directory: hidden too (a review: a log another
+    # verb wrote to /var/tmp/logs was read by a later run), unless it holds
+    # the run itself
+    runs_in = [os.path.realpath(p) for p in (workspace, cwd, *roots)]
+    extra = [*extra, *(log for log in logs
+                       if not any(_inside(r, os.path.realpath(log)) for r in runs_in))]
     for path in dict.fromkeys([*named, *(os.path.abspath(e) for e in extra)]):
         real = os.path.realpath(path)
         for what, inner in (("the workspace", workspace), ("the working directory", cwd),
@@ -142,6 +151,32 @@ def hidden_own_dirs(home: str, roots: Iterable[str], workspace: str, cwd: str,
         hidden.append(real)
         pins += _between(owner, real)
     return OwnDirs(tuple(dict.fromkeys(hidden)), tuple(dict.fromkeys(pins)))
+
+
+#: head records read for the logs they name, at most
+_MAX_RECORDS = 256
+
+
+def recorded_logs(state: str) -> list[str]:
+    """The audit logs whose chain heads are recorded in ``state``
+    (``audit-heads/*.json``, each naming its log's location)."""
+    import json  # noqa: PLC0415 - only a run's plan reads them
+
+    folder = os.path.join(state, "audit-heads")
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))[:_MAX_RECORDS]
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        try:
+            with open(os.path.join(folder, name), "rb") as handle:
+                log = json.loads(handle.read(1 << 16)).get("log")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(log, str) and os.path.isabs(log):
+            out.append(log)
+    return out
 
 
 def _between(root: str, path: str) -> list[str]:

@@ -162,3 +162,22 @@ def test_a_tool_session_with_the_default_log_runs_its_commands(tmp_path: Path) -
                           cwd=work, env=_env(home), capture_output=True, timeout=120,
                           check=False)
     assert b"sg-ran" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_log_another_verb_wrote_with_audit_log_is_hidden_from_later_runs(
+        workspace: Path, outside: Path) -> None:
+    """From a review: `shellgate tool ... --audit-log /var/tmp/logs/a.jsonl`
+    wrote there, and a later `shellgate run` read every call. The log's head
+    is recorded in the state directory, which names it."""
+    home = workspace.parent / "h"
+    home.mkdir()
+    log = outside / "agent.jsonl"
+    subprocess.run([SHELLGATE, "tool", "Bash", "--input", '{"command": "echo sg-secret-call"}',
+                    "--cwd", str(workspace), "--audit-log", str(log)], env=_env(home),
+                   capture_output=True, check=False, timeout=60, stdin=subprocess.DEVNULL)
+    require(log.is_file() and "sg-secret-call" in log.read_text(), "the session wrote its log")
+    proc = sh(workspace, f"cat {shlex.quote(str(log))} > control.txt; echo ran >> control.txt",
+              env=_env(home))
+    seen = consume_control(workspace, proc)
+    require("ran" in seen, "the command ran", proc)
+    assert "sg-secret-call" not in seen

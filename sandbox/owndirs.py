@@ -119,20 +119,21 @@ def hidden_own_dirs(home: str, roots: Iterable[str], workspace: str, cwd: str,
              for d in (*own_dirs(env, h), *own_dirs({}, h))]
     hidden: list[str] = []
     pins: list[str] = []
-    logs = [log for h in dict.fromkeys(h for h in homes if os.path.isabs(h))
-            for state in (state_dir(env, h), state_dir({}, h)) for log in recorded_logs(state)]
+    states = dict.fromkeys(state for h in dict.fromkeys(h for h in homes if os.path.isabs(h))
+                           for state in (state_dir(env, h), state_dir({}, h)))
+    logs = dict.fromkeys(log for state in states for log in recorded_logs(state))
     # an audit log named by --audit-log lies anywhere, and its head is
     # recorded in the state directory: hidden too (a review: a log another
     # verb wrote to /var/tmp/logs was read by a later run), unless it holds
     # the run itself
-    runs_in = [os.path.realpath(p) for p in (workspace, cwd, *roots)]
-    extra = [*extra, *(log for log in logs
-                       if not any(_inside(r, os.path.realpath(log)) for r in runs_in))]
+    checks = [(what, inner, os.path.realpath(inner))
+              for what, inner in (("the workspace", workspace), ("the working directory", cwd),
+                                  *(("the writable root", r) for r in roots))]
+    extra = [*extra, *(log for log in logs if not any(_inside(r, log) for _, _, r in checks))]
     for path in dict.fromkeys([*named, *(os.path.abspath(e) for e in extra)]):
         real = os.path.realpath(path)
-        for what, inner in (("the workspace", workspace), ("the working directory", cwd),
-                            *(("the writable root", r) for r in roots)):
-            if _inside(os.path.realpath(inner), real):
+        for what, inner, real_inner in checks:
+            if _inside(real_inner, real):
                 raise PolicyError(f"refusing to run with {what} {inner} inside shellgate's own "
                                   f"directory {real} (its audit log, settings and answers): "
                                   "choose a workspace outside it")
@@ -157,12 +158,31 @@ def hidden_own_dirs(home: str, roots: Iterable[str], workspace: str, cwd: str,
 _MAX_RECORDS = 256
 
 
+#: what each heads directory named, by its identity (a record written or
+#: removed changes the directory's mtime)
+_RECORDED: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
+
+
 def recorded_logs(state: str) -> list[str]:
     """The audit logs whose chain heads are recorded in ``state``
     (``audit-heads/*.json``, each naming its log's location)."""
+    folder = os.path.join(state, "audit-heads")
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return []
+    identity = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+    kept = _RECORDED.get(folder)
+    if kept is not None and kept[0] == identity:
+        return kept[1]
+    found = _read_records(folder)
+    _RECORDED[folder] = (identity, found)
+    return found
+
+
+def _read_records(folder: str) -> list[str]:
     import json  # noqa: PLC0415 - only a run's plan reads them
 
-    folder = os.path.join(state, "audit-heads")
     try:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))[:_MAX_RECORDS]
     except OSError:
@@ -174,8 +194,8 @@ def recorded_logs(state: str) -> list[str]:
                 log = json.loads(handle.read(1 << 16)).get("log")
         except (OSError, ValueError, AttributeError):
             continue
-        if isinstance(log, str) and os.path.isabs(log):
-            out.append(log)
+        if isinstance(log, str) and os.path.isabs(log) and os.path.lexists(log):
+            out.append(os.path.realpath(log))
     return out
 
 

@@ -101,6 +101,8 @@ def ask_git(cwd: str, env: dict[str, str] | None = None) -> GitView | Unknown:
     through it — an empty view."""
     env = dict(os.environ if env is None else env)
     git = _which("git", env)
+    if isinstance(git, Unknown):
+        return git
     if git is None or "\0" in cwd:
         return GitView()  # no git, or no directory any git could run in
     cwd = os.path.normpath(os.path.abspath(cwd))
@@ -159,6 +161,8 @@ def ask_config(gitdir: str, env: dict[str, str] | None = None
     origins absolute."""
     env = dict(os.environ if env is None else env)
     git = _which("git", env)
+    if isinstance(git, Unknown):
+        return git
     if git is None:
         return ()
     listing = _call(git, gitdir, _git_env(env), [
@@ -182,6 +186,8 @@ def ask_gitlinks(view: GitView, env: dict[str, str] | None = None) -> tuple[str,
     read as it is (`--sparse`), and no transport may run."""
     env = dict(os.environ if env is None else env)
     git = _which("git", env)
+    if isinstance(git, Unknown):
+        return git
     if git is None or not view.toplevel:
         return ()
     overrides = [f"{e.key}=never" for e in view.entries
@@ -275,13 +281,20 @@ def _collect(chunks: dict[int, list[bytes]]) -> str:
     return ""
 
 
-def _which(name: str, env: dict[str, str]) -> str | None:
-    """The program ``name`` as the command's PATH finds it."""
+def _which(name: str, env: dict[str, str]) -> str | Unknown | None:
+    """The program ``name`` as the command's PATH finds it, in its
+    absolute entries only: an empty or relative entry is the directory
+    judged, and a `git` a repository put there would run while shellgate
+    only asks about the repository. One found only there is unknown."""
+    relative = False
     for folder in env.get("PATH", os.defpath).split(os.pathsep):
-        candidate = os.path.join(folder or ".", name)
+        if not os.path.isabs(folder):
+            relative = relative or os.path.exists(os.path.join(folder or ".", name))
+            continue
+        candidate = os.path.join(folder, name)
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
-    return None
+    return Unknown(f"{name} is found only through a relative PATH entry") if relative else None
 
 
 def _verb(args: list[str]) -> str:

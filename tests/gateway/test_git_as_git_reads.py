@@ -294,3 +294,21 @@ def test_a_credential_reached_by_a_glob_or_an_include_asks(tmp_path: Path, comma
                            check=False)
     assert TOKEN in shown.stdout, "control: the read printed the token"
     assert analyze_in_workspace(command, str(repo)).verdict is not Verdict.ALLOW
+
+
+@pytest.mark.parametrize("path", [".:/usr/bin:/bin", ":/usr/bin:/bin"])
+def test_judging_never_runs_a_git_the_directory_holds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+    """An empty or relative PATH entry is the directory judged: asking
+    "git" there would run a `git` the repository planted, while shellgate
+    only meant to ask about the repository."""
+    repo = committed(tmp_path / "repo")
+    marker = tmp_path / "RAN"
+    planted = repo / "git"
+    planted.write_text(f"#!/bin/sh\ntouch {marker}\nexec /usr/bin/git \"$@\"\n")
+    planted.chmod(0o755)
+    monkeypatch.setenv("PATH", path)
+    monkeypatch.chdir(repo)
+    for command in ("git status", "git config user.name", "cat .git/config"):
+        analyze_in_workspace(command, str(repo))
+    assert not marker.exists()

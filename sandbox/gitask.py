@@ -73,7 +73,15 @@ class GitView:
     hooks: str = ""
 
     def repository_entries(self) -> tuple[ConfigEntry, ...]:
-        return tuple(e for e in self.entries if e.scope in REPOSITORY_SCOPES)
+        """The entries the repository controls: its own scopes, and any
+        read from a file inside its work tree or git directories — git
+        labels an included file with the scope of the file including it,
+        so a user's `includeIf "gitdir:~/work/"` of a file in the project
+        reads as global (a review: its core.fsmonitor, planted by a
+        sandboxed command, ran under an allowed `git status`)."""
+        places = [p for p in (self.toplevel, self.gitdir, self.commondir) if p]
+        return tuple(e for e in self.entries if e.scope in REPOSITORY_SCOPES
+                     or any(_below_or_at(e.origin.partition(":")[2], p) for p in places))
 
 
 @valueclass
@@ -279,6 +287,10 @@ def _collect(chunks: dict[int, list[bytes]]) -> str:
             if size > _MAX_OUTPUT:
                 return f"printed more than {_MAX_OUTPUT} bytes"
     return ""
+
+
+def _below_or_at(path: str, root: str) -> bool:
+    return bool(path) and (path == root or path.startswith(root.rstrip("/") + "/"))
 
 
 def _which(name: str, env: dict[str, str]) -> str | Unknown | None:

@@ -117,8 +117,6 @@ def _git_dirs_below(base: str, *, nested: bool) -> list[str]:
     return out
 
 
-#: configuration every repository reads before its own (system, global)
-_SHARED_CONFIGS = ("/etc/gitconfig", "~/.gitconfig", "~/.config/git/config")
 
 
 def config_targets(gitdir: str, worktree: str, home: str) -> list[tuple[str, str]]:
@@ -135,10 +133,15 @@ def config_targets(gitdir: str, worktree: str, home: str) -> list[tuple[str, str
     names an include or a hooksPath at all — git spells neither key any
     other way, and most repositories have none — and when git cannot
     answer, the model's reading stands."""
-    worktree = _own_worktree(gitdir) or worktree
-    starts = [_expand(p, "/", home) for p in _SHARED_CONFIGS]
-    starts += [os.path.join(gitdir, name) for name in ("config", "config.worktree")]
-    if not any(_mentions(p) for p in starts):
+    worktree = _own_worktree(gitdir) or _linked_worktree(gitdir) or worktree
+    starts = _shared_configs(home)
+    # a linked worktree's git directory reads the shared `config` of the
+    # common one (a review: core.hooksPath set there, as husky does, left
+    # the linked worktree's hooks directory writable)
+    common = _common_dir(gitdir)
+    starts += [os.path.join(d, name) for d in dict.fromkeys((gitdir, common))
+               for name in ("config", "config.worktree")]
+    if not any(_mentions(p) for p in starts) and not _config_in_environment():
         return []
     from .gitask import Unknown, ask_config  # noqa: PLC0415
 
@@ -154,6 +157,44 @@ def config_targets(gitdir: str, worktree: str, home: str) -> list[tuple[str, str
         elif key.startswith(("include.", "includeif.")) and key.endswith(".path") and value:
             out.append((_expand(value, os.path.dirname(origin) or gitdir, home), "file"))
     return out
+
+
+def _shared_configs(home: str) -> list[str]:
+    """The system and global files git reads, as this environment names
+    them (GIT_CONFIG_SYSTEM, GIT_CONFIG_GLOBAL, XDG_CONFIG_HOME)."""
+    env = os.environ
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    out = [env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"]
+    if env.get("GIT_CONFIG_GLOBAL"):
+        out.append(env["GIT_CONFIG_GLOBAL"])
+    else:
+        out += [_expand("~/.gitconfig", "/", home),
+                os.path.join(xdg, "git", "config") if os.path.isabs(xdg)
+                else _expand("~/.config/git/config", "/", home)]
+    return out
+
+
+def _config_in_environment() -> bool:
+    """Does the environment itself give git configuration (GIT_CONFIG_COUNT
+    and its keys, GIT_CONFIG_PARAMETERS)? Then git is asked whatever the
+    files say."""
+    return any(k in os.environ for k in ("GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS"))
+
+
+def _common_dir(gitdir: str) -> str:
+    named = read_regular(os.path.join(gitdir, "commondir"), 4096)
+    if isinstance(named, bytes) and named.strip():
+        return os.path.normpath(os.path.join(gitdir, named.decode("utf-8", "replace").strip()))
+    return gitdir
+
+
+def _linked_worktree(gitdir: str) -> str | None:
+    """The work tree a linked worktree's git directory names (its `gitdir`
+    file holds the path of the work tree's `.git`)."""
+    named = read_regular(os.path.join(gitdir, "gitdir"), 4096)
+    if not isinstance(named, bytes) or not named.strip():
+        return None
+    return os.path.dirname(os.path.normpath(named.decode("utf-8", "replace").strip()))
 
 
 def _mentions(path: str) -> bool:

@@ -169,7 +169,10 @@ _VENV_NAMES = (".venv", "venv", ".env", "env")
 
 
 #: the names a subproject's virtualenv goes by (a monorepo's `backend/.venv`)
-_SUB_VENV_NAMES = (".venv", "venv")
+_SUB_VENV_NAMES = (".venv", "venv", "env")
+#: directories whose every subdirectory may be a virtualenv (tox's, nox's,
+#: direnv's layout_python)
+_VENV_HOLDERS = (".tox", ".nox", ".direnv")
 #: a top's subdirectories looked into for a virtualenv of their own
 _MAX_SUBPROJECTS = 256
 #: directories that are no subproject
@@ -189,6 +192,10 @@ def _startup_file_dirs(top: str) -> list[str]:
                 and e.name not in _NOT_SUBPROJECTS and e.is_dir(follow_symlinks=False)]
     for sub in sorted(subs)[:_MAX_SUBPROJECTS]:
         out += _venvs_at(sub, _SUB_VENV_NAMES)
+    for holder in _VENV_HOLDERS:
+        with contextlib.suppress(OSError), os.scandir(os.path.join(top, holder)) as entries:
+            names = tuple(sorted(e.name for e in entries if e.is_dir(follow_symlinks=False)))
+            out += _venvs_at(os.path.join(top, holder), names[:_MAX_SUBPROJECTS])
     return out
 
 

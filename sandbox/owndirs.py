@@ -154,8 +154,9 @@ def hidden_own_dirs(home: str, roots: Iterable[str], workspace: str, cwd: str,
     return OwnDirs(tuple(dict.fromkeys(hidden)), tuple(dict.fromkeys(pins)))
 
 
-#: head records read for the logs they name, at most
-_MAX_RECORDS = 256
+#: head records read for the logs they name, at most (records of logs that
+#: are gone are pruned as heads are written)
+_MAX_RECORDS = 4096
 
 
 #: what each heads directory named, by its identity (a record written or
@@ -194,8 +195,15 @@ def _read_records(folder: str) -> list[str]:
                 log = json.loads(handle.read(1 << 16)).get("log")
         except (OSError, ValueError, AttributeError):
             continue
-        if isinstance(log, str) and os.path.isabs(log) and os.path.lexists(log):
-            out.append(os.path.realpath(log))
+        if not isinstance(log, str) or not os.path.isabs(log) or not os.path.lexists(log):
+            continue
+        # as recorded, never through a link: a command that planted a link
+        # where a recorded log is missing (`ln -s /usr audit`) would have
+        # the run hide what the link leads to (a review: every later run
+        # failed); a link there is no log shellgate wrote
+        log = os.path.normpath(log)
+        if os.path.realpath(log) == log:
+            out.append(log)
     return out
 
 

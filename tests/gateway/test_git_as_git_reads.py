@@ -312,3 +312,25 @@ def test_judging_never_runs_a_git_the_directory_holds(
     for command in ("git status", "git config user.name", "cat .git/config"):
         analyze_in_workspace(command, str(repo))
     assert not marker.exists()
+
+
+def test_a_program_in_a_project_file_the_users_config_includes_is_found(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From a review: `includeIf "gitdir:~/work/"` in the user's config
+    includes a file inside the project; git labels its entries global, so a
+    core.fsmonitor a sandboxed command wrote there was ignored and `git
+    status` was allowed."""
+    repo = committed(tmp_path / "repo")
+    home = tmp_path / "home"
+    (home / ".config" / "git").mkdir(parents=True)
+    (home / ".config" / "git" / "config").write_text(
+        f'[includeIf "gitdir:{repo}/"]\n\tpath = {repo}/team.gitconfig\n')
+    marker = tmp_path / "RAN"
+    (repo / "team.gitconfig").write_text(f'[core]\n\tfsmonitor = "touch {marker}; false"\n')
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    subprocess.run(["git", "status"], cwd=repo, env={**ENV, "HOME": str(home)},
+                   capture_output=True, check=False, timeout=30)
+    assert marker.exists(), "control: git status ran the included monitor"
+    marker.unlink()
+    assert analyze_in_workspace("git status", str(repo)).verdict is not Verdict.ALLOW

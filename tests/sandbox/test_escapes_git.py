@@ -450,3 +450,40 @@ def test_a_hooks_path_the_old_reader_missed_is_protected_as_git_reads_it(
                       "chmod +x team-hooks/pre-commit; echo ran > control.txt")
     consume_control(git_ws, proc)
     assert not (hooks / "pre-commit").exists(), output(proc)
+
+
+def test_a_linked_worktrees_hooks_directory_named_by_the_shared_config_is_protected(
+    git_ws: Path, tmp_path: Path
+) -> None:
+    """From a review: `core.hooksPath = .githooks` in the main repository's
+    config (as husky sets it) and a run in a linked worktree: the
+    worktree's `.githooks` stayed writable, and the host's next `git
+    commit` there ran the planted hook."""
+    linked = git_ws.parent / "linked"
+    host_git(git_ws, "config", "core.hooksPath", ".githooks")
+    require(host_git(git_ws, "worktree", "add", "-q", str(linked)).returncode == 0,
+            "the linked worktree was made")
+    (linked / ".githooks").mkdir()
+    marker = tmp_path / "WT-HOOK-RAN"
+    proc = sh(linked, f"printf '#!/bin/sh\\ntouch {marker}\\n' > .githooks/pre-commit; "
+                      "chmod +x .githooks/pre-commit; echo ran > control.txt")
+    consume_control(linked, proc)
+    assert not (linked / ".githooks" / "pre-commit").exists(), output(proc)
+
+
+def test_a_hooks_path_given_by_the_environments_global_file_is_protected(
+    git_ws: Path, tmp_path: Path
+) -> None:
+    """From a review: GIT_CONFIG_GLOBAL (or XDG_CONFIG_HOME) naming the file
+    that sets core.hooksPath was not read when deciding what to protect."""
+    glob = tmp_path / "global.gitconfig"
+    glob.write_text("[core]\n\thooksPath = .githooks\n")
+    (git_ws / ".githooks").mkdir()
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": str(glob)}
+    said = subprocess.run(["git", "rev-parse", "--git-path", "hooks"], cwd=git_ws, env=env,
+                          capture_output=True, text=True, check=False).stdout.strip()
+    require(said.endswith(".githooks"), f"git takes .githooks for its hooks ({said})")
+    proc = sh(git_ws, "printf '#!/bin/sh\\ntrue\\n' > .githooks/pre-commit; echo ran > control.txt",
+              env=env)
+    consume_control(git_ws, proc)
+    assert not (git_ws / ".githooks" / "pre-commit").exists(), output(proc)

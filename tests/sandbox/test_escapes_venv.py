@@ -279,3 +279,23 @@ def test_a_subprojects_virtualenv_is_watched_too(workspace: Path, tmp_path: Path
                    check=False, timeout=60, capture_output=True)
     require(marker.exists(), "the host's start of the subproject's environment ran it", proc)
     assert "zz.pth" in output(proc), output(proc)
+
+
+@pytest.mark.parametrize("where", [".tox/py311", "backend/env"])
+def test_a_virtualenv_tox_or_a_subproject_keeps_is_watched(
+    workspace: Path, tmp_path: Path, where: str
+) -> None:
+    """From a review: a `.pth` planted in `.tox/py311` or `backend/env` ran
+    at that environment's next start, unreported."""
+    subprocess.run([PY, "-m", "venv", "--without-pip", str(workspace / where)], check=True,
+                   timeout=60)
+    site = next((workspace / where / "lib").glob("python3*/site-packages"))
+    marker = tmp_path / "TOX-RAN"
+    rel = site.relative_to(workspace)
+    proc = sh(workspace, f"echo 'import os; os.system(\"touch {marker}\")' > {rel}/zz.pth; "
+                         "echo ran > control.txt")
+    consume_control(workspace, proc)
+    subprocess.run([str(workspace / where / "bin" / "python"), "-c", "pass"], check=False,
+                   timeout=60, capture_output=True)
+    require(marker.exists(), "the host's start of that environment ran it", proc)
+    assert "zz.pth" in output(proc), output(proc)

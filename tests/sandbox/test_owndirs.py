@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -87,3 +88,21 @@ def test_a_workspace_or_writable_root_inside_one_is_refused(home: Path, where: s
             update={"allow_write": (str(inside),)})})
     with pytest.raises(PolicyError, match="inside shellgate's own directory"):
         build_plan(policy, ws, home=str(home), private_tmp="/tmp")
+
+
+def test_a_recorded_log_is_taken_as_recorded_never_through_a_link(tmp_path: Path) -> None:
+    """From a review: a command planted `ln -s /usr audit` where a recorded
+    log was missing; the next plans hid /usr (every run failed)."""
+    from sandbox.owndirs import recorded_logs
+
+    state = tmp_path / "state"
+    (state / "audit-heads").mkdir(parents=True)
+    real = tmp_path / "logs" / "kept.jsonl"
+    real.parent.mkdir()
+    real.write_text("x\n")
+    planted = tmp_path / "ws" / "audit"
+    planted.parent.mkdir()
+    planted.symlink_to("/usr")
+    for n, log in enumerate((real, planted)):
+        (state / "audit-heads" / f"{n}.json").write_text(json.dumps({"log": str(log)}))
+    assert recorded_logs(str(state)) == [str(real)]

@@ -66,12 +66,24 @@ def _git_facts(bare: BashAnalysis) -> GitFacts:
     """The repository's program-running entries and the configuration's
     credential-holding ones, when a read in the (fact-free) analysis
     could run or print them."""
-    if not reads_with_git(bare):
+    if not reads_with_git(bare) and not _leads_to_git_config(bare):
         return {}
     from sandbox import config_secrets  # noqa: PLC0415
 
     return {"repo_programs": repo_programs(bare.cwd),
             "config_secrets": config_secrets(bare.cwd)}
+
+
+#: the names git's configuration files have
+_GIT_CONFIG_NAMES = frozenset({"config", "config.worktree", ".gitconfig"})
+
+
+def _leads_to_git_config(bare: BashAnalysis) -> bool:
+    """Does a path of the command lead, through a link, to what may be a
+    git configuration file? (A review: a committed `cfglink ->
+    .git/config` let `cat cfglink` print a token unasked.)"""
+    return any(os.path.basename(real) in _GIT_CONFIG_NAMES or "/.git/" in real
+               for _, real in real_paths(bare))
 
 
 def needs_facts(light: BashAnalysis) -> bool:

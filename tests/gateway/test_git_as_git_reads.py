@@ -334,3 +334,15 @@ def test_a_program_in_a_project_file_the_users_config_includes_is_found(
     assert marker.exists(), "control: git status ran the included monitor"
     marker.unlink()
     assert analyze_in_workspace("git status", str(repo)).verdict is not Verdict.ALLOW
+
+
+def test_a_link_to_a_config_holding_a_credential_asks(tmp_path: Path) -> None:
+    """From a review: a committed `cfglink -> .git/config` let `cat
+    cfglink` print the token unasked (the name says nothing of git)."""
+    repo = committed(tmp_path / "repo")
+    git(repo, "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: basic {TOKEN}")
+    (repo / "cfglink").symlink_to(".git/config")
+    shown = subprocess.run(["cat", "cfglink"], cwd=repo, capture_output=True, text=True,
+                           check=False)
+    assert TOKEN in shown.stdout, "control: the link leads to the token"
+    assert analyze_in_workspace("cat cfglink", str(repo)).verdict is not Verdict.ALLOW

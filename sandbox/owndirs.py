@@ -90,7 +90,7 @@ class OwnDirs(NamedTuple):
 
 
 def hidden_own_dirs(home: str, roots: Iterable[str], workspace: str, cwd: str,
-                    extra: Iterable[str] = ()) -> OwnDirs:
+                    extra: Iterable[str] = (), *, private_tmp: str | None = None) -> OwnDirs:
     """shellgate's own directories as a run's plan hides them: those of
     this process's environment, for the run's ``home``, the environment's
     ``HOME`` and the user's real home (a caller cannot unmask them by
@@ -129,7 +129,14 @@ def hidden_own_dirs(home: str, roots: Iterable[str], workspace: str, cwd: str,
     checks = [(what, inner, os.path.realpath(inner))
               for what, inner in (("the workspace", workspace), ("the working directory", cwd),
                                   *(("the writable root", r) for r in roots))]
-    extra = [*extra, *(log for log in logs if not any(_inside(r, log) for _, _, r in checks))]
+    # a recorded log under the host's /tmp is unseen already when the run
+    # has a /tmp of its own, unless a root brings it back (test runs leave
+    # many there, and each would cost a mount)
+    unseen = [] if private_tmp != "/tmp" else [  # noqa: S108
+        log for log in logs if _inside(log, "/tmp")  # noqa: S108
+        and not any(_inside(log, r) or _inside(r, log) for _, _, r in checks)]
+    extra = [*extra, *(log for log in logs if log not in unseen
+                       and not any(_inside(r, log) for _, _, r in checks))]
     for path in dict.fromkeys([*named, *(os.path.abspath(e) for e in extra)]):
         real = os.path.realpath(path)
         for what, inner, real_inner in checks:

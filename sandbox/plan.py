@@ -299,7 +299,8 @@ def build_plan(
     # shellgate's own directories (its audit log, saved answers, settings,
     # daemons' sockets): hidden from every command of every verb, whatever
     # the caller passes (see sandbox/owndirs.py)
-    own_dirs = hidden_own_dirs(home, roots, ws, run_cwd)
+    own_dirs = hidden_own_dirs(home, roots, ws, run_cwd,
+                               private_tmp=private_tmp if fs.private_tmp else None)
     hidden = _mountable(_sensitive_paths(home), _account_homes(home), [*roots, ws, run_cwd])
     hidden += _dotenv_paths(home, [*roots, ws, run_cwd], dotenv_cache)
     hidden += [expand(p, home, ws) for p in fs.deny_read]
@@ -312,12 +313,6 @@ def build_plan(
     # every `shellgate tool Bash` call).
     outer = set(hidden)
     hidden = [h for h in hidden if not _below(h, outer)]
-    if private_tmp == "/tmp" and fs.private_tmp:  # noqa: S108
-        # the run's /tmp is a tmpfs of its own: of the host's, only what is
-        # mounted again (a root, the workspace) is there to hide
-        shown = [*roots, ws, run_cwd]
-        hidden = [h for h in hidden if not _inside(h, "/tmp")  # noqa: S108
-                  or any(_inside(h, w) or _inside(w, h) for w in shown)]
     # A read-deny wins over a write-allow: a root inside a hidden path is dropped.
     roots = [r for r in roots if not any(_inside(r, h) for h in hidden)]
     # The gateway's own code (selfcode.py): a root at or below it is dropped,

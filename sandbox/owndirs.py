@@ -132,10 +132,10 @@ def hidden_own_dirs(home: str, roots: Iterable[str], workspace: str, cwd: str,
     # a recorded log under the host's /tmp is unseen already when the run
     # has a /tmp of its own, unless a root brings it back (test runs leave
     # many there, and each would cost a mount)
-    unseen = [] if private_tmp != "/tmp" else [  # noqa: S108
+    unseen = set() if private_tmp != "/tmp" else {  # noqa: S108
         log for log in logs if _inside(log, "/tmp")  # noqa: S108
-        and not any(_inside(log, r) or _inside(r, log) for _, _, r in checks)]
-    extra = [*extra, *(log for log in logs if log not in unseen
+        and not any(_inside(log, r) or _inside(r, log) for _, _, r in checks)}
+    extra = [*extra, *(log for log in logs if log not in unseen and is_recorded_log(log)
                        and not any(_inside(r, log) for _, _, r in checks))]
     for path in dict.fromkeys([*named, *(os.path.abspath(e) for e in extra)]):
         real = os.path.realpath(path)
@@ -166,52 +166,56 @@ def hidden_own_dirs(home: str, roots: Iterable[str], workspace: str, cwd: str,
 _MAX_RECORDS = 4096
 
 
-#: what each heads directory named, by its identity (a record written or
-#: removed changes the directory's mtime)
-_RECORDED: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
+#: the log each head record names, by the record's path and identity (a
+#: run re-reads only the records written since the last; every append
+#: rewrites one)
+_NAMED: dict[str, tuple[tuple[int, int, int], str | None]] = {}
 
 
 def recorded_logs(state: str) -> list[str]:
     """The audit logs whose chain heads are recorded in ``state``
-    (``audit-heads/*.json``, each naming its log's location)."""
+    (``audit-heads/*.json``, each naming its log's location), normalized
+    as recorded; whether each is there is the caller's to check
+    (:func:`is_recorded_log`)."""
     folder = os.path.join(state, "audit-heads")
+    out: list[str] = []
     try:
-        st = os.stat(folder)
+        with os.scandir(folder) as listing:
+            entries = sorted((e for e in listing if e.name.endswith(".json")),
+                             key=lambda e: e.name)[:_MAX_RECORDS]
+            for entry in entries:
+                st = entry.stat(follow_symlinks=False)
+                identity = (st.st_ino, st.st_size, st.st_mtime_ns)
+                kept = _NAMED.get(entry.path)
+                if kept is None or kept[0] != identity:
+                    kept = (identity, _read_record(entry.path))
+                    _NAMED[entry.path] = kept
+                if kept[1] is not None:
+                    out.append(kept[1])
     except OSError:
-        return []
-    identity = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
-    kept = _RECORDED.get(folder)
-    if kept is not None and kept[0] == identity:
-        return kept[1]
-    found = _read_records(folder)
-    _RECORDED[folder] = (identity, found)
-    return found
+        return out
+    if len(_NAMED) > 4 * _MAX_RECORDS:
+        _NAMED.clear()
+    return out
 
 
-def _read_records(folder: str) -> list[str]:
+def _read_record(path: str) -> str | None:
     import json  # noqa: PLC0415 - only a run's plan reads them
 
     try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))[:_MAX_RECORDS]
-    except OSError:
-        return []
-    out = []
-    for name in names:
-        try:
-            with open(os.path.join(folder, name), "rb") as handle:
-                log = json.loads(handle.read(1 << 16)).get("log")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if not isinstance(log, str) or not os.path.isabs(log) or not os.path.lexists(log):
-            continue
-        # as recorded, never through a link: a command that planted a link
-        # where a recorded log is missing (`ln -s /usr audit`) would have
-        # the run hide what the link leads to (a review: every later run
-        # failed); a link there is no log shellgate wrote
-        log = os.path.normpath(log)
-        if os.path.realpath(log) == log:
-            out.append(log)
-    return out
+        with open(path, "rb") as handle:
+            log = json.loads(handle.read(1 << 16)).get("log")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return os.path.normpath(log) if isinstance(log, str) and os.path.isabs(log) else None
+
+
+def is_recorded_log(log: str) -> bool:
+    """Is ``log`` there, as recorded, never through a link? A command that
+    planted a link where a recorded log is missing (`ln -s /usr audit`)
+    would have the run hide what the link leads to (a review: every later
+    run failed); a link there is no log shellgate wrote."""
+    return os.path.lexists(log) and os.path.realpath(log) == log
 
 
 def _between(root: str, path: str) -> list[str]:

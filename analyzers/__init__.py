@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .bash import (
     COMMAND_SUBSTITUTION_PATTERNS,
+    GIT_CONFIG_NAMES,
     MAX_COMMAND_CHARS,
     MAX_SUBCOMMANDS,
     MAX_SUGGESTED_RULES,
@@ -46,6 +47,7 @@ from .errors import AnalyzerError, InvalidArgument
 
 __all__ = [
     "COMMAND_SUBSTITUTION_PATTERNS",
+    "GIT_CONFIG_NAMES",
     "MAX_COMMAND_CHARS",
     "MAX_SUBCOMMANDS",
     "MAX_SUGGESTED_RULES",

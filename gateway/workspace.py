@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import stat
 
-from analyzers import BashAnalysis, WorkspaceFacts, analyze_bash, reads_with_git
+from analyzers import GIT_CONFIG_NAMES, BashAnalysis, WorkspaceFacts, analyze_bash, reads_with_git
 from values import valueclass
 
 
@@ -74,15 +74,11 @@ def _git_facts(bare: BashAnalysis) -> GitFacts:
             "config_secrets": config_secrets(bare.cwd)}
 
 
-#: the names git's configuration files have
-_GIT_CONFIG_NAMES = frozenset({"config", "config.worktree", ".gitconfig"})
-
-
 def _leads_to_git_config(bare: BashAnalysis) -> bool:
     """Does a path of the command lead, through a link, to what may be a
     git configuration file? (A review: a committed `cfglink ->
     .git/config` let `cat cfglink` print a token unasked.)"""
-    return any(os.path.basename(real) in _GIT_CONFIG_NAMES or "/.git/" in real
+    return any(os.path.basename(real) in GIT_CONFIG_NAMES or "/.git/" in real
                for _, real in real_paths(bare))
 
 

@@ -25,6 +25,7 @@ import stat
 
 from values import field, valueclass
 
+from .gitconfig import read_regular
 from .gitpaths import open_below, rename_aside
 from .hashing import hex_digest
 from .statkeys import MAX_DEPTH, MAX_ENTRIES, tree_keys, unreadable_key
@@ -92,16 +93,8 @@ def _led_to(path: str) -> str:
     if stat.S_ISDIR(st.st_mode):
         return _dir_digest(path)[0]
     if stat.S_ISREG(st.st_mode) and st.st_size <= _MAX_COPY:
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:
-            return "unreadable"
-        try:
-            return hex_digest(os.read(fd, _MAX_COPY + 1))
-        except OSError:
-            return "unreadable"
-        finally:
-            os.close(fd)
+        data = read_regular(path, _MAX_COPY + 1)
+        return hex_digest(data) if isinstance(data, bytes) else "unreadable"
     return f"{st.st_ino}:{st.st_size}:{st.st_ctime_ns}"
 
 

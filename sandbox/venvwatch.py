@@ -29,6 +29,7 @@ from itertools import pairwise
 
 from values import field, valueclass
 
+from .gitconfig import read_regular
 from .hashing import hex_digest
 from .statkeys import MAX_DEPTH, MAX_ENTRIES, Key, stat_key, tree_keys, unreadable_key
 
@@ -220,17 +221,9 @@ def _read_once(path: str, read: dict[str, bytes | None]) -> bytes | None:
 
 
 def _read(path: str) -> bytes | None:
-    try:
-        # O_NONBLOCK: a FIFO planted under a startup name must not hang the check
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        return os.read(fd, _MAX_READ + 1)[:_MAX_READ]
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    # without blocking: a FIFO planted under a startup name must not hang the check
+    data = read_regular(path, _MAX_READ)
+    return data if isinstance(data, bytes) else None
 
 
 def _shown(names: list[str]) -> str:

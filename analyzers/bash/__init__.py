@@ -6,7 +6,13 @@ is pure: text in, facts out — no I/O, no subprocess, no clock.
 
 from __future__ import annotations
 
-from .analysis import MAX_COMMAND_CHARS, MAX_SUBCOMMANDS, analyze_bash, reads_with_git
+from .analysis import (
+    GIT_CONFIG_NAMES,
+    MAX_COMMAND_CHARS,
+    MAX_SUBCOMMANDS,
+    analyze_bash,
+    reads_with_git,
+)
 from .checks import COMMAND_SUBSTITUTION_PATTERNS, ZSH_DANGEROUS_COMMANDS, CheckId, Finding
 from .classify import Classification
 from .commands import OptionTable, option_tables
@@ -25,6 +31,7 @@ from .wrappers import SAFE_ENV_VARS
 
 __all__ = [
     "COMMAND_SUBSTITUTION_PATTERNS",
+    "GIT_CONFIG_NAMES",
     "MAX_COMMAND_CHARS",
     "MAX_SUBCOMMANDS",
     "MAX_SUGGESTED_RULES",

@@ -185,7 +185,7 @@ def reads_with_git(analysis: BashAnalysis) -> bool:
 _URL_READS = frozenset({"remote", "ls-remote"})
 _LISTINGS = frozenset({"list", "--list", "-l", "--get-regexp", "--get-urlmatch"})
 #: names of the files git's configuration lives in
-_CONFIG_NAMES = frozenset({"config", "config.worktree", ".gitconfig"})
+GIT_CONFIG_NAMES = frozenset({"config", "config.worktree", ".gitconfig"})
 #: secrets that ask whether a read could print any
 _PROBE = (("?", "?", "?"),)
 #: the scopes `--local` and `--worktree` read
@@ -227,7 +227,7 @@ def _prints_secret(s: Subcommand, secrets: Secrets) -> str | None:
         hit = next((f for f in files if p.path == f or (p.glob and fnmatchcase(f, p.path))),
                    None)
         if hit is not None or (unknown and (p.glob or posixpath.basename(p.path)
-                                            in _CONFIG_NAMES or "/.git/" in p.path)):
+                                            in GIT_CONFIG_NAMES or "/.git/" in p.path)):
             return f"{p.path} holds credentials ({_first(secrets)})"
     for tree in s.trees:
         root = tree.root.rstrip("/") + "/"

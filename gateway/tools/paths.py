@@ -14,7 +14,7 @@ import os
 import re
 import time
 
-from analyzers import match_sensitive
+from analyzers import GIT_CONFIG_NAMES, match_sensitive
 from values import valueclass
 
 from ..context import ToolContext
@@ -259,17 +259,13 @@ def _sensitive(path: Resolved, ctx: ToolContext, access: str) -> PermissionResul
                             rule=entry.pattern, needs_person=True)
 
 
-#: the names git's configuration files have
-_GIT_CONFIG_NAMES = frozenset({"config", "config.worktree", ".gitconfig"})
-
-
 def _git_credentials(path: Resolved, access: str) -> PermissionResult | None:
     """Attack (from a review): a CI checkout leaves a token in
     `.git/config` (`http.<url>.extraheader`), a proxy password sits in
     ~/.gitconfig; reading the file prints it. git's own listing says which
     files hold a credential (the same fact `git config` reads are judged
     by); reading one needs a person."""
-    if os.path.basename(path.real) not in _GIT_CONFIG_NAMES:
+    if os.path.basename(path.real) not in GIT_CONFIG_NAMES:
         return None
     from sandbox import config_secrets  # noqa: PLC0415
 

@@ -7,6 +7,7 @@ configuration entries that hold credentials."""
 from __future__ import annotations
 
 import os
+import posixpath
 import stat
 
 from analyzers import GIT_CONFIG_NAMES, BashAnalysis, WorkspaceFacts, analyze_bash, reads_with_git
@@ -55,23 +56,41 @@ def _light(command: str, cwd: str, extra_dirs: tuple[str, ...],
     could change (git is not asked about an `ls`), and those facts."""
     bare = analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home,
                         workspace=WorkspaceFacts())
-    git = _git_facts(bare)
+    git = _git_facts(bare, home)
     if not any(git.values()):
         return bare, git
     return analyze_bash(command, cwd, extra_read_dirs=extra_dirs, home=home,
                         workspace=WorkspaceFacts(**git)), git
 
 
-def _git_facts(bare: BashAnalysis) -> GitFacts:
+def _git_facts(bare: BashAnalysis, home: str | None) -> GitFacts:
     """The repository's program-running entries and the configuration's
     credential-holding ones, when a read in the (fact-free) analysis
     could run or print them."""
-    if not reads_with_git(bare) and not _leads_to_git_config(bare):
+    git_read = reads_with_git(bare) or _leads_to_git_config(bare)
+    places = [*([bare.cwd] if git_read else []), *_may_include_places(bare, home)]
+    if not places:
         return {}
     from sandbox import config_secrets  # noqa: PLC0415
 
-    return {"repo_programs": repo_programs(bare.cwd),
-            "config_secrets": config_secrets(bare.cwd)}
+    secrets = tuple(dict.fromkeys(e for d in dict.fromkeys(places) for e in config_secrets(d)))
+    return {"repo_programs": repo_programs(bare.cwd) if git_read else (),
+            "config_secrets": secrets}
+
+
+def _may_include_places(bare: BashAnalysis, home: str | None) -> list[str]:
+    """The directories of what the command reads — a file it names, the
+    root of a tree it reads — whose git configuration may include a file.
+    Attack (from a review): `.git/config` includes `creds.inc` from the
+    work tree; `cat creds.inc` printed the token the included file holds,
+    unasked, as no git configuration file was named."""
+    from sandbox import may_include  # noqa: PLC0415
+
+    dirs = [posixpath.dirname(p.path) for s in bare.subcommands if s.read_only
+            for p in s.paths if not p.redirect and posixpath.isabs(p.path)]
+    dirs += [t.root for s in bare.subcommands if s.read_only for t in s.trees]
+    home = home or os.path.expanduser("~")
+    return [d for d in dict.fromkeys(dirs) if may_include(d, home)]
 
 
 def _leads_to_git_config(bare: BashAnalysis) -> bool:

@@ -53,6 +53,7 @@ _LAZY = {
     "sandbox_works": "doctor",
     "repository_programs": "gitprograms",
     "config_secrets": "gitprograms",
+    "may_include": "gitconfig",
     "runtime_dir": "guards",
     "config_dir": "owndirs",
     "own_dirs": "owndirs",
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
     from .background import BackgroundProcess, start_background
     from .doctor import Probe, run_probes, sandbox_works
     from .dotenv_scan import DotenvBelow, dotenv_below
+    from .gitconfig import may_include
     from .gitprograms import config_secrets, repository_programs
     from .guards import runtime_dir
     from .hostrun import HostFile, host_files
@@ -138,6 +140,7 @@ __all__ = [
     "empty_views",
     "host_files",
     "load_profile",
+    "may_include",
     "own_dirs",
     "parse_settings",
     "rehearse",

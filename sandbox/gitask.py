@@ -32,8 +32,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final
 
-__all__ = ["UNKNOWN", "ConfigEntry", "GitView", "Unknown", "ask_config", "ask_git",
-           "ask_gitlinks", "clear_cache"]
+__all__ = ["UNKNOWN", "ConfigEntry", "GitView", "Unknown", "ask_common_dir", "ask_config",
+           "ask_git", "ask_gitlinks", "clear_cache"]
 
 #: git is killed past this many seconds (a FIFO include blocks it for ever)
 TIMEOUT: Final = 2.0
@@ -182,6 +182,21 @@ def ask_config(gitdir: str, env: dict[str, str] | None = None
     if entries is None:
         return Unknown("git printed a configuration listing that is not understood")
     return tuple(_absolute(e, gitdir) for e in entries)
+
+
+def ask_common_dir(gitdir: str, env: dict[str, str] | None = None) -> str | Unknown | None:
+    """The common directory git resolves for the git directory ``gitdir``
+    (what its ``commondir`` file names, as git reads that file), absolute;
+    None when git takes ``gitdir`` for no git directory at all."""
+    env = dict(os.environ if env is None else env)
+    git = _which("git", env)
+    if isinstance(git, Unknown) or git is None:
+        return git
+    said = _call(git, gitdir, _git_env(env), [
+        f"--git-dir={gitdir}", "rev-parse", "--path-format=absolute", "--git-common-dir"])
+    if isinstance(said, Unknown) or said is None:
+        return said
+    return said.decode("utf-8", "surrogateescape")
 
 
 def ask_gitlinks(view: GitView, env: dict[str, str] | None = None) -> tuple[str, ...] | Unknown:

@@ -101,6 +101,37 @@ def gitdirs(gitdir: str) -> list[str]:
     return out
 
 
+def repository_gitdirs(gitdir: str) -> list[str]:
+    """:func:`gitdirs`, and for each of them that names a common directory
+    (a ``commondir`` file: a linked worktree's), that directory as git
+    resolves it and the git directories below it. git obeys the common
+    directory's config and hooks in the linked worktree wherever that
+    directory lies, and it need not look like a repository (no ``HEAD``):
+    from a review, a linked worktree whose common directory sat inside the
+    workspace under another name left that directory's config writable,
+    and a planted core.fsmonitor ran at the host's next `git status`.
+    When git cannot say, the file's own reading stands; both are kept when
+    they differ."""
+    from .gitask import ask_common_dir  # noqa: PLC0415 - spawns git only for a commondir file
+
+    out = gitdirs(gitdir)
+    queue = list(out)
+    while queue and len(out) < _MAX_GITDIRS:
+        current = queue.pop()
+        if not os.path.lexists(os.path.join(current, "commondir")):
+            continue
+        said = ask_common_dir(current)
+        commons = [_common_dir(current), *([said] if isinstance(said, str) else [])]
+        for common in dict.fromkeys(os.path.realpath(c) for c in commons):
+            if common in out or not os.path.isdir(common):
+                continue
+            for found in gitdirs(common):
+                if found not in out and len(out) < _MAX_GITDIRS:
+                    out.append(found)
+                    queue.append(found)
+    return out
+
+
 def _git_dirs_below(base: str, *, nested: bool) -> list[str]:
     """Directories below ``base`` that are git directories (hold ``HEAD``);
     submodule names may contain slashes, so `modules/a/b` is looked at too."""
@@ -157,6 +188,44 @@ def config_targets(gitdir: str, worktree: str, home: str) -> list[tuple[str, str
         elif key.startswith(("include.", "includeif.")) and key.endswith(".path") and value:
             out.append((_expand(value, os.path.dirname(origin) or gitdir, home), "file"))
     return out
+
+
+def may_include(directory: str, home: str) -> bool:
+    """Could the configuration git uses in ``directory`` include a file —
+    the one way a file under a name of its own (`creds.inc` in the work
+    tree) holds configuration, and credentials, git reads? True when a
+    file git would read there names an include (or is no regular file),
+    when the environment gives configuration or a git directory, or when a
+    directory up from ``directory`` has a ``.git`` that cannot be read. A
+    conservative filter before asking git, which costs two processes."""
+    env = os.environ
+    if _config_in_environment() or "GIT_DIR" in env or "GIT_COMMON_DIR" in env:
+        return True
+    starts = _shared_configs(home)
+    for gitdir in _gitdirs_up(os.path.abspath(directory)):
+        if gitdir is None:
+            return True
+        starts += [os.path.join(d, name) for d in dict.fromkeys((gitdir, _common_dir(gitdir)))
+                   for name in ("config", "config.worktree")]
+    return any(_mentions(p) for p in starts)
+
+
+def _gitdirs_up(directory: str) -> Iterator[str | None]:
+    """The git directories discovery may take going up from ``directory``:
+    each ``.git`` (None for one that cannot be resolved) and each directory
+    that holds ``HEAD`` itself (a bare repository), nearest first. Every
+    one is yielded, not only the nearest git would take: a filter that
+    looks at more files only asks git more often."""
+    current = directory
+    while True:
+        if os.path.lexists(os.path.join(current, ".git")):
+            yield resolve_gitdir(current)
+        if os.path.lexists(os.path.join(current, "HEAD")):
+            yield current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return
+        current = parent
 
 
 def _shared_configs(home: str) -> list[str]:

@@ -31,7 +31,7 @@ from values import field, valueclass
 
 from .cleanup import remove_tree
 from .errors import SandboxUnavailable
-from .gitconfig import gitdirs, resolve_gitdir
+from .gitconfig import gitdirs
 from .gitguard import GitGuard
 from .gitpaths import defuse, nested_changed, open_below, rename_aside
 from .hashing import hex_digest
@@ -342,23 +342,26 @@ class Guards:
         runs the program."""
         before = set(self.plan.gitdirs)
         roots = list(self.plan.writable)
-        for worktree in self.plan.repos:
-            gitdir = resolve_gitdir(worktree)
-            if gitdir is None or gitdir not in before:
-                continue
+        new: list[str] = []
+        # every git directory the plan knew (a linked worktree's common
+        # directory included: its modules/ serve that worktree's submodules)
+        for gitdir in self.plan.gitdirs:
             # A symlink there is a git directory by another name: `ln -s
             # ../x-cache .git/modules/lib` (or `.git/modules` itself a link)
             # made `git submodule update --init` adopt a planted bare
             # repository's hooks and fsmonitor. git never makes such links.
-            new = [*(p for p in gitdirs(gitdir) if p not in before), *_links_below(gitdir)]
-            for found in dict.fromkeys(new):
-                kept = _rename_below(roots, found, outcome.problems,
-                                     unreachable="appeared during the run")
-                if kept is not None:
-                    outcome.tampered.append(found)
-                    outcome.reports.append(
-                        f"a git directory was created at {found} during the run (git would use "
-                        f"its config and hooks for a submodule or worktree); renamed to {kept}")
+            new += [*(p for p in gitdirs(gitdir) if p not in before), *_links_below(gitdir)]
+        for found in dict.fromkeys(new):
+            self._quarantine_new_gitdir(found, roots, outcome)
+
+    @staticmethod
+    def _quarantine_new_gitdir(found: str, roots: list[str], outcome: GuardOutcome) -> None:
+        kept = _rename_below(roots, found, outcome.problems, unreachable="appeared during the run")
+        if kept is not None:
+            outcome.tampered.append(found)
+            outcome.reports.append(
+                f"a git directory was created at {found} during the run (git would use "
+                f"its config and hooks for a submodule or worktree); renamed to {kept}")
 
 
 def _rename_below(roots: list[str], path: str, problems: list[str], *,

@@ -22,7 +22,7 @@ import profiles as profile_data
 from values import field, valueclass
 
 from .errors import PolicyError
-from .gitconfig import config_targets, gitdirs
+from .gitconfig import config_targets, repository_gitdirs
 from .repos import Repo
 from .venvwatch import PTH
 
@@ -124,7 +124,7 @@ def host_run_targets(
     for repo in repos:
         if repo.gitdir is None:
             continue
-        dirs = gitdirs(repo.gitdir)
+        dirs = repository_gitdirs(repo.gitdir)
         targets.gitdirs += dirs
         if git_read_only:
             targets.read_only.append(repo.gitdir)

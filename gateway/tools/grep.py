@@ -160,6 +160,28 @@ def search_env(session: SessionContext) -> dict[str, str]:
     return env
 
 
+def credential_files(root: str) -> list[str]:
+    """Anchored exclusions for the files below the directory ``root`` that
+    git's configuration there reads and that hold a credential: an
+    included file under a name of its own (from a review: `.git/config`
+    including the work tree's `creds.inc`, and a search of the project
+    printed its token), a `~/.gitconfig` with a proxy password when the
+    search covers the home. `.git` itself is never searched."""
+    if not os.path.isdir(root):
+        return []  # a file searched alone was judged as a read of it
+    from sandbox import config_secrets  # noqa: PLC0415
+
+    out = []
+    for where, _key, _scope in config_secrets(root):
+        if where.startswith("/") and inside(where, root) and where != root:
+            out.append("/" + _GLOB_SPECIAL.sub(r"\\\g<0>", os.path.relpath(where, root)))
+    return list(dict.fromkeys(out))
+
+
+#: what a ripgrep glob gives a meaning to, escaped in a literal path
+_GLOB_SPECIAL = regex(r"[\\*?\[\]{}!]")
+
+
 def target_of(root: paths.Resolved, cwd: str) -> str:
     """The path ripgrep is given, and so prints: relative to the working
     directory when inside it (``.`` for the directory itself), else
@@ -382,9 +404,10 @@ class GrepTool(ReadOnlyTool[GrepInput]):
                               "directories); Grep needs it", is_error=True)
         cwd = ctx.session.cwd
         target = target_of(root_of(data.path, ctx), cwd)
+        held = await asyncio.to_thread(credential_files, root_of(data.path, ctx).real)
         try:
             result = await run_search(
-                build_argv(rg, data, target, ctx.session.search_excludes), ctx)
+                build_argv(rg, data, target, (*ctx.session.search_excludes, *held)), ctx)
         except SandboxError as exc:
             return ToolResult(f"The sandbox could not start: {exc}", is_error=True)
         lines, notes, error = outcome(result, target)

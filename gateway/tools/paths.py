@@ -246,7 +246,7 @@ def _sensitive(path: Resolved, ctx: ToolContext, access: str) -> PermissionResul
     spellings = dict.fromkeys((path.real, path.display, path.real.lower(), path.display.lower()))
     hits = [e for e in (match_sensitive(p, home) for p in spellings) if e is not None]
     if not hits:
-        return _git_credentials(path, access)
+        return _git_credentials(path, access, home)
     if any(e.level != "ask" for e in hits):
         entry = next(e for e in hits if e.level != "ask")
         return PermissionResult(Decision.DENY, "sensitive-paths",
@@ -259,19 +259,22 @@ def _sensitive(path: Resolved, ctx: ToolContext, access: str) -> PermissionResul
                             rule=entry.pattern, needs_person=True)
 
 
-def _git_credentials(path: Resolved, access: str) -> PermissionResult | None:
+def _git_credentials(path: Resolved, access: str, home: str) -> PermissionResult | None:
     """Attack (from a review): a CI checkout leaves a token in
     `.git/config` (`http.<url>.extraheader`), a proxy password sits in
     ~/.gitconfig; reading the file prints it. git's own listing says which
     files hold a credential (the same fact `git config` reads are judged
     by); reading one needs a person."""
-    if os.path.basename(path.real) not in GIT_CONFIG_NAMES:
-        return None
-    from sandbox import config_secrets  # noqa: PLC0415
+    from sandbox import config_secrets, may_include  # noqa: PLC0415
 
     folder = os.path.dirname(path.real)
     if os.path.basename(folder) == ".git":
         folder = os.path.dirname(folder)  # git is asked from the work tree
+    # a file under a name of its own holds git configuration only when an
+    # include names it (`.git/config` including the work tree's creds.inc)
+    if (os.path.basename(path.real) not in GIT_CONFIG_NAMES
+            and not may_include(folder, home)):
+        return None
     held = [(key, where) for where, key, _ in config_secrets(folder)
             if where == path.real or where.startswith("<")]
     if not held:

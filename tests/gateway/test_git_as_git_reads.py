@@ -296,6 +296,49 @@ def test_a_credential_reached_by_a_glob_or_an_include_asks(tmp_path: Path, comma
     assert analyze_in_workspace(command, str(repo)).verdict is not Verdict.ALLOW
 
 
+def _included_from_the_work_tree(tmp_path: Path) -> Path:
+    """A repository whose .git/config includes `conf/creds.inc`, a file of
+    the work tree under a name of its own, holding a proxy password."""
+    repo = committed(tmp_path / "repo")
+    (repo / "conf").mkdir()
+    (repo / "conf" / "creds.inc").write_text(f"[http]\n\tproxy = http://u:{TOKEN}@p:1\n")
+    git(repo, "config", "include.path", "../conf/creds.inc")
+    said = git(repo, "config", "--show-origin", "http.proxy").stdout
+    assert "conf/creds.inc" in said, f"control: git reads the included file ({said})"
+    return repo
+
+
+@pytest.mark.parametrize(("where", "command"), [
+    ("repo", "cat conf/creds.inc"), ("repo/conf", "cat creds.inc"),
+    ("repo", "head -c 500 conf/creds.*"), ("repo", "grep -r u: conf"),
+    ("outside", "cat {repo}/conf/creds.inc"),
+])
+def test_an_included_file_under_a_name_of_its_own_is_a_credential_read(
+        tmp_path: Path, where: str, command: str) -> None:
+    """From a review: `.git/config` includes a file of the work tree
+    (`creds.inc`); `cat creds.inc` printed the password it holds unasked,
+    as no git configuration file was named. Judged from the repository,
+    from the file's own directory and from a directory outside it."""
+    repo = _included_from_the_work_tree(tmp_path)
+    cwd = tmp_path / "outside" if where == "outside" else tmp_path / where
+    cwd.mkdir(exist_ok=True)
+    command = command.format(repo=repo)
+    shown = subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True,
+                           check=False)
+    assert TOKEN in shown.stdout, f"control: {command} printed the token"
+    result = analyze_in_workspace(command, str(cwd))
+    assert result.verdict is not Verdict.ALLOW, result.reason
+    assert "credentials" in (result.reason or ""), result.reason
+
+
+def test_a_plain_file_read_in_a_repository_without_includes_stays_allowed(
+        tmp_path: Path) -> None:
+    repo = committed(tmp_path / "repo")
+    (repo / "creds.inc").write_text(f"[http]\n\tproxy = http://u:{TOKEN}@p:1\n")
+    result = analyze_in_workspace("cat creds.inc", str(repo))
+    assert result.verdict is Verdict.ALLOW, result.reason
+
+
 @pytest.mark.parametrize("path", [".:/usr/bin:/bin", ":/usr/bin:/bin"])
 def test_judging_never_runs_a_git_the_directory_holds(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str) -> None:

@@ -487,3 +487,55 @@ def test_a_hooks_path_given_by_the_environments_global_file_is_protected(
               env=env)
     consume_control(git_ws, proc)
     assert not (git_ws / ".githooks" / "pre-commit").exists(), output(proc)
+
+
+def _linked_worktree_with_common_dir_inside(workspace: Path, tmp_path: Path) -> Path:
+    """The workspace made a linked worktree whose common directory lies in
+    the workspace as ``.meta/common`` — no ``HEAD`` there (git needs none in
+    a common directory), so nothing marks it as a repository."""
+    src = tmp_path / "src"
+    for args in (["init", "-q", str(src)], ["-C", str(src), "commit", "-q", "--allow-empty",
+                                             "-m", "init"],
+                 ["-C", str(src), "worktree", "add", "-q", str(tmp_path / "wt")]):
+        require(host_git(tmp_path, *args).returncode == 0, f"git {args[-1]}")
+    meta = workspace / ".meta"
+    meta.mkdir()
+    common = meta / "common"
+    (src / ".git").rename(common)
+    (common / "worktrees" / "wt").rename(meta / "wt")
+    (common / "HEAD").unlink()
+    (workspace / ".git").write_text("gitdir: .meta/wt\n")
+    (meta / "wt" / "commondir").write_text("../common\n")
+    (meta / "wt" / "gitdir").write_text(f"{workspace}/.git\n")
+    said = host_git(workspace, "rev-parse", "--path-format=absolute",
+                    "--git-common-dir").stdout.decode().strip()
+    require(os.path.realpath(said) == os.path.realpath(common),
+            f"git takes {common} for the common directory (it said {said!r})")
+    return common
+
+
+@pytest.mark.parametrize("through", ["sandbox", "host (the control)"])
+def test_a_linked_worktrees_common_directory_inside_the_workspace_is_protected(
+    workspace: Path, tmp_path: Path, through: str
+) -> None:
+    """From a review: the workspace is a linked worktree whose common
+    directory lies inside it under another name. The sandbox protected only
+    the worktree's own git directory, so a core.fsmonitor appended to the
+    common directory's config ran at the host's next `git status`. The
+    control runs the same plant on the host and watches git run it."""
+    common = _linked_worktree_with_common_dir_inside(workspace, tmp_path)
+    marker = tmp_path / "COMMON-CONFIG-RAN"
+    script = (f"echo ran > control.txt; printf '[core]\\n\\tfsmonitor = touch {marker}\\n' "
+              f">> {common}/config; mkdir -p {common}/hooks; "
+              f"{hook_script(f'{common}/hooks/post-checkout', marker)}")
+    if through == "sandbox":
+        proc = sh(workspace, script)
+    else:
+        proc = subprocess.run(["sh", "-c", script], cwd=workspace, capture_output=True,
+                              check=False)
+    consume_control(workspace, proc)
+    host_git(workspace, "status")
+    if through == "sandbox":
+        assert not marker.exists(), output(proc)
+    else:
+        require(marker.exists(), "git ran the fsmonitor planted in the common config", proc)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 import uuid
@@ -377,3 +378,22 @@ def test_a_ripgrep_planted_in_the_workspace_is_never_run(
     monkeypatch.setenv("PATH", f"{planted.parent}{os.pathsep}{os.environ['PATH']}")
     text = _text(session, pattern="needle")
     assert "PLANTED" not in text and text.startswith("Found 3 files")
+
+
+@sandboxed
+@pytest.mark.parametrize("name", ["creds.inc", "odd [name]*.inc"])
+def test_a_search_leaves_out_a_file_git_includes_that_holds_a_credential(
+        project: Path, session: SessionContext, name: str) -> None:
+    """From a review: `.git/config` includes a file of the work tree under
+    a name of its own, holding a proxy password; a search of the project
+    printed it. The file is left out (its name taken literally, not as a
+    glob); a file with the same text that git does not read is found."""
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / "conf").mkdir()
+    (project / "conf" / name).write_text("[http]\n\tproxy = http://u:s3cr3tpw@p:1\n")
+    (project / "conf" / "decoy.txt").write_text("s3cr3tpw is only a word here\n")
+    subprocess.run(["git", "-C", str(project), "config", "include.path", f"../conf/{name}"],
+                   check=True)
+    found = _text(session, pattern="s3cr3tpw", output_mode="content")
+    assert "decoy.txt" in found, found
+    assert "u:s3cr3tpw" not in found, found

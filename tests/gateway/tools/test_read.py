@@ -473,3 +473,21 @@ def test_a_git_config_holding_a_credential_asks_and_one_without_is_read(
     data = ReadInput(file_path=str(workspace / ".git" / "config"))
     decision = permission(tool_context(), data).decision
     assert decision is (Decision.ASK if token else Decision.ALLOW)
+
+
+def test_a_file_git_includes_under_a_name_of_its_own_asks_when_it_holds_a_credential(
+        workspace: Path, tool_context: Ctx) -> None:
+    """From a review: `.git/config` includes `conf/creds.inc` of the work
+    tree; Read of that file printed the proxy password it holds unasked.
+    Its neighbour, no configuration of git's, is still read."""
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / "conf").mkdir()
+    (workspace / "conf" / "creds.inc").write_text("[http]\n\tproxy = http://u:pw@p:1\n")
+    (workspace / "conf" / "notes.txt").write_text("[http]\n\tproxy = http://u:pw@p:1\n")
+    subprocess.run(["git", "-C", str(workspace), "config", "include.path", "../conf/creds.inc"],
+                   check=True)
+    held = permission(tool_context(), ReadInput(file_path=str(workspace / "conf" / "creds.inc")))
+    assert held.decision is Decision.ASK, held.reason
+    assert "credential" in held.reason
+    other = permission(tool_context(), ReadInput(file_path=str(workspace / "conf" / "notes.txt")))
+    assert other.decision is Decision.ALLOW, other.reason

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import os
 import posixpath
-import stat
 
 from analyzers import GIT_CONFIG_NAMES, BashAnalysis, WorkspaceFacts, analyze_bash, reads_with_git
 from values import valueclass
+
+from .resolver import Resolver, real_path
 
 
 def analyze_in_workspace(
@@ -169,8 +170,8 @@ def _questions(analysis: BashAnalysis) -> _Questions:
     for sub in analysis.subcommands:
         for p in sub.paths:
             if p.path.startswith("/") and not p.below:
-                (globs if p.glob else plain).add(p.path)
-        plain.update(t.root for t in sub.trees)
+                (globs if p.glob else plain).add(p.spelled or p.path)
+        plain.update(t.spelled or t.root for t in sub.trees)
     return _Questions(
         tuple(sorted(plain)), tuple(sorted(globs)),
         any(s.trees for s in analysis.subcommands),
@@ -186,62 +187,10 @@ def _resolved(questions: _Questions) -> tuple[tuple[str, str], ...]:
     for path in questions.plain:
         real = resolve(path)
         if real is not path and real != os.path.normpath(path):
-            out.append((path, real))
+            out.append((path, real))  # UNRESOLVED too: where it leads is unknown
     for pattern in questions.globs:
         out.extend((pattern, real) for real in _glob_links(pattern))
     return tuple(out)
-
-
-class Resolver:
-    """``os.path.realpath`` for the many paths of one command, each
-    directory on their way looked at once (a command's paths share their
-    leading directories: realpath alone lstats every component of every
-    path, a tenth of a `check --jsonl` line). Made afresh for each command,
-    as the facts are; a path that is not absolute and normalized goes to
-    realpath itself."""
-
-    def __init__(self) -> None:
-        #: prefixes looked at: there, and not links
-        self._seen: set[str] = set()
-        #: prefixes that do not exist, or whose parent is no directory:
-        #: nothing below them can be looked at either (the kernel stops at
-        #: them with the same error), so realpath keeps the rest as written
-        self._absent: set[str] = set()
-
-    def __call__(self, path: str) -> str:
-        """``path`` itself (the very object) when no link is on its way,
-        else its real path."""
-        if not path.startswith("/") or path.startswith("//") or path != os.path.normpath(path):
-            return real_path(path)
-        seen, absent = self._seen, self._absent
-        end = 0
-        while True:
-            end = path.find("/", end + 1)
-            prefix = path if end < 0 else path[:end]
-            if prefix in absent:
-                return path
-            if prefix not in seen:
-                # a name that cannot be looked at (missing, not a
-                # directory) ends the search, as it ends realpath's; one
-                # that cannot be looked at otherwise (no permission, a
-                # loop) stays as it is, and realpath goes on below it
-                try:
-                    is_link = stat.S_ISLNK(os.lstat(prefix).st_mode)
-                except (FileNotFoundError, NotADirectoryError):
-                    absent.add(prefix)
-                    return path
-                except OSError:
-                    is_link = False
-                if is_link:
-                    # the whole path to realpath itself: from a review, a
-                    # link back into itself (`l2 -> l2/..`) stops realpath
-                    # at the loop, and following the names after it gave
-                    # another place (`cat x/l/README` through such a link
-                    # was allowed, not asked)
-                    return real_path(path)
-                seen.add(prefix)
-            if end < 0:
-                return path
 
 
 #: bracket forms bash reads and Python's glob does not: `[^a]` (a literal
@@ -250,52 +199,6 @@ class Resolver:
 #: here, the link sub/k.txt -> ~/.ssh/id_rsa among their files was never
 #: followed, and both were allowed. Such a glob is judged as leading out.
 _GLOB_FORMS_PYTHON_MISREADS = ("[^", "[:", "[=", "[.")
-
-#: where a link's target means something else in the process that reads
-#: it: /proc/self is the reader, /proc/self/cwd its directory, /dev/fd/N
-#: its descriptors (and /dev/stdin … are links into them)
-_PER_PROCESS = ("/proc", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr")
-
-
-def real_path(path: str) -> str:
-    """``os.path.realpath``, but for a path whose resolution enters
-    :data:`_PER_PROCESS` the place it enters (``/proc/self/cwd/y``: outside
-    every project, asked) — there the gateway's own process would answer
-    for the command's. From a review: with t/x -> /proc/self/cwd/y, `cd sub
-    && find $PWD/t -exec cat {} +` read sub/y (a link to ~/.ssh/id_rsa),
-    while the gateway, in the project, resolved t/x to the harmless y and
-    allowed it."""
-    return _through_per_process(os.path.abspath(path)) or os.path.realpath(path)
-
-
-def _through_per_process(path: str) -> str | None:
-    """Where resolving ``path`` (absolute) enters a per-process place, if
-    it does. Follows the links on its way by hand, 40 at most (more: a
-    loop, which realpath answers for itself)."""
-    todo = [p for p in reversed(path.split("/")) if p not in ("", ".")]
-    real = ""
-    for _hop in range(40):
-        while todo:
-            name = todo.pop()
-            if name == "..":
-                real = real.rsplit("/", 1)[0]
-                continue
-            candidate = f"{real}/{name}"
-            if any(candidate == p or candidate.startswith(p + "/") for p in _PER_PROCESS):
-                return "/".join((candidate, *reversed(todo)))
-            try:
-                target = os.readlink(candidate)
-            except OSError:  # not a link, or not there: as it is written
-                real = candidate
-                continue
-            if target.startswith("/"):
-                real = ""
-            todo.extend(p for p in reversed(target.split("/")) if p not in ("", "."))
-            break
-        else:
-            return None
-    return None
-
 
 def _glob_links(pattern: str) -> list[str]:
     """Where a glob's files lead, for those reached through a link."""
@@ -309,7 +212,7 @@ def _glob_links(pattern: str) -> list[str]:
             return [*found, "/"]  # too many to look at: judged as leaving
         real = real_path(path)
         if real != os.path.normpath(path):
-            found.append(real)
+            found.append(real)  # UNRESOLVED too: judged as unknown
     return found
 
 

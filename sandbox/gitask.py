@@ -249,7 +249,8 @@ def _call(git: str, cwd: str, env: dict[str, str], args: list[str]) -> bytes | U
     if status != 0:
         said = err.decode("utf-8", "replace").strip().splitlines()[:1]
         return Unknown(f"git {_verb(args)} failed: {said[0] if said else status}")
-    return out.rstrip(b"\n") if args[0] == "rev-parse" else out
+    # rev-parse ends each answer with a newline (`--git-dir=X` may come first)
+    return out.rstrip(b"\n") if "rev-parse" in args else out
 
 
 def _spawn(argv: list[str], env: dict[str, str]) -> tuple[int, bytes, bytes] | str:
@@ -345,10 +346,14 @@ def _parse(listing: bytes) -> list[ConfigEntry] | None:
 
 def _absolute(entry: ConfigEntry, base: str) -> ConfigEntry:
     """git names a repository's files relative to the top of its work tree
-    (``file:.git/config``); made absolute."""
+    (``file:.git/config``), and an include as its path was written; made
+    absolute and resolved as the kernel opens it. From a review: with
+    `include.path = ../conflink/creds.inc` (conflink -> conf), the text
+    named a file no command reads, and `cat conf/creds.inc` printed the
+    token unasked."""
     kind, sep, path = entry.origin.partition(":")
-    if kind == "file" and sep and path and not path.startswith("/"):
-        return ConfigEntry(entry.scope, f"file:{os.path.normpath(os.path.join(base, path))}",
+    if kind == "file" and sep and path:
+        return ConfigEntry(entry.scope, f"file:{os.path.realpath(os.path.join(base, path))}",
                            entry.key, entry.value)
     return entry
 

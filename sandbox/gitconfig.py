@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 #: at most this many git directories per repository (submodules, worktrees)
 _MAX_GITDIRS = 256
+#: bytes of a configuration file looked at for an include; a larger file
+#: is taken to have one
+_MENTIONS_LIMIT = 64 << 20
 #: include files followed at most this deep
 _MAX_INCLUDE_DEPTH = 8
 
@@ -73,14 +76,28 @@ def resolve_gitdir(worktree: str) -> str | None:
     if stat.S_ISLNK(st.st_mode):
         real = os.path.realpath(dotgit)
         return real if os.path.isdir(real) else None
-    data = read_regular(dotgit, 4096)
+    data = read_regular(dotgit, 1 << 20)
     if not isinstance(data, bytes):
         return None  # unreadable, or no regular file: git takes it for no repository
-    first = data.decode("utf-8", "replace").splitlines()[:1]
-    if not first or not first[0].startswith("gitdir:"):
+    named = _git_file_path(data, b"gitdir: ")
+    if named is None:
         return None
-    target = os.path.realpath(os.path.join(worktree, first[0][len("gitdir:"):].strip()))
+    target = os.path.realpath(os.path.join(worktree, named))
     return target if os.path.isdir(target) else None
+
+
+def _git_file_path(data: bytes, prefix: bytes) -> str | None:
+    """The path a ``.git`` file (``prefix`` ``gitdir: ``) or a ``commondir``
+    file (no prefix) names, read as git reads it: every byte after the
+    prefix but the line breaks that end the file — no other whitespace
+    trimmed, no other line break special, no decoding. From a review: a
+    reading that stripped spaces, split at a form feed or decoded UTF-8
+    named a decoy directory, while git used `.meta/wt ` and obeyed the
+    config planted there."""
+    if not data.startswith(prefix):
+        return None
+    named = data[len(prefix):].rstrip(b"\r\n")
+    return os.fsdecode(named) if named and b"\0" not in named else None
 
 
 def gitdirs(gitdir: str) -> list[str]:
@@ -114,22 +131,28 @@ def repository_gitdirs(gitdir: str) -> list[str]:
     they differ."""
     from .gitask import ask_common_dir  # noqa: PLC0415 - spawns git only for a commondir file
 
-    out = gitdirs(gitdir)
-    queue = list(out)
-    while queue and len(out) < _MAX_GITDIRS:
+    own = gitdirs(gitdir)
+    commons: list[str] = []
+    queue = list(own)
+    while queue and len(own) + len(commons) < _MAX_GITDIRS:
         current = queue.pop()
         if not os.path.lexists(os.path.join(current, "commondir")):
             continue
         said = ask_common_dir(current)
-        commons = [_common_dir(current), *([said] if isinstance(said, str) else [])]
-        for common in dict.fromkeys(os.path.realpath(c) for c in commons):
-            if common in out or not os.path.isdir(common):
-                continue
+        named = [_common_dir(current), *([said] if isinstance(said, str) else [])]
+        for common in dict.fromkeys(os.path.realpath(c) for c in named):
+            # kept when missing too: git adopts it the moment a command
+            # makes it (from a review: a common directory moved away before
+            # the run and re-made by the command, config and all)
             for found in gitdirs(common):
-                if found not in out and len(out) < _MAX_GITDIRS:
-                    out.append(found)
+                if found not in own and found not in commons:
+                    commons.append(found)
                     queue.append(found)
-    return out
+    # the common directories right after the repository's own: the first
+    # few git directories are mounted, the rest only checked after the run
+    # (from a review: 32 submodule directories pushed the common one past
+    # the mounted few, and a host `git status` during the run obeyed it)
+    return [own[0], *commons, *own[1:]][:_MAX_GITDIRS]
 
 
 def _git_dirs_below(base: str, *, nested: bool) -> list[str]:
@@ -251,10 +274,9 @@ def _config_in_environment() -> bool:
 
 
 def _common_dir(gitdir: str) -> str:
-    named = read_regular(os.path.join(gitdir, "commondir"), 4096)
-    if isinstance(named, bytes) and named.strip():
-        return os.path.normpath(os.path.join(gitdir, named.decode("utf-8", "replace").strip()))
-    return gitdir
+    data = read_regular(os.path.join(gitdir, "commondir"), 1 << 20)
+    named = _git_file_path(data, b"") if isinstance(data, bytes) else None
+    return os.path.realpath(os.path.join(gitdir, named)) if named else gitdir
 
 
 def _linked_worktree(gitdir: str) -> str | None:
@@ -269,11 +291,13 @@ def _linked_worktree(gitdir: str) -> str | None:
 def _mentions(path: str) -> bool:
     """Does the file name an include or a hooksPath (or is it no regular
     file, which git would block on)?"""
-    data = read_regular(path, 64 << 20)
+    data = read_regular(path, _MENTIONS_LIMIT)
     if data is IRREGULAR:
         return True
     if not isinstance(data, bytes):
         return False
+    if len(data) >= _MENTIONS_LIMIT:
+        return True  # git reads on past what is looked at here (a review: 65 MiB of comments)
     low = data.lower()
     return b"include" in low or b"hookspath" in low
 

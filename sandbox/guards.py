@@ -485,7 +485,7 @@ _AGENT_ENTRIES = 500
 def _recorded_stubs() -> list[str]:
     """The stubs runs of this user have recorded (see :func:`record_stubs`)."""
     try:
-        return (runtime_dir() / "stubs").read_text("utf-8").splitlines()
+        return (runtime_dir() / "stubs").read_text("utf-8", "surrogateescape").splitlines()
     except (OSError, UnicodeDecodeError):
         return []
 
@@ -611,7 +611,9 @@ def record_stubs(plan: FsPlan, record: Path) -> None:
     removed even if this process dies."""
     created = [path for path, _ in plan.stubs if not os.path.lexists(path)]
     if created:
-        with open(record, "a", encoding="utf-8") as handle:
+        # a path is bytes to the kernel: a name that is no UTF-8 is kept as
+        # its own bytes (it crashed every run of such a workspace)
+        with open(record, "a", encoding="utf-8", errors="surrogateescape") as handle:
             handle.write("".join(p + "\n" for p in created))
 
 
@@ -625,7 +627,7 @@ def _cleanup_stubs(fd: int, record: Path) -> None:
         return
     try:
         try:
-            paths = record.read_text("utf-8").splitlines()
+            paths = record.read_text("utf-8", "surrogateescape").splitlines()
         except (FileNotFoundError, UnicodeDecodeError):
             return
         # deepest first: a stub directory may hold another run's nested stubs

@@ -799,7 +799,7 @@ def __init__(self, raw, partial, path):
     __v_set(self, 'path', path)
 CODES["def __init__(self, raw, partial, path):\n    __v_set(self, 'raw', raw)\n    __v_set(self, 'partial', partial)\n    __v_set(self, 'path', path)"] = __init__.__code__
 
-def __init__(self, raw, path, access, inside_cwd, sensitive, glob, redirect, below):
+def __init__(self, raw, path, access, inside_cwd, sensitive, glob, redirect, below, spelled):
     __v_set(self, 'raw', raw)
     __v_set(self, 'path', path)
     __v_set(self, 'access', access)
@@ -808,7 +808,8 @@ def __init__(self, raw, path, access, inside_cwd, sensitive, glob, redirect, bel
     __v_set(self, 'glob', glob)
     __v_set(self, 'redirect', redirect)
     __v_set(self, 'below', below)
-CODES["def __init__(self, raw, path, access, inside_cwd, sensitive, glob, redirect, below):\n    __v_set(self, 'raw', raw)\n    __v_set(self, 'path', path)\n    __v_set(self, 'access', access)\n    __v_set(self, 'inside_cwd', inside_cwd)\n    __v_set(self, 'sensitive', sensitive)\n    __v_set(self, 'glob', glob)\n    __v_set(self, 'redirect', redirect)\n    __v_set(self, 'below', below)"] = __init__.__code__
+    __v_set(self, 'spelled', spelled)
+CODES["def __init__(self, raw, path, access, inside_cwd, sensitive, glob, redirect, below, spelled):\n    __v_set(self, 'raw', raw)\n    __v_set(self, 'path', path)\n    __v_set(self, 'access', access)\n    __v_set(self, 'inside_cwd', inside_cwd)\n    __v_set(self, 'sensitive', sensitive)\n    __v_set(self, 'glob', glob)\n    __v_set(self, 'redirect', redirect)\n    __v_set(self, 'below', below)\n    __v_set(self, 'spelled', spelled)"] = __init__.__code__
 
 def __init__(self, raw, seen, encoding):
     __v_set(self, 'raw', raw)
@@ -874,7 +875,7 @@ def __init__(self, retrieval, read):
     __v_set(self, 'read', read)
 CODES["def __init__(self, retrieval, read):\n    __v_set(self, 'retrieval', retrieval)\n    __v_set(self, 'read', read)"] = __init__.__code__
 
-def __init__(self, root, names, filters, unmatched_read, follows_links, max_depth, skip_dirs, content, follows_file_links):
+def __init__(self, root, names, filters, unmatched_read, follows_links, max_depth, skip_dirs, content, follows_file_links, spelled):
     __v_set(self, 'root', root)
     __v_set(self, 'names', names)
     __v_set(self, 'filters', filters)
@@ -884,7 +885,8 @@ def __init__(self, root, names, filters, unmatched_read, follows_links, max_dept
     __v_set(self, 'skip_dirs', skip_dirs)
     __v_set(self, 'content', content)
     __v_set(self, 'follows_file_links', follows_file_links)
-CODES["def __init__(self, root, names, filters, unmatched_read, follows_links, max_depth, skip_dirs, content, follows_file_links):\n    __v_set(self, 'root', root)\n    __v_set(self, 'names', names)\n    __v_set(self, 'filters', filters)\n    __v_set(self, 'unmatched_read', unmatched_read)\n    __v_set(self, 'follows_links', follows_links)\n    __v_set(self, 'max_depth', max_depth)\n    __v_set(self, 'skip_dirs', skip_dirs)\n    __v_set(self, 'content', content)\n    __v_set(self, 'follows_file_links', follows_file_links)"] = __init__.__code__
+    __v_set(self, 'spelled', spelled)
+CODES["def __init__(self, root, names, filters, unmatched_read, follows_links, max_depth, skip_dirs, content, follows_file_links, spelled):\n    __v_set(self, 'root', root)\n    __v_set(self, 'names', names)\n    __v_set(self, 'filters', filters)\n    __v_set(self, 'unmatched_read', unmatched_read)\n    __v_set(self, 'follows_links', follows_links)\n    __v_set(self, 'max_depth', max_depth)\n    __v_set(self, 'skip_dirs', skip_dirs)\n    __v_set(self, 'content', content)\n    __v_set(self, 'follows_file_links', follows_file_links)\n    __v_set(self, 'spelled', spelled)"] = __init__.__code__
 
 def __init__(self, roots, dirs, depth, found, pending, unlistable, dirty, relisted, changed, exclude):
     self.roots = roots

@@ -26,7 +26,7 @@ from .quoting import QuoteViews, extract_quoted_content, shell_join
 from .result import BashAnalysis, Subcommand, Verdict
 from .semantics import ExitMeaning, interpret_exit_code
 from .sensitive import SENSITIVE_PATHS, SensitivePath, match_sensitive
-from .workspace import TreeRead, WorkspaceFacts
+from .workspace import UNRESOLVED, TreeRead, WorkspaceFacts
 from .wrappers import SAFE_ENV_VARS
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "MAX_SUGGESTED_RULES",
     "SAFE_ENV_VARS",
     "SENSITIVE_PATHS",
+    "UNRESOLVED",
     "ZSH_DANGEROUS_COMMANDS",
     "Access",
     "BashAnalysis",

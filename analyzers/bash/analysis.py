@@ -29,12 +29,13 @@ from .ir import ParseResult, ParseStatus, SimpleCommand
 from .legacy import parse_legacy
 from .memo import Results, memo
 from .parser import parse_tree_sitter, tree_sitter_available
-from .paths import Access, PathAccess, judge_path, resolve
+from .paths import Access, PathAccess, is_inside, judge_path, resolve, spell
 from .prefixes import MAX_SUGGESTED_RULES, suggest_rule
 from .quoting import extract_quoted_content
 from .result import BashAnalysis, Subcommand, Verdict
-from .sensitive import sensitive_below
+from .sensitive import sensitive_anywhere, sensitive_below
 from .workspace import (
+    UNRESOLVED,
     TreeRead,
     WorkspaceFacts,
     dotenv_reached,
@@ -160,7 +161,7 @@ def _analyze(
         acc.subcommands = [_hostile_repository(s, programs) for s in acc.subcommands]
     secrets = workspace.config_secrets if workspace is not None else ()
     if secrets:
-        acc.subcommands = [_secret_read(s, secrets) for s in acc.subcommands]
+        acc.subcommands = [_secret_read(s, secrets, cwd) for s in acc.subcommands]
     return _decide(command, cwd, status, acc, home_s)
 
 
@@ -184,6 +185,10 @@ def reads_with_git(analysis: BashAnalysis) -> bool:
 #: and the remotes' URLs (userinfo in a URL is a credential)
 _URL_READS = frozenset({"remote", "ls-remote"})
 _LISTINGS = frozenset({"list", "--list", "-l", "--get-regexp", "--get-urlmatch"})
+#: git reads that print the content of the work tree's files (or of their
+#: committed versions)
+_CONTENT_READS = frozenset({"diff", "log", "show", "grep", "blame", "annotate", "whatchanged",
+                            "format-patch", "cat-file", "archive", "stash", "range-diff"})
 #: names of the files git's configuration lives in
 GIT_CONFIG_NAMES = frozenset({"config", "config.worktree", ".gitconfig"})
 #: secrets that ask whether a read could print any
@@ -193,7 +198,7 @@ _OWN_SCOPES = frozenset({"local", "worktree"})
 Secrets = tuple[tuple[str, str, str], ...]
 
 
-def _secret_read(s: Subcommand, secrets: Secrets) -> Subcommand:
+def _secret_read(s: Subcommand, secrets: Secrets, cwd: str | None = None) -> Subcommand:
     """Attack (from a review): `git config --local --list`, `--get-regexp
     .`, `--get-urlmatch`, `git config http.proxy` and `cat .git/config`
     printed an `http.*.extraheader` token or a proxy password. A read that
@@ -201,13 +206,13 @@ def _secret_read(s: Subcommand, secrets: Secrets) -> Subcommand:
     ``secrets`` of :data:`_PROBE` asks whether a read could be one."""
     if not s.read_only:
         return s
-    why = _prints_secret(s, secrets)
+    why = _prints_secret(s, secrets, cwd)
     if why is None:
         return s
     return replace(s, read_only=False, reason=why)
 
 
-def _prints_secret(s: Subcommand, secrets: Secrets) -> str | None:
+def _prints_secret(s: Subcommand, secrets: Secrets, cwd: str | None) -> str | None:
     # git could not say (a repository of another owner, a FIFO include):
     # every read that could print the configuration asks, as for the probe
     unknown = secrets == _PROBE or any(k == "<unknown>" for _, k, _ in secrets)
@@ -216,7 +221,7 @@ def _prints_secret(s: Subcommand, secrets: Secrets) -> str | None:
         args = s.argv[1:]
         sub = next((a for a in args if not a.startswith("-")), "")
         rest = args[args.index(sub) + 1:] if sub else ()
-        found = _git_prints(sub, rest, secrets) if not unknown else (
+        found = _git_prints(sub, rest, secrets, cwd) if not unknown else (
             f"git could not say what its configuration holds ({_first(secrets)})"
             if sub in ("config", *_URL_READS) else None)
         if found is not None:
@@ -237,7 +242,8 @@ def _prints_secret(s: Subcommand, secrets: Secrets) -> str | None:
     return None
 
 
-def _git_prints(sub: str, rest: tuple[str, ...], secrets: Secrets) -> str | None:
+def _git_prints(sub: str, rest: tuple[str, ...], secrets: Secrets,
+                cwd: str | None = None) -> str | None:
     """Would `git SUB REST` print one of ``secrets``?"""
     if sub == "config":
         if "--local" in rest or "--worktree" in rest:
@@ -252,6 +258,15 @@ def _git_prints(sub: str, rest: tuple[str, ...], secrets: Secrets) -> str | None
         urls = tuple(e for e in secrets if _norm_key(e[1]).endswith(("url", "insteadof")))
         if urls:
             return f"a remote's URL here carries credentials ({_first(urls)}); git {sub} prints it"
+    if sub in _CONTENT_READS:
+        # a file of the work tree that the configuration includes is
+        # content git prints too (from a review: `git diff`, `git log -p`
+        # and `git grep` printed the token of a tracked `conf/creds.inc`)
+        tree_files = tuple(e for e in secrets if "/.git/" not in e[0] and (
+            e[2] in _OWN_SCOPES or (cwd is not None and is_inside(e[0], cwd))))
+        if tree_files:
+            return f"{tree_files[0][0]} holds git credentials ({_first(tree_files)}) and " \
+                   f"git {sub} may print its content"
     return None
 
 
@@ -423,7 +438,7 @@ def _walk_reaches(
     home: str,
     roots: tuple[str, ...],
     workspace: WorkspaceFacts | None,
-    real: dict[str, list[str]],
+    leads: list[str],
 ) -> tuple[list[PathAccess], str | None]:
     """What a walk of ``root`` (resolved from ``tree.root`` in ``cwd``)
     reaches that needs judging: dotenv files, sensitive entries below it
@@ -431,6 +446,10 @@ def _walk_reaches(
     allowed when it lists through a link to a directory."""
     climbs = _climbs_through_link(tree.root, cwd, home, workspace)
     why = None
+    if UNRESOLVED in leads:
+        why = f"where {tree.root} leads cannot be looked up (a directory on its way is not " \
+              "searchable, or links loop)"
+        leads = [p for p in leads if p != UNRESOLVED]
     if not tree.content and (climbs or links_followed(root, tree, workspace)):
         # a listing through a link lists wherever it leads (from a review:
         # `ls -aR up`, `find -L .` with up -> .. listed ~/.ssh)
@@ -443,7 +462,11 @@ def _walk_reaches(
     reached.extend(replace(p, raw=f"{_BELOW}{root} (through {link})", below=True)
                    for link, target in file_links_reached(root, tree, workspace)
                    for p in judge_path(target, Access.READ, cwds, home, roots))
-    for start in dict.fromkeys((root, *real.get(root, ()))):
+    # the walk starts where the root leads: that place is read (`grep -r K
+    # l/..` with l -> . walks the project's parent)
+    reached.extend(replace(p, raw=f"{tree.root} (through a link)")
+                   for lead in leads for p in judge_path(lead, Access.READ, cwds, home, roots))
+    for start in dict.fromkeys((root, *leads)):
         walk = replace(tree, root=start)
         # the entry itself is the judgement: no second match needed
         # (`find / -name x` reaches some 260 entries)
@@ -559,6 +582,17 @@ def _enter(state: list[tuple[tuple[int, ...], tuple[str | None, ...]]],
     return overflow
 
 
+def _through_link(raw: str, leads_to: str, access: Access, cwds: tuple[str | None, ...],
+                  home: str, roots: tuple[str, ...]) -> list[PathAccess]:
+    """Where ``raw`` leads through a link, judged; a place the caller could
+    not look up (an unsearchable directory on the way, a loop) is judged as
+    an unknown place."""
+    shown = f"{raw} (through a link)"
+    if leads_to == UNRESOLVED:
+        return [PathAccess(shown, f"?/{raw}", access, False, sensitive_anywhere(raw, home))]
+    return [replace(q, raw=shown) for q in judge_path(leads_to, access, cwds, home, roots)]
+
+
 def _cd_target(target: str, cwds: tuple[str | None, ...], home: str) -> tuple[str | None, ...]:
     if target in ("", "-"):
         return (None,)  # dynamic or $OLDPWD: unknown from here on
@@ -607,9 +641,8 @@ def _subcommand(
         paths.extend(found)
         # the path a link leads to is judged too (`cat up/.ssh/id_rsa`, up -> ..)
         for p in found:
-            for leads_to in real.get(p.path, ()):
-                paths.extend(replace(q, raw=f"{raw} (through a link)")
-                             for q in judge_path(leads_to, access, cwds, home, roots))
+            for leads_to in real.get(p.spelled or p.path, ()):
+                paths.extend(_through_link(raw, leads_to, access, cwds, home, roots))
 
     if any(w.value is None for w in cmd.words):
         reason = "a word's value is only known at run time"
@@ -647,8 +680,11 @@ def _subcommand(
                 if root is None:
                     reason = reason or f"reads every file below {tree.root}, wherever it is"
                     continue
-                trees.append(replace(tree, root=root))
-                reached, why = _walk_reaches(tree, root, cwd, cwds, home, roots, workspace, real)
+                spelled = spell(tree.root, cwd, home)
+                trees.append(replace(tree, root=root, spelled=spelled))
+                # where the root leads as the kernel walks it (`grep -r K l/..`)
+                reached, why = _walk_reaches(tree, root, cwd, cwds, home, roots, workspace,
+                                             real.get(spelled or root, []))
                 paths.extend(reached)
                 reason = reason or why
         for raw in facts.reads:

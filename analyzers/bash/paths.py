@@ -54,6 +54,9 @@ class PathAccess:
     #: the root of `grep -r`), not named by the command: where a link on
     #: its way leads is never asked (the walk's root is)
     below: bool = False
+    #: the absolute path with its `..` kept, for a path that has one: the
+    #: question the caller resolves as the kernel does (see :func:`spell`)
+    spelled: str = ""
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -97,6 +100,25 @@ def resolve(raw: str, cwd: str | None, home: str) -> str | None:
     if cwd is None:
         return None
     return normalize(posixpath.join(cwd, raw))
+
+
+def spell(raw: str, cwd: str | None, home: str) -> str:
+    """``raw`` made absolute with every ``..`` kept, when it has one (else
+    ''). The kernel climbs out of where its walk is: with ``l -> .``,
+    ``l/../.ssh/id_rsa`` is the parent's ``.ssh`` (from a review: `cat`
+    printed ~/.ssh/id_rsa of a project under the home), and after `cd l`
+    with ``l -> /elsewhere/d``, ``../x`` is /elsewhere/x. :func:`resolve`
+    reads the text; the caller resolves this spelling and the analysis
+    judges where it leads as well."""
+    if ".." not in raw.split("/"):
+        return ""
+    if raw == "~" or raw.startswith("~/"):
+        return home + raw[1:] if home != "~" else ""
+    if raw.startswith("/"):
+        return raw
+    if cwd is None or raw.startswith("~"):
+        return ""  # judged as unknown already
+    return f"{cwd.rstrip('/')}/{raw}"
 
 
 def is_inside(path: str, root: str) -> bool:
@@ -147,5 +169,6 @@ def judge_path(
         if (sensitive is not None and sensitive.level == "deny"
                 and sensitive.outside_workspace_only and is_inside(path, roots[0])):
             sensitive = None
-        out.append(PathAccess(raw, path, access, inside, sensitive, glob))
+        out.append(PathAccess(raw, path, access, inside, sensitive, glob,
+                              spelled=spell(raw, cwd, home)))
     return out

@@ -23,6 +23,10 @@ import posixpath
 from regexes import fnmatchcase
 from values import replace, valueclass
 
+#: where a path leads when the caller could not look it up (a directory on
+#: its way not searchable, a loop of links, a name too long): unknown
+UNRESOLVED = "<unresolved>"
+
 
 @valueclass
 class WorkspaceFacts:
@@ -90,6 +94,9 @@ class TreeRead:
     #: a reader handed what find found, of diff and of grep -R / rg -L;
     #: grep -r and rg skip the links they meet
     follows_file_links: bool = True
+    #: the root with its `..` kept (analyzers.bash.paths.spell): resolved
+    #: by the caller as the kernel does
+    spelled: str = ""
 
     def reaches(self, path: str) -> bool:
         """Would this walk read ``path``, an absolute path below ``root``?

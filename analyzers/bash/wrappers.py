@@ -25,6 +25,15 @@ if TYPE_CHECKING:
 #: ``GIT_*``, ``PYTHONWARNINGS``, ``BROWSER``, ``NODE_OPTIONS``, ``PATH`` …)
 #: changes what a program executes and makes the command not read-only.
 # patterns the functions below use (module constants: see regexes/)
+#: `-o`/`-O` options after which a payload still reads as analyzed: they
+#: stop early, trace, or refuse to clobber. Every other one may change the
+#: language (from a review: `bash -O dotglob -c 'cat *'` printed .env;
+#: `-o physical` makes `..` climb out of a link's target; `-k` moves
+#: assignments anywhere into the environment; `-O extglob`/`globstar`/
+#: `nocaseglob`/`failglob` change what a glob matches)
+_SHELL_OPTIONS_KEEPING_THE_LANGUAGE = frozenset({
+    "errexit", "nounset", "pipefail", "xtrace", "verbose", "noclobber", "noexec",
+})
 _SHELL_C_FLAG_RE = regex(r"[-+][eux]*c[eux]*")
 _SHELL_OPTION_FLAGS_RE = regex(r"[-+][euxv]+")
 
@@ -479,16 +488,24 @@ def _shell(argv: tuple[str, ...]) -> _Peel | None:
     line with ``$0``, ``$1``... bound to the words after it."""
     i = 1
     has_c = False
+    changed: list[str] = []
     while i < len(argv):
         a = argv[i]
         if a == "--":
             # options end: the next word is a script *file*, even `-c`
             # (from a review: `bash -- -c ls` runs a file named `-c`)
             return None
-        if a in ("--noprofile", "--norc", "--posix"):
+        if a in ("--noprofile", "--norc"):
+            i += 1
+            continue
+        if a == "--posix":
+            changed.append(a)
             i += 1
             continue
         if a in ("-o", "+o", "-O", "+O"):
+            name = argv[i + 1] if i + 1 < len(argv) else ""
+            if name not in _SHELL_OPTIONS_KEEPING_THE_LANGUAGE:
+                changed.append(f"{a} {name}")
             i += 2
             continue
         if _SHELL_C_FLAG_RE.fullmatch(a):
@@ -501,7 +518,10 @@ def _shell(argv: tuple[str, ...]) -> _Peel | None:
         break
     if not has_c or i >= len(argv):
         return None  # a script file, a login or interactive shell: not a wrapper
-    return _Peel((), payload=argv[i], positional=argv[i + 1 :])
+    problem = (f"{argv[0]} {' '.join(changed)}: the option changes how the payload reads "
+               "(globs, paths, what runs), so the analysis of it does not hold"
+               if changed else None)
+    return _Peel((), payload=argv[i], positional=argv[i + 1 :], problem=problem)
 
 
 def _eval(argv: tuple[str, ...]) -> _Peel | None:

@@ -29,6 +29,7 @@ from ..context import ToolContext
 from ..decisions import VALID, Decision, PermissionResult, Validation, invalid
 from ..messages import ProgressCallback, ToolResult
 from ..pathnames import inside
+from ..resolver import real_path
 from . import paths
 from .base import ReadOnlyTool, SearchOrRead, Subject, build_tool
 
@@ -245,7 +246,7 @@ class Walker:
 
     def _candidate(self, entry: os.DirEntry[str], shown: str, real: str) -> None:
         if entry.is_symlink():
-            real = os.path.realpath(real)
+            real = real_path(real)
             if os.path.isdir(real):
                 return  # a link to a directory is neither followed nor listed
         denial = paths.read_right(paths.Resolved(shown, real), self.ctx)

@@ -160,22 +160,33 @@ def search_env(session: SessionContext) -> dict[str, str]:
     return env
 
 
-def credential_files(root: str) -> list[str]:
-    """Anchored exclusions for the files below the directory ``root`` that
-    git's configuration there reads and that hold a credential: an
-    included file under a name of its own (from a review: `.git/config`
-    including the work tree's `creds.inc`, and a search of the project
-    printed its token), a `~/.gitconfig` with a proxy password when the
-    search covers the home. `.git` itself is never searched."""
+def credential_files(root: str, cwd: str) -> list[str]:
+    """Exclusions for the files below the directory ``root`` that git's
+    configuration there reads and that hold a credential: an included file
+    under a name of its own (from a review: `.git/config` including the
+    work tree's `creds.inc`, and a search of the project printed its
+    token), a `~/.gitconfig` with a proxy password when the search covers
+    the home. `.git` itself is never searched. ripgrep anchors a glob at
+    its own working directory (``cwd``), not at the path it searches (a
+    search of `conf` printed `conf/creds.inc`); below another directory,
+    the file's path under the root is matched at any depth."""
     if not os.path.isdir(root):
         return []  # a file searched alone was judged as a read of it
     from sandbox import config_secrets  # noqa: PLC0415
 
     out = []
     for where, _key, _scope in config_secrets(root):
-        if where.startswith("/") and inside(where, root) and where != root:
-            out.append("/" + _GLOB_SPECIAL.sub(r"\\\g<0>", os.path.relpath(where, root)))
+        if not where.startswith("/") or not inside(where, root) or where == root:
+            continue
+        if inside(where, cwd):
+            out.append("/" + _glob_literal(os.path.relpath(where, cwd)))
+        else:
+            out.append("**/" + _glob_literal(os.path.relpath(where, root)))
     return list(dict.fromkeys(out))
+
+
+def _glob_literal(path: str) -> str:
+    return _GLOB_SPECIAL.sub(r"\\\g<0>", path)
 
 
 #: what a ripgrep glob gives a meaning to, escaped in a literal path
@@ -404,7 +415,8 @@ class GrepTool(ReadOnlyTool[GrepInput]):
                               "directories); Grep needs it", is_error=True)
         cwd = ctx.session.cwd
         target = target_of(root_of(data.path, ctx), cwd)
-        held = await asyncio.to_thread(credential_files, root_of(data.path, ctx).real)
+        held = await asyncio.to_thread(credential_files, root_of(data.path, ctx).real,
+                                       ctx.session.cwd)
         try:
             result = await run_search(
                 build_argv(rg, data, target, (*ctx.session.search_excludes, *held)), ctx)

@@ -20,6 +20,7 @@ from values import valueclass
 from ..context import ToolContext
 from ..decisions import Decision, PermissionResult
 from ..pathnames import inside
+from ..resolver import UNRESOLVED, kernel_path
 
 #: Pseudo-filesystems whose content depends on who reads: this process's
 #: view is not the sandbox's. Reproducer: Read /proc/self/environ printed
@@ -49,11 +50,22 @@ class Resolved:
 
 def resolve(path: str, ctx: ToolContext) -> Resolved:
     """Absolute (relative to the session's working directory, ``~`` the
-    home), then resolved."""
+    home), then resolved as the kernel does: ``..`` after a link climbs
+    out of its target (from a review: with `up -> ..` planted beside a
+    decoy, Read of `up/../.ssh/id_rsa`, shown as a project path, read the
+    home's key). ``real`` is :data:`UNRESOLVED` when that cannot be known."""
     if path == "~" or path.startswith("~/"):
         path = ctx.session.home + path[1:]
-    shown = os.path.normpath(os.path.join(ctx.session.cwd, path))
-    return Resolved(shown, os.path.realpath(shown))
+    joined = os.path.join(ctx.session.cwd, path)
+    return Resolved(os.path.normpath(joined), kernel_path(joined))
+
+
+def _unresolved(path: Resolved) -> PermissionResult | None:
+    if path.real != UNRESOLVED:
+        return None
+    return PermissionResult(Decision.ASK, "paths", f"where {path.display} leads cannot be "
+                            "looked up (a directory on its way is not searchable, links "
+                            "loop, or a name is too long)", needs_person=True)
 
 
 def process_views() -> tuple[str, ...]:
@@ -93,6 +105,9 @@ def read_right(path: Resolved, ctx: ToolContext) -> PermissionResult | None:
     the ask, for a dotenv file) with its reason. Held in every permission
     mode: no rule or mode can allow what this refuses."""
     session = ctx.session
+    unknown = _unresolved(path)
+    if unknown is not None:
+        return unknown
     if any(inside(path.real, v) for v in process_views()):
         return PermissionResult(
             Decision.DENY, "sandbox", f"{path.real} is a process or device view; this "
@@ -118,6 +133,9 @@ def write_right(path: Resolved, ctx: ToolContext) -> PermissionResult | None:
     sandboxed command's write would); otherwise why not. The plan is built
     afresh: a repository made a moment ago has hooks the host would run."""
     session = ctx.session
+    unknown = _unresolved(path)
+    if unknown is not None:
+        return unknown
     if any(inside(path.real, v) for v in process_views()):
         return PermissionResult(Decision.DENY, "sandbox",
                                 f"{path.real} is a process or device view")

@@ -20,6 +20,7 @@ from values import valueclass
 from ..context import ReadRecord, ToolContext
 from ..decisions import VALID, Decision, PermissionResult, Validation, invalid
 from ..messages import ProgressCallback, TextBlock, ToolResult, ToolResultMessage
+from ..resolver import real_path
 from .base import BaseTool, Subject, build_tool
 from .filetext import (
     SNIFF_BYTES,
@@ -140,7 +141,7 @@ def _dir_objection(path: str, ctx: ToolContext) -> str | None:
     counts: an ask on a directory is an ask on every file below it too
     (sensitive entries cover what lies under them), already put to a
     person for the file itself."""
-    verdict = write_right(Resolved(path, os.path.realpath(path)), ctx)
+    verdict = write_right(Resolved(path, real_path(path)), ctx)
     return verdict.explain() if verdict and verdict.decision == Decision.DENY else None
 
 

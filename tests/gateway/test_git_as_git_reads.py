@@ -331,6 +331,39 @@ def test_an_included_file_under_a_name_of_its_own_is_a_credential_read(
     assert "credentials" in (result.reason or ""), result.reason
 
 
+@pytest.mark.parametrize("command", ["git diff", "git log -p", "git show", "git grep u:",
+                                     "git grep -h proxy"])
+def test_git_printing_an_included_file_of_the_work_tree_is_a_credential_read(
+        tmp_path: Path, command: str) -> None:
+    """From a review: the included `conf/creds.inc` is tracked; `git diff`,
+    `git log -p`, `git show` and `git grep` printed the token in it."""
+    repo = _included_from_the_work_tree(tmp_path)
+    git(repo, "add", "conf")
+    git(repo, "commit", "-q", "-m", "creds")
+    with (repo / "conf" / "creds.inc").open("a") as f:
+        f.write(f"# rotated {TOKEN}\n")
+    shown = subprocess.run(command, shell=True, cwd=repo, env=ENV, capture_output=True,
+                           text=True, check=False, timeout=30)
+    assert TOKEN in shown.stdout, f"control: {command} printed the token"
+    result = analyze_in_workspace(command, str(repo))
+    assert result.verdict is not Verdict.ALLOW, result.reason
+
+
+def test_an_include_named_through_a_link_is_judged_where_it_leads(tmp_path: Path) -> None:
+    """From a review: `include.path = ../conflink/creds.inc` with conflink
+    -> conf; the file's name as written matched no command's path, and
+    `cat conf/creds.inc` printed the token unasked."""
+    repo = _included_from_the_work_tree(tmp_path)
+    (repo / "conflink").symlink_to("conf")
+    git(repo, "config", "--unset", "include.path")
+    git(repo, "config", "include.path", "../conflink/creds.inc")
+    shown = subprocess.run(["git", "config", "http.proxy"], cwd=repo, env=ENV,
+                           capture_output=True, text=True, check=False)
+    assert TOKEN in shown.stdout, "control: git reads the file through the link"
+    result = analyze_in_workspace("cat conf/creds.inc", str(repo))
+    assert result.verdict is not Verdict.ALLOW, result.reason
+
+
 def test_a_plain_file_read_in_a_repository_without_includes_stays_allowed(
         tmp_path: Path) -> None:
     repo = committed(tmp_path / "repo")

@@ -489,10 +489,14 @@ def test_a_hooks_path_given_by_the_environments_global_file_is_protected(
     assert not (git_ws / ".githooks" / "pre-commit").exists(), output(proc)
 
 
-def _linked_worktree_with_common_dir_inside(workspace: Path, tmp_path: Path) -> Path:
+def _linked_worktree_with_common_dir_inside(workspace: Path, tmp_path: Path, *,
+                                             wt: str = "wt", common: str = "common") -> Path:
     """The workspace made a linked worktree whose common directory lies in
-    the workspace as ``.meta/common`` — no ``HEAD`` there (git needs none in
-    a common directory), so nothing marks it as a repository."""
+    the workspace as ``.meta/<common>`` — no ``HEAD`` there (git needs none
+    in a common directory), so nothing marks it as a repository — and
+    whose own git directory is ``.meta/<wt>`` (HEAD and a commondir file,
+    no objects: no bare repository either). The names are written into
+    the `.git` and `commondir` files exactly; git reads them byte for byte."""
     src = tmp_path / "src"
     for args in (["init", "-q", str(src)], ["-C", str(src), "commit", "-q", "--allow-empty",
                                              "-m", "init"],
@@ -500,42 +504,85 @@ def _linked_worktree_with_common_dir_inside(workspace: Path, tmp_path: Path) -> 
         require(host_git(tmp_path, *args).returncode == 0, f"git {args[-1]}")
     meta = workspace / ".meta"
     meta.mkdir()
-    common = meta / "common"
-    (src / ".git").rename(common)
-    (common / "worktrees" / "wt").rename(meta / "wt")
-    (common / "HEAD").unlink()
-    (workspace / ".git").write_text("gitdir: .meta/wt\n")
-    (meta / "wt" / "commondir").write_text("../common\n")
-    (meta / "wt" / "gitdir").write_text(f"{workspace}/.git\n")
+    (src / ".git").rename(meta / common)
+    (meta / common / "worktrees" / "wt").rename(meta / wt)
+    (meta / common / "HEAD").unlink()
+    (workspace / ".git").write_bytes(b"gitdir: .meta/" + os.fsencode(wt) + b"\n")
+    (meta / wt / "commondir").write_bytes(b"../" + os.fsencode(common) + b"\n")
+    (meta / wt / "gitdir").write_text(f"{workspace}/.git\n")
     said = host_git(workspace, "rev-parse", "--path-format=absolute",
-                    "--git-common-dir").stdout.decode().strip()
-    require(os.path.realpath(said) == os.path.realpath(common),
-            f"git takes {common} for the common directory (it said {said!r})")
-    return common
+                    "--git-common-dir").stdout.decode("utf-8", "surrogateescape").rstrip("\n")
+    require(os.path.realpath(said) == os.path.realpath(meta / common),
+            f"git takes {meta / common} for the common directory (it said {said!r})")
+    return meta / common
+
+
+#: (own git directory's name, common directory's name, a decoy beside them):
+#: names a reading other than git's took for others (from a review)
+COMMON_LAYOUTS = {
+    "plain names": ("wt", "common", None),
+    "a common directory ending in a space": ("wt", "common ", "common"),
+    "a git directory ending in a space": ("wt ", "common", "wt"),
+    "a form feed in the git directory's name": ("w\x0cx", "common", "w"),
+    "a byte that is no UTF-8": ("w\udcffx", "common", "w\ufffdx"),
+}
 
 
 @pytest.mark.parametrize("through", ["sandbox", "host (the control)"])
+@pytest.mark.parametrize("layout", list(COMMON_LAYOUTS))
 def test_a_linked_worktrees_common_directory_inside_the_workspace_is_protected(
-    workspace: Path, tmp_path: Path, through: str
+    workspace: Path, tmp_path: Path, through: str, layout: str
 ) -> None:
     """From a review: the workspace is a linked worktree whose common
     directory lies inside it under another name. The sandbox protected only
     the worktree's own git directory, so a core.fsmonitor appended to the
-    common directory's config ran at the host's next `git status`. The
-    control runs the same plant on the host and watches git run it."""
-    common = _linked_worktree_with_common_dir_inside(workspace, tmp_path)
+    common directory's config ran at the host's next `git status`; and a
+    reading of the `.git` or `commondir` file other than git's (spaces
+    stripped, a form feed taken for a line break, bytes decoded) protected
+    a decoy beside the directory git used. The control runs the same plant
+    on the host and watches git run it."""
+    wt, common_name, decoy = COMMON_LAYOUTS[layout]
+    common = _linked_worktree_with_common_dir_inside(workspace, tmp_path, wt=wt,
+                                                     common=common_name)
+    if decoy is not None:
+        (workspace / ".meta" / decoy).mkdir(exist_ok=True)
     marker = tmp_path / "COMMON-CONFIG-RAN"
+    config = shlex.quote(f"{common}/config")
     script = (f"echo ran > control.txt; printf '[core]\\n\\tfsmonitor = touch {marker}\\n' "
-              f">> {common}/config; mkdir -p {common}/hooks; "
-              f"{hook_script(f'{common}/hooks/post-checkout', marker)}")
+              f">> {config}")
+    _run_through(through, workspace, script)
+    host_git(workspace, "status")
+    if through == "sandbox":
+        assert not marker.exists(), f"git ran the fsmonitor planted in {config}"
+    else:
+        require(marker.exists(), "git ran the fsmonitor planted in the common config")
+
+
+def _run_through(through: str, workspace: Path, script: str) -> None:
     if through == "sandbox":
         proc = sh(workspace, script)
     else:
         proc = subprocess.run(["sh", "-c", script], cwd=workspace, capture_output=True,
                               check=False)
     consume_control(workspace, proc)
+
+
+@pytest.mark.parametrize("through", ["sandbox", "host (the control)"])
+def test_a_common_directory_missing_before_the_run_cannot_be_made_by_the_command(
+    workspace: Path, tmp_path: Path, through: str
+) -> None:
+    """From a review: the common directory a linked worktree names was
+    moved away before the run (git: "not a git repository"); the command
+    made it anew with a config of its own, and the host's `git status`
+    obeyed it."""
+    common = _linked_worktree_with_common_dir_inside(workspace, tmp_path)
+    common.rename(tmp_path / "common-away")
+    marker = tmp_path / "REMADE-COMMON-RAN"
+    script = (f"echo ran > control.txt; mkdir -p {common}/objects {common}/refs && "
+              f"printf '[core]\\n\\tfsmonitor = touch {marker}\\n' > {common}/config")
+    _run_through(through, workspace, script)
     host_git(workspace, "status")
     if through == "sandbox":
-        assert not marker.exists(), output(proc)
+        assert not marker.exists(), "git ran the fsmonitor of a remade common directory"
     else:
-        require(marker.exists(), "git ran the fsmonitor planted in the common config", proc)
+        require(marker.exists(), "git ran the fsmonitor of the remade common directory")

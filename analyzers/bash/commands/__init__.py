@@ -308,6 +308,12 @@ def _cd(argv: tuple[str, ...]) -> CommandFacts:
     if len(ops) > 1:
         return CommandFacts(False, "cd with more than one operand")
     target = ops[0] if ops else "~"
+    physical = any(a.startswith("-") and "P" in a for a in argv[1:] if a != "-")
+    if physical and ".." in target.split("/"):
+        # `cd -P l/..` goes where the kernel's `..` of l's target is; later
+        # relative paths start there, not at the text's parent (`cd -P
+        # a/b/l/.. && cat ../../../.ssh/id_rsa`, l -> .): unknown from here
+        return CommandFacts(True, reads=(target,), cd="")
     return CommandFacts(True, reads=(target,) if target != "-" else (), cd=target)
 
 

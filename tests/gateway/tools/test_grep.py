@@ -381,9 +381,10 @@ def test_a_ripgrep_planted_in_the_workspace_is_never_run(
 
 
 @sandboxed
+@pytest.mark.parametrize("searched", [None, "conf"])
 @pytest.mark.parametrize("name", ["creds.inc", "odd [name]*.inc"])
 def test_a_search_leaves_out_a_file_git_includes_that_holds_a_credential(
-        project: Path, session: SessionContext, name: str) -> None:
+        project: Path, session: SessionContext, name: str, searched: str | None) -> None:
     """From a review: `.git/config` includes a file of the work tree under
     a name of its own, holding a proxy password; a search of the project
     printed it. The file is left out (its name taken literally, not as a
@@ -394,6 +395,7 @@ def test_a_search_leaves_out_a_file_git_includes_that_holds_a_credential(
     (project / "conf" / "decoy.txt").write_text("s3cr3tpw is only a word here\n")
     subprocess.run(["git", "-C", str(project), "config", "include.path", f"../conf/{name}"],
                    check=True)
-    found = _text(session, pattern="s3cr3tpw", output_mode="content")
+    where = {"path": searched} if searched else {}
+    found = _text(session, pattern="s3cr3tpw", output_mode="content", **where)
     assert "decoy.txt" in found, found
     assert "u:s3cr3tpw" not in found, found

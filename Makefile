@@ -78,8 +78,10 @@ tables: setup
 typecheck: setup
 	@$(BIN)/mypy
 
+# Three workers on two cores: most tests wait on a sandboxed process. A
+# file's tests stay together (their fixtures and module state are shared).
 unit: setup
-	@$(BIN)/python -m pytest
+	@$(BIN)/python -m pytest -n 3 --dist loadfile
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -173,8 +175,8 @@ def _as_nobody(prepare: Callable[[Path], Path], what: str) -> str:
 @pytest.mark.slow
 @pytest.mark.sandbox
 @pytest.mark.timeout(1500)
-def test_the_escape_suite_passes_as_an_unprivileged_user() -> None:
-    summary = start()["escapes"].result(timeout=1400)  # raises what the leg's run raised
+def test_the_escape_suite_passes_as_an_unprivileged_user(request: pytest.FixtureRequest) -> None:
+    summary = _result(request, "escapes")
     assert " passed" in summary and "failed" not in summary and "error" not in summary
 
 
@@ -203,8 +205,8 @@ def _tool_tests_copy(into: Path) -> Path:
 @pytest.mark.slow
 @pytest.mark.sandbox
 @pytest.mark.timeout(1500)
-def test_the_tool_tests_pass_as_an_unprivileged_user() -> None:
-    summary = start()["tools"].result(timeout=1400)  # raises what the leg's run raised
+def test_the_tool_tests_pass_as_an_unprivileged_user(request: pytest.FixtureRequest) -> None:
+    summary = _result(request, "tools")
     assert " passed" in summary and "failed" not in summary and "error" not in summary
 
 
@@ -212,13 +214,50 @@ _started: dict[str, Future[str]] = {}
 _lock = threading.Lock()
 
 
-def start() -> dict[str, Future[str]]:
+def start(results: Path | None = None) -> dict[str, Future[str]]:
     """Both legs, one after the other in one background thread (they share
-    the readable venv), started once per session."""
+    the readable venv), started once per session. With the suite spread
+    over pytest-xdist's workers, the controller starts them (it knows the
+    moment every worker has collected) and each leg's outcome is written
+    to ``results``, where the worker that runs its test reads it."""
     with _lock:
         if not _started:
             pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="unprivileged-leg")
             _started["escapes"] = pool.submit(_as_nobody, _tests_copy, "the escape suite")
             _started["tools"] = pool.submit(_as_nobody, _tool_tests_copy, "the tool tests")
             pool.shutdown(wait=False)
+            if results is not None:
+                for name, future in _started.items():
+                    future.add_done_callback(functools.partial(_write_result, results, name))
     return _started
+
+
+def results_dir(testrunuid: str) -> Path:
+    """Where the legs of the test run ``testrunuid`` leave their outcomes."""
+    return BASE.parent / f"{BASE.name}-results-{testrunuid}"
+
+
+def _write_result(results: Path, name: str, future: Future[str]) -> None:
+    error = future.exception()
+    outcome = {"summary": future.result()} if error is None else {"error": str(error)}
+    results.mkdir(parents=True, exist_ok=True)
+    partial = results / f".{name}.json"
+    partial.write_text(json.dumps(outcome))
+    partial.rename(results / f"{name}.json")
+
+
+def _result(request: pytest.FixtureRequest, name: str) -> str:
+    """The leg's summary line; fails with what its run raised."""
+    worker = getattr(request.config, "workerinput", None)
+    if worker is None:
+        return start()[name].result(timeout=1400)
+    path = results_dir(worker["testrunuid"]) / f"{name}.json"
+    deadline = time.monotonic() + 1400
+    while not path.exists():
+        if time.monotonic() > deadline:
+            pytest.fail(f"the unprivileged leg ({name}) gave no outcome in time")
+        time.sleep(1)
+    outcome = json.loads(path.read_text())
+    if "error" in outcome:
+        pytest.fail(outcome["error"], pytrace=False)
+    return str(outcome["summary"])

@@ -375,6 +375,19 @@ def _simple(
     return step
 
 
+def _nohup(argv: tuple[str, ...]) -> _Peel | None:
+    """``nohup CMD`` with a terminal for output appends it to ``nohup.out``
+    in the directory, or ``~/nohup.out`` — a file of its own choosing,
+    through whatever link is planted there (`nohup.out -> ~/.bashrc`
+    appends the command's output to the host's shell startup). A write,
+    never read-only."""
+    i, problem = skip_options(argv, frozenset(), frozenset())
+    if problem:
+        return _Peel(argv, problem=problem)
+    return _Peel(argv[i:], problem="nohup may append the output to nohup.out (here or in the "
+                                   "home), wherever a link there leads")
+
+
 def _nice(argv: tuple[str, ...]) -> _Peel | None:
     if len(argv) > 1 and _INT_RE.match(argv[1]):  # `nice -10 cmd`
         return _Peel(argv[2:])
@@ -567,7 +580,7 @@ _STRIPPERS: dict[str, _StepFn] = {
     ),
     "time": _simple({"-p"}),
     "nice": _nice,
-    "nohup": _simple(),
+    "nohup": _nohup,
     "stdbuf": _simple(set(), {"-i", "-o", "-e", "--input", "--output", "--error"}),
     "command": _command,
     "builtin": _simple(),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pty
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -121,3 +122,24 @@ def test_a_path_whose_directory_cannot_be_searched_is_asked_about(
     result = analyze_in_workspace("cat locked/k", str(home / "proj"), home=str(home))
     assert result.verdict is not Verdict.ALLOW, result.reason
     assert _read_permission(home, "locked/k") is Decision.ASK
+
+
+def test_nohup_which_writes_a_file_of_its_own_through_a_planted_link_is_not_allowed(
+        home: Path) -> None:
+    """From a review: `nohup.out -> ~/.bashrc` planted in the project, and
+    an allowed `nohup ls` appended its output to the host's shell startup.
+    The control runs it with a terminal for output, as a hook's host
+    command may have."""
+    proj = home / "proj"
+    (home / ".bashrc").write_text("# rc\n")
+    (proj / "nohup.out").symlink_to(home / ".bashrc")
+    primary, secondary = pty.openpty()
+    try:
+        subprocess.run(["nohup", "echo", CANARY], cwd=proj, stdout=secondary,
+                       stderr=secondary, check=False, timeout=30)
+    finally:
+        os.close(primary)
+        os.close(secondary)
+    assert CANARY in (home / ".bashrc").read_text(), "control: nohup wrote through the link"
+    result = analyze_in_workspace("nohup ls", str(proj), home=str(home))
+    assert result.verdict is not Verdict.ALLOW, result.reason

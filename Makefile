@@ -81,7 +81,7 @@ typecheck: setup
 # Three workers on two cores: most tests wait on a sandboxed process. A
 # file's tests stay together (their fixtures and module state are shared).
 unit: setup
-	@$(BIN)/python -m pytest -n 3 --dist loadfile
+	@$(BIN)/python -m pytest -n 3 --dist loadfile --durations=25
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

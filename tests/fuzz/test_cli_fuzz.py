@@ -82,7 +82,14 @@ def test_an_interrupted_run_stops_its_workers_and_still_reports(tmp_path: Path) 
         [SHELLGATE, "fuzz", "--seconds", "120", "--workers", "2", "--json",
          "--findings", str(tmp_path / "f.jsonl"), "--database", str(tmp_path / "db")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(8)
+    # interrupted once both workers run and have had a few seconds (a
+    # fixed wait saw none start in time on a loaded machine)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(subprocess.run(
+            ["pgrep", "-f", str(tmp_path)], capture_output=True, text=True,
+            check=False).stdout.split()) < 3:
+        time.sleep(0.5)
+    time.sleep(6)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err[-2000:]

@@ -20,6 +20,9 @@ HOSTILE = "echo \x1b]52;c;ZXZpbA==\x07 [bold red]pwned[/bold red] \u202eexe.txt"
 def _no_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SHELLGATE_AUDIT_KEY", raising=False)
     monkeypatch.delenv("SHELLGATE_AUDIT_LOG", raising=False)
+    # the table as a wide terminal shows it, wherever the suite runs (with
+    # no terminal, rich would squeeze it to 80 columns)
+    monkeypatch.setenv("COLUMNS", "200")
 
 
 @pytest.fixture

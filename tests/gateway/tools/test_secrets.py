@@ -474,14 +474,16 @@ def test_a_base64_encoded_certificate_or_public_key_is_not_a_secret(keys: dict[s
 def test_scanning_hostile_text_takes_time_in_proportion_to_it(what: str,
                                                               make: Callable[[], str]) -> None:
     text = make()
-    started = time.monotonic()
+    # CPU time of this process: the bound is on the scanner's work, which
+    # other processes on the machine do not change
+    started = time.process_time()
     scan(text)
-    assert time.monotonic() - started < 5, what
+    assert time.process_time() - started < 5, what
 
 
 def test_many_secrets_moved_in_a_large_file_are_judged_in_proportion_to_it() -> None:
     ids, filler = _ids(50_000), "x = 1\n" * 200_000
     before = filler + "\n".join(ids) + "\n" + filler
-    started = time.monotonic()
+    started = time.process_time()
     assert introduced(before, filler + "\n".join(reversed(ids)) + "\n" + filler) == []
-    assert time.monotonic() - started < 15
+    assert time.process_time() - started < 15

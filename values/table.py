@@ -1193,7 +1193,7 @@ def __init__(self, text):
     __v_set(self, 'text', text)
 CODES["def __init__(self, text):\n    __v_set(self, 'text', text)"] = __init__.__code__
 
-def __init__(self, text, argv, raw_argv, read_only, reason, classification, paths, warnings, env, wrappers, nested, via, op, cd, transparent, trees, writes_by_redirection_only):
+def __init__(self, text, argv, raw_argv, read_only, reason, classification, paths, warnings, env, wrappers, nested, via, op, cd, transparent, trees, writes_by_redirection_only, sandbox_view):
     __v_set(self, 'text', text)
     __v_set(self, 'argv', argv)
     __v_set(self, 'raw_argv', raw_argv)
@@ -1211,7 +1211,8 @@ def __init__(self, text, argv, raw_argv, read_only, reason, classification, path
     __v_set(self, 'transparent', transparent)
     __v_set(self, 'trees', trees)
     __v_set(self, 'writes_by_redirection_only', writes_by_redirection_only)
-CODES["def __init__(self, text, argv, raw_argv, read_only, reason, classification, paths, warnings, env, wrappers, nested, via, op, cd, transparent, trees, writes_by_redirection_only):\n    __v_set(self, 'text', text)\n    __v_set(self, 'argv', argv)\n    __v_set(self, 'raw_argv', raw_argv)\n    __v_set(self, 'read_only', read_only)\n    __v_set(self, 'reason', reason)\n    __v_set(self, 'classification', classification)\n    __v_set(self, 'paths', paths)\n    __v_set(self, 'warnings', warnings)\n    __v_set(self, 'env', env)\n    __v_set(self, 'wrappers', wrappers)\n    __v_set(self, 'nested', nested)\n    __v_set(self, 'via', via)\n    __v_set(self, 'op', op)\n    __v_set(self, 'cd', cd)\n    __v_set(self, 'transparent', transparent)\n    __v_set(self, 'trees', trees)\n    __v_set(self, 'writes_by_redirection_only', writes_by_redirection_only)"] = __init__.__code__
+    __v_set(self, 'sandbox_view', sandbox_view)
+CODES["def __init__(self, text, argv, raw_argv, read_only, reason, classification, paths, warnings, env, wrappers, nested, via, op, cd, transparent, trees, writes_by_redirection_only, sandbox_view):\n    __v_set(self, 'text', text)\n    __v_set(self, 'argv', argv)\n    __v_set(self, 'raw_argv', raw_argv)\n    __v_set(self, 'read_only', read_only)\n    __v_set(self, 'reason', reason)\n    __v_set(self, 'classification', classification)\n    __v_set(self, 'paths', paths)\n    __v_set(self, 'warnings', warnings)\n    __v_set(self, 'env', env)\n    __v_set(self, 'wrappers', wrappers)\n    __v_set(self, 'nested', nested)\n    __v_set(self, 'via', via)\n    __v_set(self, 'op', op)\n    __v_set(self, 'cd', cd)\n    __v_set(self, 'transparent', transparent)\n    __v_set(self, 'trees', trees)\n    __v_set(self, 'writes_by_redirection_only', writes_by_redirection_only)\n    __v_set(self, 'sandbox_view', sandbox_view)"] = __init__.__code__
 
 def __init__(self, text, original, views, parse, argvs):
     __v_set(self, 'text', text)

@@ -33,6 +33,7 @@ from .paths import Access, PathAccess, is_inside, judge_path, resolve, spell
 from .prefixes import MAX_SUGGESTED_RULES, suggest_rule
 from .quoting import extract_quoted_content
 from .result import BashAnalysis, Subcommand, Verdict
+from .sandbox_views import sandbox_view
 from .sensitive import sensitive_anywhere, sensitive_below
 from .workspace import (
     UNRESOLVED,
@@ -739,6 +740,7 @@ def _subcommand(
         cd=cd,
         transparent=unwrapped.transparent,
         trees=tuple(trees),
+        sandbox_view=sandbox_view(argv),
     )
 
 

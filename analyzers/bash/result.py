@@ -59,6 +59,9 @@ class Subcommand:
     #: a reader but for its output redirections (``grep x f > out``): what
     #: it writes is only the redirections' targets (``redirect`` paths)
     writes_by_redirection_only: bool = False
+    #: what it shows on the host that the sandbox hides (``ps``: every
+    #: process): read-only only where it runs sandboxed
+    sandbox_view: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -81,6 +84,8 @@ class Subcommand:
             out["nested"] = True
         if self.via:
             out["via"] = self.via
+        if self.sandbox_view:
+            out["sandbox_view"] = self.sandbox_view
         return out
 
 

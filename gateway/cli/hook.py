@@ -29,7 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +59,8 @@ _WRITERS = ("Edit", "Write", "NotebookEdit")
 #: rule, the analyzer (hard limits, secrets), the sensitive-path list
 _DENY_SOURCES = frozenset({"analyzer", "sensitive-paths", "policySettings", "flagSettings",
                            "cliArg", "localSettings", "projectSettings", "userSettings"})
+#: the tools that read what a path names
+_READERS = ("Read", "Glob", "Grep")
 #: the keys of a file tool's input that hold a path
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 #: the fields of each tool's input that decide what it touches, with the
@@ -98,11 +100,11 @@ def answer(payload: Mapping[str, Any]) -> dict[str, Any] | None:
     if not isinstance(name, str) or not isinstance(tool_input, dict):
         raise ValueError("the hook input has no tool_name or tool_input")
     judged = ALIASES.get(name, name)
-    if judged not in JUDGED:
-        return None
     if not isinstance(cwd, str) or not os.path.isabs(cwd) or not os.path.isdir(cwd):
         raise ValueError(f"the hook input's cwd {cwd!r} is not a directory")
     judge_ = _Judge(cwd, _project(cwd), str(payload.get("tool_use_id") or ""))
+    if judged not in JUDGED:
+        return judge_.by_name(name)
     call = as_run(name, tool_input, cwd, judge_.home)
     got = judge_.run(judged, call)
     if got.permission is not None:
@@ -111,6 +113,11 @@ def answer(payload: Mapping[str, Any]) -> dict[str, Any] | None:
     # (from a review: `rm -rf ~` with `"timeout": 1.5`, a Read of
     # ~/.ssh/id_rsa with `"offset": -5` got no decision and ran): its core
     # fields are judged, and only a denial or a person's ask is passed on.
+    if judged == "WebFetch" and "WebFetch refused the URL" in got.error:
+        # a URL the gateway's WebFetch never fetches (a user name in it, a
+        # number that is an address in another spelling: `127.1`,
+        # `0x7f000001`, `2130706433`): Claude Code's would (a review)
+        return decision("deny", f"shellgate: {got.error}")
     core = core_input(judged, call)
     if core is not None and core != call:
         again = judge_.run(judged, core)
@@ -190,6 +197,20 @@ class _Judge:
             raise RuntimeError(got.error)
         return got
 
+    def by_name(self, name: str) -> dict[str, Any] | None:
+        """A tool shellgate does not judge (an MCP tool, WebSearch, Task):
+        its deny and ask rules that name the whole tool still hold."""
+        from ..permissions import tool_rule_matches  # noqa: PLC0415
+
+        for behavior in ("deny", "ask"):
+            rule = next((r for r in self.permissions.of(behavior)
+                         if tool_rule_matches(r, name)), None)
+            if rule is not None:
+                return decision(behavior, f"shellgate: {name} is denied by {rule.describe()}"
+                                if behavior == "deny"
+                                else f"shellgate: {name} needs approval ({rule.describe()})")
+        return None
+
     def verdict(self, name: str, data: Mapping[str, Any], got: Judgement, *,
                 may_allow: bool) -> dict[str, Any] | None:
         result = got.permission
@@ -199,6 +220,11 @@ class _Judge:
             # say (from a review: http://169.254.169.254/…/security-
             # credentials/, the cloud's keys, got no decision)
             if result.source in _DENY_SOURCES or (name == "WebFetch" and result.source == "tool"):
+                return decision("deny", f"shellgate: {result.explain()}")
+            if name in _READERS and result.source == "sandbox" and self._in_project(data):
+                # inside the project, the sandbox refuses a read only of what
+                # it hides (a link to the audit log, shellgate's own state):
+                # Claude Code would read it unasked (from a review)
                 return decision("deny", f"shellgate: {result.explain()}")
             secret = _sensitive(data, self.home)
             if secret is not None:
@@ -213,6 +239,10 @@ class _Judge:
             return decision("deny", f"shellgate: {protected}")
         if name == "Grep":
             said = self.grep_reach(data)
+            if said is not None:
+                return said
+        if name == "WebFetch" and result.decision is not Decision.DENY:
+            said = webfetch_reach(data)
             if said is not None:
                 return said
         if name == "Bash" and result.decision is Decision.ASK and _unanalyzed(got):
@@ -252,6 +282,12 @@ class _Judge:
         # program, unsandboxed. The gateway reads only the configuration of
         # the repository a `.git` names.
         if name == "Bash" and _runs_git(got) and bare_repository(self.cwd) is not None:
+            return False
+        # What the sandbox hides from the command decides its verdict
+        # there; here it runs on the host (from a review: `ps -ef` was
+        # allowed and printed every process's command line, a password
+        # among them)
+        if name == "Bash" and _sandbox_view(got) is not None:
             return False
         # From a review: with `up -> ..` in a cloned repository (a relative
         # link, no user name needed) at ~/code/proj, `cat up/../.ssh/id_rsa`
@@ -317,12 +353,23 @@ class _Judge:
             right = paths.write_right(where, ctx)
             if right is None or right.decision is not Decision.DENY:
                 continue
+            if _runs_on_the_host(where, self.home):
+                return (f"{where.display} is run or obeyed by the host outside any sandbox "
+                        "(shell startup, ~/.local/bin, autostart and user units, git's and "
+                        "shellgate's own settings); only a person edits it")
             if right.source in _DENY_SOURCES or self._host_obeys(where):
                 return right.explain()
         return None
 
+    def _in_project(self, data: Mapping[str, Any]) -> bool:
+        values = [data.get(k) for k in _PATH_KEYS]
+        paths = [v for v in values if isinstance(v, str) and v] or [self.cwd]
+        return all(_inside(os.path.normpath(p), self.project)
+                   or _inside(os.path.normpath(p), self.real_project) for p in paths)
+
     def _host_obeys(self, where: Any) -> bool:
         from ..tools.paths import agent_config_component  # noqa: PLC0415
+
 
         if any(_inside(p, self.real_project) or _inside(p, self.project)
                for p in (where.display, where.real)):
@@ -363,6 +410,47 @@ class _Judge:
         return None
 
 
+#: seconds the hook waits for the system resolver (Claude Code's own
+#: deadline for the hook is well beyond)
+RESOLVE_TIMEOUT_S = 3.0
+
+
+def webfetch_reach(data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Claude Code fetches the URL itself: the name is resolved here, as
+    the gateway's WebFetch resolves it before connecting, and every address
+    judged the same way. From a review: `localhost`, a hosts-file name for
+    169.254.169.254 and `metadata.google.internal` got no decision while
+    the gateway's WebFetch refuses them all. A name that does not resolve
+    in time asks (it may resolve for Claude Code a moment later)."""
+    import asyncio  # noqa: PLC0415
+    import ipaddress  # noqa: PLC0415
+
+    from ..tools.web_guard import AddressPolicy, parse_url, system_resolver  # noqa: PLC0415
+
+    url = data.get("url")
+    target = parse_url(url) if isinstance(url, str) else None
+    if target is None or isinstance(target, str) or target.literal is not None:
+        return None  # refused or judged by the tool's own check already
+
+    async def resolve() -> Sequence[str]:
+        return await asyncio.wait_for(system_resolver(target.host, target.port),
+                                      RESOLVE_TIMEOUT_S)
+
+    try:
+        found = asyncio.run(resolve())
+    except (OSError, TimeoutError) as exc:
+        return decision("ask", f"shellgate: {target.host} could not be resolved to judge "
+                        f"its addresses ({exc.__class__.__name__})")
+    policy = AddressPolicy()
+    for text in dict.fromkeys(found):
+        ip = ipaddress.ip_address(text.split("%", 1)[0])
+        why = policy.refusal(ip)
+        if why is not None:
+            return decision("deny", f"shellgate: {target.host} resolves to {ip}, which is "
+                            f"{why}; WebFetch reaches public addresses only")
+    return None
+
+
 def claude_code_globs(glob: str) -> list[str]:
     """The ``--glob`` values Claude Code's Grep passes for its ``glob``:
     split at spaces, and at commas outside a ``{…}`` pattern."""
@@ -370,6 +458,29 @@ def claude_code_globs(glob: str) -> list[str]:
     for raw in glob.split():
         out.extend([raw] if "{" in raw and "}" in raw else [g for g in raw.split(",") if g])
     return out
+
+
+def _sandbox_view(got: Judgement) -> str | None:
+    """Why a subcommand's read-only verdict holds only in the sandbox."""
+    analysis = got.subject.analysis if got.subject is not None else None
+    if analysis is None:
+        return None
+    return next((s.sandbox_view for s in analysis.subcommands if s.sandbox_view), None)
+
+
+def _runs_on_the_host(where: Any, home: str) -> bool:
+    """Is ``where`` (a resolved path) one the host later runs or obeys
+    outside any project: a home entry of the host-run table (shell startup
+    files, ~/.local/bin, autostart and systemd user units, ~/.gitconfig)
+    or shellgate's own directories (its settings name hooks and modes the
+    next session obeys)? From a review: Write of ~/.bashrc and of
+    ~/.config/shellgate/settings.json got no decision."""
+    from sandbox import host_files, own_dirs  # noqa: PLC0415
+
+    real_home = os.path.realpath(home)
+    places = [f"{real_home}/{e.path}" for e in host_files() if e.scope == "home"]
+    places += [os.path.realpath(d) for d in own_dirs(os.environ, home)]
+    return any(_inside(p, place) for p in (where.display, where.real) for place in places)
 
 
 def _unanalyzed(got: Judgement) -> bool:

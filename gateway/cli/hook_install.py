@@ -16,7 +16,10 @@ from typing import Any
 from ..errors import UsageError
 
 #: the tools the hook judges, as Claude Code's matcher
-MATCHER = "Bash|Read|Edit|MultiEdit|Write|Glob|Grep|LS|WebFetch|NotebookEdit|NotebookRead"
+#: every tool Claude Code calls, MCP tools included: shellgate's deny and ask
+#: rules hold for all of them (from a review: a deny rule for an MCP tool,
+#: WebSearch or Task was never enforced, as the hook was never called)
+MATCHER = "*"
 #: seconds Claude Code gives the hook (it answers by its own deadline first)
 TIMEOUT_S = 30
 

@@ -18,7 +18,7 @@ from .merge import PermissionSettings, merge
 from .modes import MODE_NAMES, Mode, start_session_mode
 from .path_rules import literal_prefix, path_matches
 from .persist import save_allow_rule
-from .rules import Rule, parse_rule
+from .rules import Rule, parse_rule, tool_rule_matches
 from .sandboxing import grant_root, granted_roots, sandbox_policy
 from .settings import Problem, SettingsFile, Source, parse_settings_text, read_settings
 from .sources import CliPermissions, discover, split_tool_list
@@ -100,4 +100,5 @@ __all__ = [
     "save_allow_rule",
     "split_tool_list",
     "start_session_mode",
+    "tool_rule_matches",
 ]

@@ -23,11 +23,9 @@ from analyzers.bash.commands.readers import ARGUMENT_AGNOSTIC, READERS
 from fuzz import Oracle
 from fuzz.properties import own_programs
 
-#: the sweep (some 1,100 commands under the oracle, about a minute alone)
-#: runs in the first test's set-up; beside other tests it takes longer
-pytestmark = pytest.mark.timeout(600)
-
-pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+#: (the sweep — some 1,100 commands under the oracle, about a minute alone —
+#: runs in the first test's set-up; beside other tests it takes longer)
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.timeout(600)]
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT, HOME = "/oracle/project", "/oracle/home"

@@ -68,7 +68,8 @@ def _cases(ws: Path, home: Path) -> list[tuple[str, dict[str, Any], str | None]]
         ("Write", {"file_path": str(home / ".aws" / "credentials"), "content": "x"}, "deny"),
         ("Glob", {"pattern": "**/*.md"}, "allow"),
         ("Grep", {"pattern": "hello"}, "allow"),
-        ("WebFetch", {"url": "https://example.com", "prompt": "p"}, None),
+        # a public address (a name is resolved first: see test_cli_hook_unsandboxed)
+        ("WebFetch", {"url": "https://93.184.215.14/", "prompt": "p"}, None),
         ("mcp__srv__tool", {"x": 1}, None),                 # not ours to judge
     ]
 

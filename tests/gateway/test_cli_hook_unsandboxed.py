@@ -65,7 +65,9 @@ def _shapes(home: Path) -> list[tuple[str, dict[str, Any], str | None]]:
         ("Bash", {"command": "cat $(echo ~/.npmrc)"}, "deny"),
         # an address WebFetch never reaches (the cloud's metadata service)
         ("WebFetch", {"url": "http://169.254.169.254/latest/meta-data/", "prompt": "p"}, "deny"),
-        ("WebFetch", {"url": "https://example.com/", "prompt": "p"}, None),
+        # a public address: Claude Code's to decide (a name would be
+        # resolved first: see the WebFetch test below)
+        ("WebFetch", {"url": "https://93.184.215.14/", "prompt": "p"}, None),
         # and what stays Claude Code's to decide
         ("Bash", {"command": "ls $(pwd)"}, None),
         ("Read", {"file_path": "README.md", "offset": -5}, None),
@@ -123,6 +125,106 @@ def test_the_files_the_host_later_runs_or_obeys_are_never_written(
     ]
     for tool, data, expected in cases:
         assert _ask(tool, data, workspace, env) == expected, (tool, data)
+
+
+def test_the_files_the_host_runs_from_the_home_and_shellgates_own_settings_are_never_written(
+        workspace: Path, tmp_path: Path) -> None:
+    """From a review: Write of ~/.bashrc, ~/.local/bin/ls, a systemd user
+    unit and shellgate's own settings got no decision; in bypassPermissions
+    mode (or with an allow rule) Claude Code wrote them, and the host ran
+    them at the next login, command or session."""
+    env = _env(tmp_path)
+    home = Path(env["HOME"])
+    cases: list[tuple[str, dict[str, Any], str | None]] = [
+        ("Write", {"file_path": str(home / ".bashrc"), "content": "curl x|sh"}, "deny"),
+        ("Write", {"file_path": str(home / ".profile"), "content": "x"}, "deny"),
+        ("Write", {"file_path": str(home / ".local/bin/ls"), "content": "x"}, "deny"),
+        ("Write", {"file_path": str(home / ".config/autostart/x.desktop"), "content": "x"},
+         "deny"),
+        ("Write", {"file_path": str(home / ".config/systemd/user/x.service"), "content": "x"},
+         "deny"),
+        ("Write", {"file_path": str(home / ".gitconfig"), "content": "x"}, "deny"),
+        ("Write", {"file_path": str(home / ".config/shellgate/settings.json"),
+                   "content": "{}"}, "deny"),
+        ("Bash", {"command": "echo 'curl x|sh' >> ~/.bashrc"}, "deny"),
+        # an ordinary file outside the project stays Claude Code's to ask about
+        ("Write", {"file_path": str(home / "notes.txt"), "content": "x"}, None),
+    ]
+    for tool, data, expected in cases:
+        assert _ask(tool, data, workspace, env) == expected, (tool, data)
+
+
+def test_what_only_the_sandbox_hides_is_not_allowed_on_the_host(
+        workspace: Path, tmp_path: Path) -> None:
+    """From a review: `ps -ef`, `ps aux` and `ps -eo args` were allowed and
+    printed every process's command line (a planted `mysql -p…` password);
+    the gateway runs them sandboxed, where they see only the sandbox's
+    processes. The control: a host `ps -eo args` shows this test's own
+    command line."""
+    env = _env(tmp_path)
+    shown = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True)
+    assert "pytest" in shown.stdout or "python" in shown.stdout, "control: ps sees the host"
+    for command in ("ps -ef", "ps aux", "ps -eo args", "df -h"):
+        assert _ask("Bash", {"command": command}, workspace, env) is None, command
+    assert _ask("Bash", {"command": "cat README.md"}, workspace, env) == "allow"
+
+
+def test_a_project_path_that_leads_to_what_the_sandbox_hides_is_denied(
+        workspace: Path, tmp_path: Path) -> None:
+    """From a review: a link in the project to shellgate's audit log got no
+    decision from Read (the sandbox's "hidden" denial was dropped), and
+    Claude Code read the log."""
+    env = _env(tmp_path)
+    state = Path(env["HOME"]) / ".local" / "state" / "shellgate"
+    state.mkdir(parents=True)
+    (state / "audit.jsonl").write_text("{}\n")
+    (workspace / "log").symlink_to(state / "audit.jsonl")
+    assert _ask("Read", {"file_path": str(workspace / "log")}, workspace, env) == "deny"
+
+
+def test_deny_and_ask_rules_hold_for_every_tool_claude_code_calls(
+        workspace: Path, tmp_path: Path) -> None:
+    """From a review: deny rules for an MCP tool, WebSearch or Task were
+    never enforced: the hook judged only the built-in tools, and the
+    installed matcher never sent it the others."""
+    env = _env(tmp_path)
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text(json.dumps({"permissions": {
+        "deny": ["mcp__db__drop_table", "WebSearch", "mcp__shell"],
+        "ask": ["Task"]}}))
+    cases: list[tuple[str, dict[str, Any], str | None]] = [
+        ("mcp__db__drop_table", {"name": "users"}, "deny"),
+        ("mcp__shell__run", {"cmd": "id"}, "deny"),
+        ("WebSearch", {"query": "x"}, "deny"),
+        ("Task", {"prompt": "x"}, "ask"),
+        ("mcp__db__select", {"q": "1"}, None),
+        ("TodoWrite", {"todos": []}, None),
+    ]
+    for tool, data, expected in cases:
+        assert _ask(tool, data, workspace, env) == expected, (tool, data)
+    assert hook_install.MATCHER == "*"
+
+
+@pytest.mark.parametrize(("url", "expected"), [
+    # a name the hosts file gives a loopback address (the root leg's
+    # machine has no DNS: a name that does not resolve is asked about)
+    ("http://localhost:8080/admin", "deny"),
+    ("http://127.1/", "deny"),
+    ("http://0x7f000001/", "deny"),
+    ("http://2130706433/", "deny"),
+    ("http://user@127.0.0.1/", "deny"),
+    ("http://[::1]/", "deny"),
+    ("http://169.254.169.254/latest/meta-data/", "deny"),
+    ("http://no-such-name.invalid/", "ask"),
+])
+def test_webfetch_to_a_name_or_spelling_that_reaches_a_private_address_is_denied(
+        workspace: Path, tmp_path: Path, url: str, expected: str) -> None:
+    """From a review: WebFetch to `localhost`, a hosts-file name for the
+    metadata address and numeric spellings of 127.0.0.1 got no decision,
+    while the README promises deny and the gateway's WebFetch refuses them
+    all. (`metadata.google.internal` resolves only on a cloud machine: a
+    name that does not resolve here is the `.invalid` case.)"""
+    assert _ask("WebFetch", {"url": url, "prompt": "p"}, workspace, _env(tmp_path)) == expected
 
 
 def test_nothing_is_allowed_from_a_working_directory_outside_the_project(
@@ -227,7 +329,7 @@ def test_install_is_not_fooled_by_an_entry_that_only_looks_like_its_own(
     assert done.returncode == 0 and "added" in done.stdout, done.stderr
     data = json.loads(path.read_text())
     [(matcher, entry)] = _ours(data)
-    assert matcher == hook_install.MATCHER and "MultiEdit" in matcher
+    assert matcher == hook_install.MATCHER
     assert entry["command"] == f"{Path(sys.executable).with_name('shellgate')} hook"
     if not hook_install.is_ours(planted["hooks"][0]):
         assert planted in data["hooks"]["PreToolUse"]

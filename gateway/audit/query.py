@@ -26,6 +26,7 @@ from values import field, valueclass
 
 from .chain import AuditError, parse_line
 from .events import PERMISSION_DECIDED, TOOL_COMPLETED, TOOL_REQUESTED
+from .lines import MAX_LINE_BYTES, log_lines
 
 __all__ = [
     "DecisionRow",
@@ -77,15 +78,14 @@ class Entry:
 
 def read_entries(files: Sequence[Path]) -> Iterator[Entry]:
     for path in files:
-        try:
-            with path.open("rb") as handle:
-                for number, raw in enumerate(handle, 1):
-                    record, problem = parse_line(raw.rstrip(b"\n"))
-                    if record is not None and not isinstance(record.get("event"), str):
-                        record, problem = None, "no event name"
-                    yield Entry(path, number, record, problem)
-        except OSError as exc:
-            raise AuditError(f"cannot read {path}: {exc.strerror or exc}") from None
+        for number, raw, _complete in log_lines(path):
+            if raw is None:
+                yield Entry(path, number, None, f"longer than {MAX_LINE_BYTES} bytes; not read")
+                continue
+            record, problem = parse_line(raw)
+            if record is not None and not isinstance(record.get("event"), str):
+                record, problem = None, "no event name"
+            yield Entry(path, number, record, problem)
 
 
 _RELATIVE = regex(r"(\d+)\s*([smhdw])")

@@ -45,6 +45,8 @@ from regexes import regex
 from values import Enum as ValueEnum
 from values import fields, is_value
 
+from .password_options import PASSWORD_OPTIONS, POSITIONAL_PASSWORDS
+
 
 def _is_dataclass(value: object) -> bool:
     """A standard dataclass instance (without importing dataclasses: no
@@ -146,20 +148,50 @@ _SAME_COMMAND = r"[^\n|;&]*?"
 #: a program's own way of taking a secret as an argument (from a review:
 #: `mysql -pS3cr3t`, `curl -u admin:hunter2`, `sshpass -p x` were logged);
 #: group 1 is kept, group 2 masked
+def _option_pattern(names: tuple[str, ...], option: str, form: str) -> str:
+    """The pattern masking ``option``'s password for ``names`` (see
+    :mod:`.password_options` for the forms); group 1 kept, group 2 masked."""
+    program = rf"(?<![\w.-])(?:{'|'.join(re.escape(n) for n in names)})\b{_SAME_COMMAND}"
+    opt = re.escape(option)
+    if form == "attached":
+        return rf"({program}\s{opt})(?=[^\s-]){_VALUE}"
+    if form == "next":
+        return rf"({program}\s{opt}\s+){_VALUE}"
+    if form == "either":
+        return rf"({program}\s{opt}\s*){_VALUE}"
+    if form == "prefix":
+        return rf"({program}\s{opt}){_VALUE}"
+    sep = re.escape(form.removeprefix("user"))
+    return rf"({program}\s{opt}(?:=|\s+)['\"]?[^\s{sep}'\"]*{sep}){_VALUE}"
+
+
+def _positional_pattern(program: str, letter: str, before: int) -> tuple[str, str]:
+    """``htpasswd -b FILE USER PASSWORD`` and, with ``-n`` (no file),
+    ``htpasswd -nb USER PASSWORD``."""
+    options = r"(?:\s+-\w+)*"
+    word = r"\s+[^\s-]\S*"
+    with_letter = rf"\s+-(?=\w*{letter})"
+    return (rf"(\b{program}\b{options}{with_letter}(?!\w*n)\w+{options}{word * before}\s+)"
+            f"{_VALUE}",
+            rf"(\b{program}\b{options}{with_letter}(?=\w*n)\w+{options}"
+            rf"{word * (before - 1)}\s+){_VALUE}")
+
+
+#: a program's own way of taking a secret as an argument (from reviews:
+#: `mysql -pS3cr3t`, `curl -u admin:hunter2`, `sshpass -p x`, `htpasswd -b`,
+#: `keytool -storepass`, `ldapsearch -w`, `smbclient -U user%pass` were
+#: logged); group 1 is kept, group 2 masked
 _PROGRAM_SECRETS: Final[tuple[re.Pattern[str], ...]] = tuple(regex(p) for p in (
-    # mysql's password sticks to its -p
-    rf"(\b(?:mysql|mariadb|mysqldump|mysqladmin|mysqlimport|mysqlshow)\b{_SAME_COMMAND}"
-    rf"\s-p)(?=[^\s-]){_VALUE}",
+    *(_option_pattern(names, option, form) for names, options in PASSWORD_OPTIONS
+      for option, form in options),
+    *(p for row in POSITIONAL_PASSWORDS for p in _positional_pattern(*row)),
     # user:password of curl, wget and friends
     rf"((?<!\S)(?:-u|--user|--proxy-user|--http-user)(?:=|\s+)['\"]?[^\s:'\"/]*:)(?!//)"
     rf"{_VALUE}",
-    rf"(\bsshpass\b{_SAME_COMMAND}\s-p\s*){_VALUE}",
-    rf"(\bredis-cli\b{_SAME_COMMAND}\s-a\s+){_VALUE}",
-    rf"(\blogin\b{_SAME_COMMAND}\s-p\s+){_VALUE}",
-    rf"(\bssh-keygen\b{_SAME_COMMAND}\s-[NP]\s*){_VALUE}",
-    rf"(\bopenssl\b{_SAME_COMMAND}\s-k\s+){_VALUE}",
     rf"(\bpass:){_VALUE}",
-    # a long token as the whole user part of a URL (https://TOKEN@host)
+    # the whole user part of an http(s) URL is a token (https://TOKEN@host:
+    # a user name alone is never needed there); elsewhere a long one
+    r"(\bhttps?://)([^\s/?#@:]+)(?=@)",
     r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([A-Za-z0-9_.~-]{16,})(?=@)",
     # aws configure set aws_secret_access_key VALUE
     rf"(?i)(\bconfigure\s+set\s+\S*(?:secret|token|password|key)\S*\s+){_VALUE}",
@@ -168,6 +200,9 @@ _PROGRAM_SECRETS: Final[tuple[re.Pattern[str], ...]] = tuple(regex(p) for p in (
     # .netrc and prose: "password x" (the --password x form is the option rule's)
     rf"(?i)((?<![\w-])(?:password|passwd|passphrase)[ \t]+)(?![:=\s]){_VALUE}",
 ))
+#: the program names of the table, for the trigger below
+_PROGRAMS = sorted({n for names, _ in PASSWORD_OPTIONS for n in names}
+                   | {row[0] for row in POSITIONAL_PASSWORDS})
 
 
 def _pem(m: re.Match[str]) -> str:
@@ -214,12 +249,13 @@ def _sub_named(pattern: re.Pattern[str], text: str,
 #: any — most of an event: ids, tool names, decisions — is returned as it
 #: is, skipping some fifteen substitutions (they cost an event ~0.5 ms).
 _TRIGGER = regex(
-    r"[A-Za-z0-9_-]{16}|eyJ|-----BEGIN|://|(?<!\S)-u\b|(?i:mysql|mariadb|--user|"
-    r"--proxy-user|--http-user|redis-cli|login|ssh-keygen|openssl|identified|"
+    r"[A-Za-z0-9_-]{16}|eyJ|-----BEGIN|://|(?<!\S)-u\b|(?i:--user|"
+    r"--proxy-user|--http-user|identified|"
     # longest first, then by name: the same text in every process (the
     # build-time regex table is keyed by it)
-    + "|".join(sorted({*_SECRET_ENDINGS, *_SECRET_WORDS, "key", "pwd", "pass", "pin"},
-                      key=lambda word: (-len(word), word))) + ")")
+    + "|".join(re.escape(word) for word in sorted(
+        {*_SECRET_ENDINGS, *_SECRET_WORDS, *_PROGRAMS, "key", "pwd", "pass", "pin"},
+        key=lambda word: (-len(word), word))) + ")")
 
 
 def redact_text(text: str) -> str:

@@ -26,18 +26,22 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
 from values import field, valueclass
 
-from .chain import GENESIS, HMAC_SHA256, KEY_ENV, SHA256, AuditError, digest, parse_line
+from .chain import GENESIS, HMAC_SHA256, KEY_ENV, SHA256, digest, parse_line
+from .lines import MAX_LINE_BYTES, log_lines
 
 __all__ = ["Problem", "Verification", "verify"]
 
 #: problems kept (the first is what matters; the rest show the extent)
 MAX_PROBLEMS: Final = 100
+#: what an over-long line stands for in the chain: no line hashes to a
+#: link to it, so the line after it is reported too
+_UNREADABLE: Final = b"\0a line too long to read"
 
 
 @valueclass
@@ -74,17 +78,6 @@ class Verification:
     @property
     def status(self) -> int:
         return 1 if self.problems else 2 if self.needs_key else 0
-
-
-def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
-    """(number, bytes without the newline, whether the newline was there)."""
-    try:
-        with path.open("rb") as handle:
-            for number, chunk in enumerate(handle, 1):
-                complete = chunk.endswith(b"\n")
-                yield number, chunk[:-1] if complete else chunk, complete
-    except OSError as exc:
-        raise AuditError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def _normal_head(text: str) -> str:
@@ -171,8 +164,15 @@ def verify(files: Sequence[Path], *, key: bytes | None = None,
     expected = _normal_head(expect_head) if expect_head else None
     last_raw: bytes | None = None
     for path in files:
-        for number, raw, complete in _lines(path):
+        for number, read, complete in log_lines(path):
             walk.lines += 1
+            if read is None:
+                walk.problem(path, number, f"the line is longer than {MAX_LINE_BYTES} bytes: "
+                             "no event shellgate writes; not read")
+                # the next line's link is to this one: it cannot match
+                walk.prev_raw, walk.prev_where, last_raw = _UNREADABLE, (path, number), None
+                continue
+            raw = read
             reason = walk.check(path, number, raw, complete)
             if reason is not None:
                 walk.problem(path, number, reason)

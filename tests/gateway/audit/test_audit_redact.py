@@ -71,6 +71,26 @@ SECRETS = [
     ("aws configure set aws_secret_access_key VALUE9", "VALUE9", "aws_secret_access_key ***"),
     ("CREATE USER x IDENTIFIED BY 'hunter2';", "hunter2", "IDENTIFIED BY '***'"),
     ("machine h login me password hunter2", "hunter2", "password ***"),
+    # from the fourth review, and the table of programs' password options
+    ("htpasswd -b .htpasswd alice Hunter2x", "Hunter2x", "alice ***"),
+    ("htpasswd -nb alice Hunter2x", "Hunter2x", "-nb alice ***"),
+    ("htpasswd -c -b f alice Hunter2x", "Hunter2x", "f alice ***"),
+    ("keytool -list -keystore k.jks -storepass Hunter2x", "Hunter2x", "-storepass ***"),
+    ("jarsigner -keypass Hunter2x app.jar k", "Hunter2x", "-keypass *** app.jar"),
+    ("ldapsearch -x -D cn=admin -w Hunter2x -b dc=x", "Hunter2x", "-w *** -b dc=x"),
+    ("ldappasswd -s Hunter2x uid=a", "Hunter2x", "-s *** uid=a"),
+    ("smbclient //srv/share -U alice%Hunter2x", "Hunter2x", "-U alice%***"),
+    ("rpcclient -U 'alice%Hunter2x' srv", "Hunter2x", "-U 'alice%***"),
+    ("curl https://Hunter2x@api.example.com/", "Hunter2x", "https://***@api.example.com"),
+    ("mongosh --host h -u a -p Hunter2x", "Hunter2x", "-p ***"),
+    ("sqlcmd -S h -U sa -P Hunter2x", "Hunter2x", "-P ***"),
+    ("ipmitool -H h -U a -P Hunter2x power status", "Hunter2x", "-P *** power"),
+    ("zip -P Hunter2x out.zip f", "Hunter2x", "-P *** out.zip"),
+    ("7z a -pHunter2x x.7z f", "Hunter2x", "-p*** x.7z"),
+    ("xfreerdp /v:h /u:a /p:Hunter2x", "Hunter2x", "/p:***"),
+    ("lftp -u alice,Hunter2x ftp://h", "Hunter2x", "-u alice,***"),
+    ("snmpwalk -v3 -A Hunter2x -X Hunter2x h", "Hunter2x", "-A *** -X *** h"),
+    ("podman login -u me -p Hunter2x quay.io", "Hunter2x", "-p *** quay.io"),
 ]
 
 
@@ -110,6 +130,10 @@ def test_redaction_is_idempotent(text: str, secret: str, kept: str) -> None:
     "sort -u file",
     "mysql -u root -p appdb",
     "curl -u alice https://x",
+    "docker run -p 8080:80 nginx",
+    "git log -p",
+    "ssh://git@github.com/org/repo.git",
+    "htpasswd -v .htpasswd alice",
 ])
 def test_an_ordinary_command_is_left_alone(text: str) -> None:
     assert redact_text(text) == text

@@ -5,12 +5,16 @@ never drives the terminal."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from auditkit import KEY, Clock, emit_call, lines_of, write_lines
 
 from gateway.audit import FileAudit
+from gateway.audit.lines import MAX_LINE_BYTES
 from gateway.cli import main
 
 HOSTILE = "echo \x1b]52;c;ZXZpbA==\x07 [bold red]pwned[/bold red] \u202eexe.txt"
@@ -172,3 +176,41 @@ def test_a_malformed_line_is_skipped_with_a_note_on_stderr(
     status, out, err = _run(capsys, str(log))
     assert status == 0 and "git status" in out
     assert ":15: skipped: not a JSON line" in err
+
+
+def _reader(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gateway", *argv], capture_output=True,
+                          text=True, timeout=60, check=False)
+
+
+@pytest.mark.parametrize("verb", [["audit"], ["audit", "verify"]])
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_log_that_is_no_regular_file_is_refused_at_once(
+        tmp_path: Path, verb: list[str], kind: str) -> None:
+    """From a review: given a FIFO both readers waited for ever; given
+    /dev/zero they died of MemoryError. Each says in one line what it was
+    given, at once."""
+    if kind == "fifo":
+        target = tmp_path / "audit.jsonl"
+        os.mkfifo(target)
+    else:
+        target = Path("/dev/zero")
+    done = _reader([*verb, str(target)])
+    assert done.returncode != 0
+    assert "not a regular file" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_an_over_long_line_is_reported_and_breaks_the_chain_without_being_held(
+        log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A line past the cap is never read whole: the table notes it and
+    verify reports it — and the line after it, whose link cannot match."""
+    [current] = sorted(log.glob("*.jsonl"))
+    lines = current.read_bytes().splitlines(keepends=True)
+    current.write_bytes(lines[0] + b"x" * (MAX_LINE_BYTES + 10) + b"\n" + b"".join(lines[1:]))
+    status, out, _ = _run(capsys, "verify", str(log))
+    assert status == 1
+    assert "longer than" in out
+    status, out, err = _run(capsys, str(log))
+    assert status == 0 and "longer than" in err + out

@@ -10,7 +10,7 @@ import os
 import posixpath
 
 from analyzers import GIT_CONFIG_NAMES, BashAnalysis, WorkspaceFacts, analyze_bash, reads_with_git
-from values import valueclass
+from values import replace, valueclass
 
 from .resolver import Resolver, real_path
 
@@ -30,7 +30,7 @@ def analyze_in_workspace(
     light, git = _light(command, cwd, extra_dirs, home)
     questions = _questions(light)
     links = _resolved(questions)
-    if not links and not questions.trees:
+    if not links and not questions.trees and not _option_globs(questions):
         return light
     return _with_facts(light, questions, links, git, extra_dirs, home)
 
@@ -103,8 +103,10 @@ def _leads_to_git_config(bare: BashAnalysis) -> bool:
 
 
 def needs_facts(light: BashAnalysis) -> bool:
-    """Does the command go through a link, or read a whole tree?"""
-    return bool(real_paths(light)) or any(s.trees for s in light.subcommands)
+    """Does the command go through a link, read a whole tree, or have a
+    glob that expands to a name like an option?"""
+    return (bool(real_paths(light)) or any(s.trees for s in light.subcommands)
+            or bool(_option_globs(_questions(light))))
 
 
 def analyze_with_facts(
@@ -122,10 +124,12 @@ def _with_facts(
     git: GitFacts, extra_dirs: tuple[str, ...], home: str | None,
 ) -> BashAnalysis:
     cwd = light.cwd
-    facts = (workspace_facts(cwd, extra_dirs, git=git,
-                             file_links_below=questions.content_roots, real_paths=links)
+    injected = _option_globs(questions)
+    facts = (replace(workspace_facts(cwd, extra_dirs, git=git,
+                                     file_links_below=questions.content_roots,
+                                     real_paths=links), option_globs=injected)
              if questions.trees
-             else WorkspaceFacts(**git, real_paths=links))
+             else WorkspaceFacts(**git, real_paths=links, option_globs=injected))
     return analyze_bash(light.command, cwd, extra_read_dirs=extra_dirs, home=home,
                         workspace=facts)
 
@@ -199,6 +203,27 @@ def _resolved(questions: _Questions) -> tuple[tuple[str, str], ...]:
 #: here, the link sub/k.txt -> ~/.ssh/id_rsa among their files was never
 #: followed, and both were allowed. Such a glob is judged as leading out.
 _GLOB_FORMS_PYTHON_MISREADS = ("[^", "[:", "[=", "[.")
+
+def _option_globs(questions: _Questions) -> tuple[str, ...]:
+    """The globs whose last component starts with a wildcard and matches a
+    name that starts with ``-`` here: standing first in a word, such a
+    name is an option to the command (a file named `-r` makes `grep foo *`
+    read every file below each directory, `.env` files included; one
+    named `-R` follows links out). The analyzer decides which words it
+    concerns; past :data:`MAX_GLOB_LINKS` names, a glob is taken to match
+    one."""
+    import glob  # noqa: PLC0415 - only a command with a glob needs it
+
+    out = []
+    for pattern in questions.globs:
+        if posixpath.basename(pattern)[:1] not in ("*", "?", "["):
+            continue
+        for n, path in enumerate(glob.iglob(pattern)):
+            if n >= MAX_GLOB_LINKS or posixpath.basename(path).startswith("-"):
+                out.append(pattern)
+                break
+    return tuple(out)
+
 
 def _glob_links(pattern: str) -> list[str]:
     """Where a glob's files lead, for those reached through a link."""

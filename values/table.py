@@ -972,7 +972,7 @@ def __init__(self, scope, origin, key, value):
     __v_set(self, 'value', value)
 CODES["def __init__(self, scope, origin, key, value):\n    __v_set(self, 'scope', scope)\n    __v_set(self, 'origin', origin)\n    __v_set(self, 'key', key)\n    __v_set(self, 'value', value)"] = __init__.__code__
 
-def __init__(self, searched, dotenv_files, unsearched, dir_links, repo_programs, dotenv_dirs, real_paths, file_links, config_secrets):
+def __init__(self, searched, dotenv_files, unsearched, dir_links, repo_programs, dotenv_dirs, real_paths, file_links, config_secrets, option_globs):
     __v_set(self, 'searched', searched)
     __v_set(self, 'dotenv_files', dotenv_files)
     __v_set(self, 'unsearched', unsearched)
@@ -982,7 +982,8 @@ def __init__(self, searched, dotenv_files, unsearched, dir_links, repo_programs,
     __v_set(self, 'real_paths', real_paths)
     __v_set(self, 'file_links', file_links)
     __v_set(self, 'config_secrets', config_secrets)
-CODES["def __init__(self, searched, dotenv_files, unsearched, dir_links, repo_programs, dotenv_dirs, real_paths, file_links, config_secrets):\n    __v_set(self, 'searched', searched)\n    __v_set(self, 'dotenv_files', dotenv_files)\n    __v_set(self, 'unsearched', unsearched)\n    __v_set(self, 'dir_links', dir_links)\n    __v_set(self, 'repo_programs', repo_programs)\n    __v_set(self, 'dotenv_dirs', dotenv_dirs)\n    __v_set(self, 'real_paths', real_paths)\n    __v_set(self, 'file_links', file_links)\n    __v_set(self, 'config_secrets', config_secrets)"] = __init__.__code__
+    __v_set(self, 'option_globs', option_globs)
+CODES["def __init__(self, searched, dotenv_files, unsearched, dir_links, repo_programs, dotenv_dirs, real_paths, file_links, config_secrets, option_globs):\n    __v_set(self, 'searched', searched)\n    __v_set(self, 'dotenv_files', dotenv_files)\n    __v_set(self, 'unsearched', unsearched)\n    __v_set(self, 'dir_links', dir_links)\n    __v_set(self, 'repo_programs', repo_programs)\n    __v_set(self, 'dotenv_dirs', dotenv_dirs)\n    __v_set(self, 'real_paths', real_paths)\n    __v_set(self, 'file_links', file_links)\n    __v_set(self, 'config_secrets', config_secrets)\n    __v_set(self, 'option_globs', option_globs)"] = __init__.__code__
 
 def __init__(self, searched, files, unknown, links, dirs, file_links):
     __v_set(self, 'searched', searched)

@@ -583,6 +583,22 @@ def _enter(state: list[tuple[tuple[int, ...], tuple[str | None, ...]]],
     return overflow
 
 
+def _option_named(argv: tuple[str, ...], paths: list[PathAccess],
+                  workspace: WorkspaceFacts | None) -> str | None:
+    """A glob that starts a word before ``--`` and matches a file named like
+    an option here becomes that option (from a review: with a file named
+    `-r` beside a directory, `grep KEY *` read the directory's .env)."""
+    if workspace is None or not workspace.option_globs:
+        return None
+    words = argv[1:argv.index("--")] if "--" in argv else argv[1:]
+    for p in paths:
+        if (p.glob and p.raw in words and p.raw[:1] in ("*", "?", "[")
+                and p.path in workspace.option_globs):
+            return f"glob {p.raw!r} matches a file named like an option here, which " \
+                   f"{argv[0]} would take as one"
+    return None
+
+
 def _through_link(raw: str, leads_to: str, access: Access, cwds: tuple[str | None, ...],
                   home: str, roots: tuple[str, ...]) -> list[PathAccess]:
     """Where ``raw`` leads through a link, judged; a place the caller could
@@ -697,7 +713,7 @@ def _subcommand(
                 add(raw, Access.UNKNOWN)
         if not facts.read_only:
             reason = reason or facts.reason
-        reason = reason or glob_problem(argv, globs)
+        reason = reason or glob_problem(argv, globs) or _option_named(argv, paths, workspace)
         if argv[0] == "git" and cwds != roots[:1]:
             # git finds its repository from the directory it runs in: after
             # `cd sub`, a repository planted there (bare or not) brings its own

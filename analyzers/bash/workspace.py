@@ -60,6 +60,9 @@ class WorkspaceFacts:
     #: (file, key, scope) of the git configuration entries (every scope)
     #: whose values are or carry credentials: printing them is a sensitive read
     config_secrets: tuple[tuple[str, str, str], ...] = ()
+    #: globs (absolute, as the analysis resolved them) that match a name
+    #: starting with ``-`` here: a word they start is an option too
+    option_globs: tuple[str, ...] = ()
 
 
 #: (pattern, include, fold_case): one name filter, in command-line order

@@ -143,3 +143,23 @@ def test_nohup_which_writes_a_file_of_its_own_through_a_planted_link_is_not_allo
     assert CANARY in (home / ".bashrc").read_text(), "control: nohup wrote through the link"
     result = analyze_in_workspace("nohup ls", str(proj), home=str(home))
     assert result.verdict is not Verdict.ALLOW, result.reason
+
+
+@pytest.mark.parametrize("command", ["grep K *", "grep -n K ?.txt *", "cat * /dev/null"])
+def test_a_glob_matching_a_file_named_like_an_option_is_not_allowed(
+        tmp_path: Path, command: str) -> None:
+    """From a review: a glob standing first in a word matches a file named
+    `-r`, which grep then takes for its option: `grep K *` read every file
+    below the directory, the `.env` in it among them."""
+    proj = tmp_path / "proj"
+    (proj / "sub").mkdir(parents=True)
+    (proj / "sub" / ".env").write_text(f"K={CANARY}\n")
+    (proj / "a.txt").write_text("K\n")
+    (proj / "-r").write_text("")
+    ran = subprocess.run(["bash", "-c", "grep K *"], cwd=proj, capture_output=True, text=True,
+                         check=False)
+    assert CANARY in ran.stdout, "control: the planted -r made grep read sub/.env"
+    result = analyze_in_workspace(command, str(proj))
+    assert result.verdict is not Verdict.ALLOW, result.reason
+    after = analyze_in_workspace("grep K -- *.txt", str(proj))
+    assert after.verdict is Verdict.ALLOW, after.reason

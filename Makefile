@@ -78,10 +78,13 @@ tables: setup
 typecheck: setup
 	@$(BIN)/mypy
 
-# Three workers on two cores: most tests wait on a sandboxed process. A
-# file's tests stay together (their fixtures and module state are shared).
+# A worker a core, beside the unprivileged legs (a third process): more
+# workers than that starve the time-bounded parts under test (the repository
+# walk's budget, a daemon's answer) and buy no time, the suite being bound
+# by CPU. A file's tests stay together (their fixtures and module state are
+# shared).
 unit: setup
-	@$(BIN)/python -m pytest -n 3 --dist loadfile --durations=25
+	@$(BIN)/python -m pytest -n 2 --dist loadfile --durations=25
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

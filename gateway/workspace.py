@@ -212,12 +212,12 @@ def _option_globs(questions: _Questions) -> tuple[str, ...]:
     named `-R` follows links out). The analyzer decides which words it
     concerns; past :data:`MAX_GLOB_LINKS` names, a glob is taken to match
     one."""
-    import glob  # noqa: PLC0415 - only a command with a glob needs it
-
     out = []
     for pattern in questions.globs:
         if posixpath.basename(pattern)[:1] not in ("*", "?", "["):
             continue
+        import glob  # noqa: PLC0415 - only a command with such a glob needs it
+
         for n, path in enumerate(glob.iglob(pattern)):
             if n >= MAX_GLOB_LINKS or posixpath.basename(path).startswith("-"):
                 out.append(pattern)

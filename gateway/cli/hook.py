@@ -92,8 +92,70 @@ def main(args: argparse.Namespace) -> int:
 
 
 def answer(payload: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The hook's answer to one PreToolUse call (``None``: no decision).
-    Raises on anything it cannot read or judge: the guard answers for it."""
+    """The hook's answer to one PreToolUse call (``None``: no decision),
+    written to the audit log with any answers the guard gave alone before
+    (:func:`record`). Raises on anything it cannot read, judge or log: the
+    guard answers for it."""
+    said = _answer(payload)
+    record(payload, said)
+    return said
+
+
+def record(payload: Mapping[str, Any], said: dict[str, Any] | None) -> None:
+    """``hook.answered`` for this call — the hook's own answer, narrower
+    than the gateway's decision the judgement logged — after the fallback
+    answers waiting beside the log (a deadline, a crash, a log that could
+    not be written), each marked as recorded late."""
+    from ..audit import FileAudit, audit_key, audit_location  # noqa: PLC0415
+    from .hook_guard import unrecorded_path  # noqa: PLC0415
+
+    audit = FileAudit(Path(os.path.realpath(audit_location(None, os.environ))),
+                      key=audit_key(os.environ))
+    for late in _take_unrecorded(unrecorded_path()):
+        audit.emit("hook.answered", **late, fallback=True, recorded_late=True)
+    output = (said or {}).get("hookSpecificOutput", {})
+    audit.emit("hook.answered", tool_use_id=str(payload.get("tool_use_id") or ""),
+               tool_name=str(payload.get("tool_name") or ""),
+               session_id=str(payload.get("session_id") or ""),
+               decision=output.get("permissionDecision") or "none",
+               reason=output.get("permissionDecisionReason") or "")
+
+
+#: what a fallback answer waiting beside the log says
+_UNRECORDED_FIELDS = ("answered_at", "tool_use_id", "tool_name", "session_id", "decision",
+                      "reason")
+
+
+def _take_unrecorded(where: str | None) -> list[dict[str, Any]]:
+    """The side file's answers, the file taken away first (renamed: a
+    fallback written meanwhile starts a new one). A line that is not a
+    JSON object is kept as a note of it."""
+    import json  # noqa: PLC0415
+
+    if where is None:
+        return []
+    taken = f"{where}.{os.getpid()}"
+    try:
+        os.rename(where, taken)
+    except OSError:
+        return []  # none waiting
+    try:
+        from ..audit.lines import log_lines  # noqa: PLC0415
+
+        out: list[dict[str, Any]] = []
+        for _number, raw, _complete in log_lines(Path(taken)):
+            try:
+                item = json.loads(raw) if raw is not None else None
+            except ValueError:
+                item = None
+            out.append({k: str(item.get(k) or "") for k in _UNRECORDED_FIELDS}
+                       if isinstance(item, dict) else {"unreadable": "a line that is no answer"})
+        return out
+    finally:
+        os.unlink(taken)
+
+
+def _answer(payload: Mapping[str, Any]) -> dict[str, Any] | None:
     if payload.get("hook_event_name", "PreToolUse") != "PreToolUse":
         return None
     name, tool_input, cwd = payload.get("tool_name"), payload.get("tool_input"), payload.get("cwd")

@@ -269,10 +269,63 @@ def why(exc: BaseException) -> str:
 
 def fallback(payload: Any, why: str) -> dict[str, Any]:
     """The fail-closed answer: deny what the plain text shows is a secret or
-    a hard limit, ask about everything else."""
+    a hard limit, ask about everything else. Written down for the audit log
+    (:func:`note_unrecorded`): the judgement that would have logged it did
+    not finish."""
     tool_input = payload.get("tool_input") if isinstance(payload, dict) else None
-    return fallback_deny(tool_input, why) or decision(
+    said = fallback_deny(tool_input, why) or decision(
         "ask", f"shellgate could not judge this call ({why}); a person decides")
+    note_unrecorded(payload, said)
+    return said
+
+
+#: the answers the audit log has not yet taken, beside (or in) the log
+UNRECORDED_NAME = "unrecorded-hook-answers"
+#: at most this much is kept there (a flood of failing calls)
+MAX_UNRECORDED_BYTES = 1 << 20
+
+
+def unrecorded_path() -> str | None:
+    """Where fallback answers wait for the next judgement to log them."""
+    try:
+        from ..pathnames import audit_path  # noqa: PLC0415 - best effort, in a fallback
+
+        location = audit_path(None, os.environ)
+    except Exception:  # a broken install: nothing to write beside
+        return None
+    if location.endswith(".jsonl"):
+        return f"{location}.{UNRECORDED_NAME}"
+    return os.path.join(location, UNRECORDED_NAME)
+
+
+def note_unrecorded(payload: Any, answer: dict[str, Any]) -> None:
+    """Append the fallback ``answer`` to the side file, as one JSON line;
+    the next hook call that judges puts it into the audit log (every
+    answer the hook gives is there, the README says — a deadline, a crash
+    or an unwritable log too). Best effort: the answer is given whatever
+    happens here."""
+    with contextlib.suppress(Exception):
+        where = unrecorded_path()
+        if where is None:
+            return
+        call = payload if isinstance(payload, dict) else {}
+        output = answer.get("hookSpecificOutput", {})
+        line = json.dumps({
+            "answered_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "tool_use_id": str(call.get("tool_use_id") or "")[:200],
+            "tool_name": str(call.get("tool_name") or "")[:200],
+            "session_id": str(call.get("session_id") or "")[:200],
+            "decision": output.get("permissionDecision"),
+            "reason": str(output.get("permissionDecisionReason") or "")[:MAX_REASON_CHARS],
+        }, ensure_ascii=True) + "\n"
+        os.makedirs(os.path.dirname(where), mode=0o700, exist_ok=True)
+        fd = os.open(where, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                     | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
+        try:
+            if os.fstat(fd).st_size < MAX_UNRECORDED_BYTES:
+                os.write(fd, line.encode("ascii"))
+        finally:
+            os.close(fd)
 
 
 def fallback_deny(tool_input: Any, why: str) -> dict[str, Any] | None:

@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_the_harness_runs_under_libfuzzer_and_finds_nothing(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "fuzz.atheris_analyzer", "-runs=1000", "-seed=7",

@@ -247,3 +247,34 @@ def test_install_never_rewrites_a_file_that_is_not_json(workspace: Path,
     assert done.returncode == 2 and "not valid JSON" in done.stderr
     assert path.read_text() == before
     assert not stat.S_ISLNK(path.lstat().st_mode)
+
+
+def _answered(tmp_path: Path) -> list[dict[str, Any]]:
+    events = []
+    for path in sorted((tmp_path / "audit").glob("*.jsonl")):
+        events += [json.loads(line) for line in path.read_text().splitlines() if line]
+    return [e for e in events if e.get("event") == "hook.answered"]
+
+
+def test_every_answer_the_hook_gives_is_in_the_audit_log_a_fallback_one_too(
+        workspace: Path, tmp_path: Path) -> None:
+    """The README promises every answer in the audit log. The hook's own
+    answer (narrower than the gateway's decision) is logged with it; one
+    the guard gave alone — here past a deadline too short for any
+    judgement — waits beside the log and is logged, marked late, by the
+    next call that judges."""
+    env = _env(tmp_path)
+    code, said = _hook(_call("Bash", {"command": "cat README.md"}, workspace), env)
+    assert code == 0 and _decision(said) == "allow"
+    [first] = _answered(tmp_path)
+    assert (first["decision"], first["tool_name"]) == ("allow", "Bash")
+    late_call = {**_call("Bash", {"command": "ls"}, workspace), "tool_use_id": "toolu_late"}
+    code, said = _hook(late_call, {**env, "SHELLGATE_HOOK_TIMEOUT": "0.001"})
+    assert code == 0 and _decision(said) == "ask"  # the fallback
+    assert len(_answered(tmp_path)) == 1  # not logged yet: nothing judged
+    _hook(_call("Bash", {"command": "npm test"}, workspace), env)
+    answered = _answered(tmp_path)
+    late = [e for e in answered if e.get("recorded_late")]
+    assert [e["tool_use_id"] for e in late] == ["toolu_late"], answered
+    assert late[0]["decision"] == "ask" and "deadline" in late[0]["reason"]
+    assert answered[-1]["decision"] == "none"  # npm test: Claude Code decides

@@ -345,6 +345,11 @@ class _Judge:
         # the repository a `.git` names.
         if name == "Bash" and _runs_git(got) and bare_repository(self.cwd) is not None:
             return False
+        # The command runs with this environment: shell options exported
+        # in it change the language the analysis read (from a review:
+        # `BASHOPTS=dotglob` exported makes `cat *` read `.env`)
+        if name == "Bash" and _language_options(os.environ):
+            return False
         # What the sandbox hides from the command decides its verdict
         # there; here it runs on the host (from a review: `ps -ef` was
         # allowed and printed every process's command line, a password
@@ -520,6 +525,26 @@ def claude_code_globs(glob: str) -> list[str]:
     for raw in glob.split():
         out.extend([raw] if "{" in raw and "}" in raw else [g for g in raw.split(",") if g])
     return out
+
+
+#: shell options that change what a command line means (globs, paths,
+#: where assignments go, what echo prints, aliases)
+_LANGUAGE_OPTIONS = frozenset({
+    "dotglob", "extglob", "globstar", "nocaseglob", "nullglob", "failglob", "xpg_echo",
+    "expand_aliases", "lastpipe", "nocasematch", "globskipdots", "physical", "posix",
+    "keyword", "allexport", "braceexpand",
+})
+
+
+def _language_options(env: Mapping[str, str]) -> list[str]:
+    """The language-changing options ``BASHOPTS``/``SHELLOPTS`` export to
+    the shell Claude Code runs (``braceexpand`` is on by default and is
+    listed by every bash: only a non-default set matters, so it is left out
+    of SHELLOPTS' judgement)."""
+    found = [o for o in env.get("BASHOPTS", "").split(":") if o in _LANGUAGE_OPTIONS]
+    found += [o for o in env.get("SHELLOPTS", "").split(":")
+              if o in _LANGUAGE_OPTIONS and o != "braceexpand"]
+    return found
 
 
 def _sandbox_view(got: Judgement) -> str | None:

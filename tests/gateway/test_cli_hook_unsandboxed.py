@@ -227,6 +227,22 @@ def test_webfetch_to_a_name_or_spelling_that_reaches_a_private_address_is_denied
     assert _ask("WebFetch", {"url": url, "prompt": "p"}, workspace, _env(tmp_path)) == expected
 
 
+@pytest.mark.parametrize("exported", [{"BASHOPTS": "checkwinsize:dotglob"},
+                                      {"SHELLOPTS": "braceexpand:hashall:physical"}])
+def test_shell_options_exported_to_claude_codes_shell_stop_an_allow(
+        workspace: Path, tmp_path: Path, exported: dict[str, str]) -> None:
+    """Claude Code's shell inherits the environment the hook sees: with
+    `dotglob` exported in BASHOPTS, `cat *` reads `.env` (the control runs
+    it); the analysis read the command without the option."""
+    (workspace / ".env").write_text("API_KEY=canary\n")
+    ran = subprocess.run(["env", "BASHOPTS=dotglob", "bash", "-c", "cat *"], cwd=workspace,
+                         capture_output=True, text=True, check=False)
+    assert "canary" in ran.stdout, "control: exported dotglob reads .env"
+    env = _env(tmp_path, **exported)
+    assert _ask("Bash", {"command": "cat README.md"}, workspace, env) is None
+    assert _ask("Bash", {"command": "cat README.md"}, workspace, _env(tmp_path)) == "allow"
+
+
 def test_nothing_is_allowed_from_a_working_directory_outside_the_project(
         workspace: Path, tmp_path: Path) -> None:
     env = _env(tmp_path, CLAUDE_PROJECT_DIR=str(workspace))

@@ -232,7 +232,12 @@ def _glob_links(pattern: str) -> list[str]:
     if any(form in pattern for form in _GLOB_FORMS_PYTHON_MISREADS):
         return ["/"]
     found: list[str] = []
-    for n, path in enumerate(glob.iglob(pattern)):
+    # the analysis keeps a word's value, not which of its brackets were
+    # quoted: `cat '[k]'*` names the file `[k]x` — a link, from a review —
+    # while `[k]` read as a class matches `kx`. Both readings are looked at.
+    readings = [pattern, pattern.replace("[", "[[]")] if "[" in pattern else [pattern]
+    matches = (p for reading in readings for p in glob.iglob(reading))
+    for n, path in enumerate(dict.fromkeys(matches)):
         if n >= MAX_GLOB_LINKS:
             return [*found, "/"]  # too many to look at: judged as leaving
         real = real_path(path)

@@ -613,6 +613,8 @@ def _through_link(raw: str, leads_to: str, access: Access, cwds: tuple[str | Non
 def _cd_target(target: str, cwds: tuple[str | None, ...], home: str) -> tuple[str | None, ...]:
     if target in ("", "-"):
         return (None,)  # dynamic or $OLDPWD: unknown from here on
+    if target.startswith("~") and not target.startswith("~/") and ".." in target.split("/"):
+        return (None,)  # `cd ~name/..`: that user's real home is not in the text
     return tuple(resolve(target, c, home) for c in cwds)
 
 

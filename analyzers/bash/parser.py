@@ -666,6 +666,11 @@ class _Walker(WordEvaluator):
                     self.fail(f"named file descriptor {txt!r}")
             elif not child.is_named:
                 op = ct
+                if ct == "<" and self.src[child.end_byte:child.end_byte + 1] == b">":
+                    # `1<>rc` opens rc for reading and writing; tree-sitter
+                    # reads `1<` and an error (from a review: through
+                    # `rc -> ~/.bashrc` it was judged a read, not a write)
+                    op = "<>"
             elif ct == "heredoc_start":
                 quoted = _heredoc_is_quoted(child)
                 delimiter = heredoc_delimiter(self.text(child))

@@ -157,8 +157,14 @@ def judge_path(
     """
     out: list[PathAccess] = []
     climbs = glob and _may_climb(raw)
+    # `~name/..`: where it climbs from is that user's real home, which the
+    # text does not say (`~sys` is /dev), and a link on the way is never
+    # looked up: unknown (from a review: `cat ~root/../<project>/l/../.ssh/
+    # id_rsa` was read as a project file)
+    other_home = raw.startswith("~") and not raw.startswith("~/") and raw != "~" \
+        and ".." in raw.split("/")
     for cwd in cwds:
-        path = resolve(raw, cwd, home)
+        path = None if other_home else resolve(raw, cwd, home)
         if path is None:
             out.append(PathAccess(raw, f"?/{raw}", access, False,
                                   sensitive_anywhere(raw, home), glob))

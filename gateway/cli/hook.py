@@ -264,9 +264,11 @@ class _Judge:
         its deny and ask rules that name the whole tool still hold."""
         from ..permissions import tool_rule_matches  # noqa: PLC0415
 
+        # Claude Code's sub-agent tool has been called both names
+        names = {name, *({"Task", "Agent"} if name in ("Task", "Agent") else ())}
         for behavior in ("deny", "ask"):
             rule = next((r for r in self.permissions.of(behavior)
-                         if tool_rule_matches(r, name)), None)
+                         if any(tool_rule_matches(r, n) for n in names)), None)
             if rule is not None:
                 return decision(behavior, f"shellgate: {name} is denied by {rule.describe()}"
                                 if behavior == "deny"
@@ -296,6 +298,9 @@ class _Judge:
                           None)
             if secret is not None:
                 return decision("deny", f"shellgate: a path of the command leads to {secret}")
+            hidden = self.hidden_read(got)
+            if hidden is not None:
+                return decision("deny", f"shellgate: {hidden}")
         protected = self.protected_write(name, data, got)
         if protected is not None:
             return decision("deny", f"shellgate: {protected}")
@@ -350,6 +355,13 @@ class _Judge:
         # `BASHOPTS=dotglob` exported makes `cat *` read `.env`)
         if name == "Bash" and _language_options(os.environ):
             return False
+        # What the command's names and `cd`s find comes from this
+        # environment too: a relative PATH entry runs the project's own
+        # `cat` (node_modules/.bin), and CDPATH makes `cd .ssh` the home's
+        # (from a review); a version manager's shim runs what the project's
+        # files name (`.python-version`, `.tool-versions`, rust-toolchain)
+        if name == "Bash" and (_environment_redirects(os.environ, got) or _shimmed(got)):
+            return False
         # What the sandbox hides from the command decides its verdict
         # there; here it runs on the host (from a review: `ps -ef` was
         # allowed and printed every process's command line, a password
@@ -389,6 +401,28 @@ class _Judge:
                         out.append(real)
         return list(dict.fromkeys(out))
 
+    def hidden_read(self, got: Judgement) -> str | None:
+        """Why a path the command reads through a link out of the project
+        is one the sandbox hides (the audit log, shellgate's own settings):
+        refused there whatever the rules say, and so here (from a review:
+        `cat al/2026-12-07.jsonl` with `al -> <the audit log>` got no
+        decision while Read of it was denied)."""
+        leads = self.escapes(got) or []
+        if not leads:
+            return None
+        from sandbox import own_dirs  # noqa: PLC0415
+
+        from ..audit import audit_location  # noqa: PLC0415
+
+        hidden = [os.path.realpath(d) for d in own_dirs(os.environ, self.home)]
+        hidden.append(os.path.realpath(audit_location(None, os.environ)))
+        for real in leads:
+            where = next((h for h in hidden if _inside(real, h)), None)
+            if where is not None:
+                return (f"{real} is in {where}, shellgate's own state, settings or audit log, "
+                        "which the sandbox hides from every command")
+        return None
+
     def protected_write(self, name: str, data: Mapping[str, Any],
                         got: Judgement) -> str | None:
         """Why a write the call makes is refused whatever the rules say: a
@@ -407,6 +441,7 @@ class _Judge:
         elif name == "Bash" and got.subject is not None and got.subject.analysis is not None:
             targets = [p.path for s in got.subject.analysis.subcommands for p in s.paths
                        if p.access == "write" and p.path.startswith("/")]
+            targets += _glob_matches(targets)
         else:
             return None
         if not targets:
@@ -536,6 +571,19 @@ _LANGUAGE_OPTIONS = frozenset({
 })
 
 
+def _glob_matches(targets: list[str]) -> list[str]:
+    """What the write targets that are globs match now: bash writes to the
+    one file a redirection's glob matches (from a review: `echo x > r?`
+    with `rc -> ~/.bashrc` wrote the host's shell startup)."""
+    import glob  # noqa: PLC0415
+
+    out: list[str] = []
+    for target in targets:
+        if any(c in target for c in "*?["):
+            out += glob.glob(target)[:100]
+    return out
+
+
 def _language_options(env: Mapping[str, str]) -> list[str]:
     """The language-changing options ``BASHOPTS``/``SHELLOPTS`` export to
     the shell Claude Code runs (``braceexpand`` is on by default and is
@@ -545,6 +593,41 @@ def _language_options(env: Mapping[str, str]) -> list[str]:
     found += [o for o in env.get("SHELLOPTS", "").split(":")
               if o in _LANGUAGE_OPTIONS and o != "braceexpand"]
     return found
+
+
+#: what a version manager's shim or proxy resolves to
+_MANAGERS = frozenset({"rustup", "asdf", "mise", "rtx", "pyenv", "rbenv", "nodenv", "goenv",
+                       "volta", "proto", "fnm", "jenv", "sdkman", "direnv"})
+
+
+def _subcommands(got: Judgement) -> tuple[Any, ...]:
+    analysis = got.subject.analysis if got.subject is not None else None
+    return analysis.subcommands if analysis is not None else ()
+
+
+def _environment_redirects(env: Mapping[str, str], got: Judgement) -> bool:
+    """Does this environment send a name or a `cd` elsewhere than the
+    analysis assumed: a PATH entry that is not absolute, or a CDPATH when
+    the command changes directory?"""
+    if any(not entry.startswith("/") for entry in env.get("PATH", "").split(":")):
+        return True
+    return bool(env.get("CDPATH")) and any(s.cd is not None for s in _subcommands(got))
+
+
+def _shimmed(got: Judgement) -> bool:
+    """Is a command a version manager's shim or proxy, which runs what the
+    project's files name (from a review: with `path = "/proc/self/cwd/tc"`
+    in rust-toolchain.toml, `cargo --version` ran the project's program)?"""
+    import shutil  # noqa: PLC0415
+
+    for sub in _subcommands(got):
+        if not sub.argv or "/" in sub.argv[0]:
+            continue
+        found = shutil.which(sub.argv[0])
+        real = os.path.realpath(found) if found else ""
+        if "/shims/" in (found or "") or os.path.basename(real) in _MANAGERS:
+            return True
+    return False
 
 
 def _sandbox_view(got: Judgement) -> str | None:

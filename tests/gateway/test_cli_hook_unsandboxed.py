@@ -243,6 +243,52 @@ def test_shell_options_exported_to_claude_codes_shell_stop_an_allow(
     assert _ask("Bash", {"command": "cat README.md"}, workspace, _env(tmp_path)) == "allow"
 
 
+def test_what_the_environment_or_a_shim_sends_elsewhere_is_not_allowed(
+        workspace: Path, tmp_path: Path) -> None:
+    """From a review: with `node_modules/.bin` (relative) first on PATH,
+    the project's own `cat` ran; with CDPATH naming the home, `cd .ssh &&
+    cat id_rsa` read the home's key. The controls run both."""
+    home = Path(_env(tmp_path)["HOME"])
+    bin_dir = workspace / "node_modules" / ".bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "cat").write_text("#!/bin/sh\necho PROJECT-CAT\n")
+    (bin_dir / "cat").chmod(0o755)
+    relative = f"node_modules/.bin:{os.environ['PATH']}"
+    ran = subprocess.run(["bash", "-c", "cat README.md"], cwd=workspace, text=True,
+                         capture_output=True, env={**os.environ, "PATH": relative}, check=False)
+    assert "PROJECT-CAT" in ran.stdout, "control: the relative PATH entry ran the project's cat"
+    assert _ask("Bash", {"command": "cat README.md"}, workspace,
+                _env(tmp_path, PATH=relative)) is None
+    cdpath = f".:{home}"
+    ran = subprocess.run(["bash", "-c", "cd .ssh && cat id_rsa"], cwd=workspace, text=True,
+                         capture_output=True, env={**os.environ, "CDPATH": cdpath}, check=False)
+    assert "KEY" in ran.stdout, "control: CDPATH led cd to the home's .ssh"
+    assert _ask("Bash", {"command": "cd .ssh && cat id_rsa"}, workspace,
+                _env(tmp_path, CDPATH=cdpath)) is None
+
+
+def test_writes_the_parser_or_a_glob_hid_and_reads_of_hidden_paths_are_denied(
+        workspace: Path, tmp_path: Path) -> None:
+    """From a review: `echo x 1<>rc` (read-write, parsed as a read) and
+    `echo x > r?` (the one file the glob matches) wrote ~/.bashrc through
+    `rc -> ~/.bashrc`; `cat al/…` with `al -> <the audit log>` got no
+    decision while Read of it was denied."""
+    env = _env(tmp_path)
+    home = Path(env["HOME"])
+    (home / ".bashrc").write_text("# rc\n")
+    (workspace / "rc").symlink_to(home / ".bashrc")
+    ran = subprocess.run(["bash", "-c", "echo CONTROL > r?"], cwd=workspace, check=False)
+    assert ran.returncode == 0 and "CONTROL" in (home / ".bashrc").read_text(), \
+        "control: the glob wrote through the link"
+    for command in ("echo x 1<>rc", "echo x <>rc", "echo x > r?", "echo x >> r*"):
+        assert _ask("Bash", {"command": command}, workspace, env) == "deny", command
+    state = home / ".local" / "state" / "shellgate"
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "x.jsonl").write_text("{}\n")
+    (workspace / "st").symlink_to(state)
+    assert _ask("Bash", {"command": "cat st/x.jsonl"}, workspace, env) == "deny"
+
+
 def test_nothing_is_allowed_from_a_working_directory_outside_the_project(
         workspace: Path, tmp_path: Path) -> None:
     env = _env(tmp_path, CLAUDE_PROJECT_DIR=str(workspace))

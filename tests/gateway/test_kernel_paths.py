@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import pty
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -58,6 +59,9 @@ COMMANDS = [
     ("bash -o physical -c 'cd a/b/c/l/..; cat ../../../.ssh/id_rsa'", CANARY),
     ("bash -O dotglob -c 'cat *'", CANARY),
     ("bash -O globstar -O dotglob -c 'cat **'", CANARY),
+    ("cat '[k]'*", CANARY),
+    ("cat \\[k]*", CANARY),
+    ("cat ~root/..{home}/proj/l/../.ssh/id_rsa", CANARY),
 ]
 
 
@@ -65,6 +69,8 @@ COMMANDS = [
 def test_a_read_the_kernel_leads_out_of_the_project_is_not_allowed(
         home: Path, command: str, shows: str) -> None:
     proj = home / "proj"
+    (proj / "[k]x").symlink_to(home / ".ssh" / "id_rsa")
+    command = command.replace("{home}", str(home))
     ran = subprocess.run(["bash", "-c", command], cwd=proj, capture_output=True, text=True,
                          env={**os.environ, "HOME": str(home)}, check=False, timeout=30)
     assert shows in ran.stdout, \
@@ -163,3 +169,26 @@ def test_a_glob_matching_a_file_named_like_an_option_is_not_allowed(
     assert result.verdict is not Verdict.ALLOW, result.reason
     after = analyze_in_workspace("grep K -- *.txt", str(proj))
     assert after.verdict is Verdict.ALLOW, after.reason
+
+
+@pytest.mark.parametrize("command", ["cargo --version", "rustc --version", "go version"])
+def test_a_launcher_that_obeys_project_files_is_not_allowed_even_for_its_version(
+        tmp_path: Path, command: str) -> None:
+    """From a review: rustup's proxies obey the project's rust-toolchain
+    file, and `path = "/proc/self/cwd/tc"` made `cargo --version` run the
+    project's tc/bin/cargo (go switches to the toolchain go.mod names). The
+    control runs it where rustup is installed; elsewhere the decision is
+    what the test can see."""
+    proj = tmp_path / "proj"
+    (proj / "tc" / "bin").mkdir(parents=True)
+    marker = tmp_path / "TOOLCHAIN-RAN"
+    for tool in ("cargo", "rustc"):
+        (proj / "tc" / "bin" / tool).write_text(f"#!/bin/sh\ntouch {marker}\n")
+        (proj / "tc" / "bin" / tool).chmod(0o755)
+    (proj / "rust-toolchain.toml").write_text('[toolchain]\npath = "/proc/self/cwd/tc"\n')
+    if command.startswith(("cargo", "rustc")) and shutil.which("rustup"):
+        subprocess.run(["bash", "-c", command], cwd=proj, capture_output=True, check=False,
+                       timeout=60)
+        assert marker.exists(), "control: rustup ran the project's toolchain"
+    result = analyze_in_workspace(command, str(proj))
+    assert result.verdict is not Verdict.ALLOW, result.reason

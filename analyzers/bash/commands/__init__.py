@@ -492,8 +492,12 @@ def _jq(argv: tuple[str, ...]) -> CommandFacts:
 
 #: tools whose `--version` prints and exits, checked by the execution oracle
 #: (tests/fuzz): nothing written, nothing else run, no file outside the system
+#: (not rustc, cargo or go: rustup's proxies obey the project's
+#: rust-toolchain file — `path = "/proc/self/cwd/tc"` made `cargo --version`
+#: run the project's tc/bin/cargo, from a review — and go switches to the
+#: toolchain go.mod names; version managers' shims are judged by the hook)
 VERSION_ONLY = frozenset({"python3", "python", "node", "gcc", "g++", "cc", "clang", "make",
-                          "cmake", "rustc", "cargo", "go", "ruby", "perl", "bash"})
+                          "cmake", "ruby", "perl", "bash"})
 
 
 def _printenv(argv: tuple[str, ...]) -> CommandFacts:

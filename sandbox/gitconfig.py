@@ -288,9 +288,30 @@ def _linked_worktree(gitdir: str) -> str | None:
     return os.path.dirname(os.path.normpath(named.decode("utf-8", "replace").strip()))
 
 
+#: path -> (its identity, the answer): a stream of checks reads each
+#: configuration file again only when it changed
+_MENTIONS_SEEN: dict[str, tuple[tuple[int, ...], bool]] = {}
+
+
 def _mentions(path: str) -> bool:
     """Does the file name an include or a hooksPath (or is it no regular
     file, which git would block on)?"""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False  # not there (or not reachable): git reads nothing from it
+    identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
+    seen = _MENTIONS_SEEN.get(path)
+    if seen is not None and seen[0] == identity:
+        return seen[1]
+    answer = _read_mentions(path)
+    if len(_MENTIONS_SEEN) >= 256:
+        _MENTIONS_SEEN.clear()
+    _MENTIONS_SEEN[path] = (identity, answer)
+    return answer
+
+
+def _read_mentions(path: str) -> bool:
     data = read_regular(path, _MENTIONS_LIMIT)
     if data is IRREGULAR:
         return True

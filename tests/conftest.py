@@ -28,3 +28,47 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
     import test_unprivileged_leg
 
     test_unprivileged_leg.start(test_unprivileged_leg.results_dir(node.workerinput["testrunuid"]))
+
+
+#: credential stores planted in the real home for the whole session (see
+#: pytest_configure), removed at its end
+_PLANTED: list[Path] = []
+
+
+def pytest_configure(config: Any) -> None:
+    """Before any test runs (in pytest-xdist's controller, before the
+    workers start): the fake credential stores the escape suite reads are
+    planted in the real home once. Planted and removed by each test, they
+    appeared and vanished under a sandboxed run of another worker, whose
+    guard then stopped that run (a protected path replaced during it)."""
+    if hasattr(config, "workerinput") or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    sandbox_tests = str(Path(__file__).parent / "sandbox")
+    if sandbox_tests not in sys.path:
+        sys.path.insert(0, sandbox_tests)
+    from escape_kit import user_home
+    from test_escapes_secrets import CREDENTIAL_STORES
+
+    home = user_home()
+    for rel in CREDENTIAL_STORES:
+        path = home / rel
+        if path.exists() or path.is_symlink():
+            continue
+        for parent in reversed(path.parents):
+            if not parent.exists():
+                parent.mkdir(mode=0o700)
+                _PLANTED.append(parent)
+        path.write_text("token-planted-by-the-test-session\n")
+        _PLANTED.append(path)
+
+
+def pytest_unconfigure(config: Any) -> None:
+    for item in reversed(_PLANTED):
+        try:
+            if item.is_dir() and not item.is_symlink():
+                item.rmdir()
+            else:
+                item.unlink(missing_ok=True)
+        except OSError:
+            pass
+    _PLANTED.clear()

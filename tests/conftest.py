@@ -50,6 +50,12 @@ def pytest_configure(config: Any) -> None:
     from test_escapes_secrets import CREDENTIAL_STORES
 
     home = user_home()
+    # and the directories tests plant keys in (`home_secrets`): a protected
+    # directory made during another worker's run stops it the same way
+    for rel in (".ssh", ".aws"):
+        if not (home / rel).exists() and not (home / rel).is_symlink():
+            (home / rel).mkdir(mode=0o700)
+            _PLANTED.append(home / rel)
     for rel in CREDENTIAL_STORES:
         path = home / rel
         if path.exists() or path.is_symlink():

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 # `shellgate hook` starts a warm daemon when $XDG_RUNTIME_DIR is the user's:
 # a test that runs the hook judges in its own process unless it asks for a
@@ -78,3 +82,24 @@ def pytest_unconfigure(config: Any) -> None:
         except OSError:
             pass
     _PLANTED.clear()
+
+
+#: held shared by every sandboxed test and exclusively by one that changes
+#: the real home: a sandboxed run's guard stops the run when a protected
+#: path of the home (a planted `.env`, a credential store) appears or
+#: vanishes during it, so across the workers such a test runs alone
+HOME_LOCK = Path(os.environ.get("TMPDIR", "/tmp")) / f"shellgate-tests-home-{os.getuid()}.lock"
+
+
+@pytest.fixture(autouse=True)
+def _home_lock(request: pytest.FixtureRequest) -> Iterator[None]:
+    marks = {m.name for m in request.node.iter_markers()}
+    if not marks & {"sandbox", "mutates_home"}:
+        yield
+        return
+    fd = os.open(HOME_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if "mutates_home" in marks else fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)

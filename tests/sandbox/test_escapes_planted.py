@@ -1084,6 +1084,7 @@ SSH_LAYOUTS = {
 }
 
 
+@pytest.mark.mutates_home
 @pytest.mark.parametrize("layout", list(SSH_LAYOUTS))
 def test_a_run_in_the_home_directory_starts_and_keeps_ssh_hidden(
     home_with_ssh: Path, token: str, layout: str

@@ -48,6 +48,7 @@ READ_ATTACKS = {
 
 
 @pytest.mark.parametrize("attack", list(READ_ATTACKS))
+@pytest.mark.mutates_home
 def test_home_directory_secrets_cannot_be_read(
     workspace: Path, home_secrets: dict[str, tuple[Path, str]], attack: str
 ) -> None:
@@ -64,6 +65,7 @@ def test_home_directory_secrets_cannot_be_read(
         (workspace / "link").unlink(missing_ok=True)
 
 
+@pytest.mark.mutates_home
 def test_home_directory_secrets_stay_hidden_when_home_points_elsewhere(
     workspace: Path, tmp_path: Path, home_secrets: dict[str, tuple[Path, str]]
 ) -> None:
@@ -113,6 +115,7 @@ def test_secrets_in_the_callers_environment_do_not_reach_the_command(
 
 
 @pytest.mark.parametrize("rel", [".env", ".env.production", "deeper/still/.env"])
+@pytest.mark.mutates_home
 def test_another_projects_env_file_under_home_cannot_be_read(
     workspace: Path, token: str, rel: str
 ) -> None:
@@ -147,6 +150,7 @@ CREDENTIAL_STORES = [
 
 
 @pytest.mark.parametrize("rel", CREDENTIAL_STORES)
+@pytest.mark.mutates_home
 def test_a_credential_store_in_the_home_directory_cannot_be_read(
     workspace: Path, rel: str
 ) -> None:
@@ -225,6 +229,7 @@ def test_every_sensitive_path_that_exists_here_is_hidden(
     assert json.loads(consume_control(workspace, proc)) == []
 
 
+@pytest.mark.mutates_home
 def test_an_env_file_in_a_directory_that_cannot_be_listed_is_hidden(
     workspace: Path, token: str
 ) -> None:
@@ -248,6 +253,7 @@ def test_an_env_file_in_a_directory_that_cannot_be_listed_is_hidden(
         shutil.rmtree(shared, ignore_errors=True)
 
 
+@pytest.mark.mutates_home
 def test_a_hidden_file_rotated_on_the_host_stops_the_run_at_once(
     workspace: Path, token: str
 ) -> None:

@@ -8,6 +8,12 @@ through includes of every form and depth, under true and false conditions
 — or a decoy (commented, another section, a false condition). The real
 `git status` then runs in the repository; whenever it ran the planted
 monitor, :func:`sandbox.repository_programs` must have said so.
+
+:func:`missed_secret` does the same for credentials: a file holding one
+entry git reads as a credential, spelled apart in the ways git joins
+(quotes, escapes, continued lines, case, a byte-order mark, CRLF), or a
+decoy; whenever git's own listing of the file holds a credential,
+:func:`sandbox.file_secrets` must have found it.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from sandbox import repository_programs
+from sandbox import file_secrets, repository_programs
 
 ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_PAGER": "cat", "LC_ALL": "C"}
 
@@ -86,4 +92,54 @@ def missed(seed: int) -> bytes | None:
                        check=False, timeout=30)
         if marker.exists() and not said:
             return (repo / ".git" / "config").read_bytes()[:300]
+    return None
+
+
+#: (section header, key, value) of entries git reads as credentials
+_SECRETS = (("[http]", "proxy", "http://u:pw@proxy:1"),
+            ('[http "https://h/"]', "extraHeader", "AUTHORIZATION: bearer t"),
+            ('[url "https://tok@h/"]', "insteadOf", "gh:"),
+            ("[credential]", "helper", "!f() { echo password=x; }; f"),
+            ('[remote "o"]', "url", "https://u:p@h/r"),
+            ("[sendemail]", "smtpPass", "pw"),
+            ("[http]", "cookieFile", "c"))
+
+
+def _apart(rng: random.Random, text: str) -> str:
+    """``text`` spelled apart where git joins it again: an empty quoted
+    string or a quoted run, and in values a continued line."""
+    if len(text) < 2:
+        return text
+    cut = rng.randrange(1, len(text))
+    return rng.choice([f'{text[:cut]}""{text[cut:]}', f'{text[:cut]}"{text[cut:]}"',
+                       f"{text[:cut]}\\\n{text[cut:]}", text])
+
+
+def _secret_text(rng: random.Random) -> str:
+    header, key, value = rng.choice(_SECRETS)
+    if rng.random() < 0.3 and '"' in header:
+        # a subsection's backslash escapes any character
+        inner = header.split('"')[1]
+        cut = rng.randrange(len(inner))
+        header = header.replace(inner, f"{inner[:cut]}\\{inner[cut:]}")
+    key = "".join(c.upper() if rng.random() < 0.3 else c for c in key)
+    if rng.random() < 0.3:
+        return rng.choice([f"# {header} {key} = {value}\n", f"[other]\n\tname = {value[:2]}\n"])
+    return f"{header}\n\t{key} = {_apart(rng, value)}\n"
+
+
+def missed_secret(seed: int) -> bytes | None:
+    """One case: a file git reads a credential from while shellgate found
+    none (its first bytes), or None."""
+    from sandbox.gitask import ask_file  # noqa: PLC0415 - git's own reading
+    from sandbox.gitsecrets import holds_secret  # noqa: PLC0415
+
+    rng = random.Random(seed)  # noqa: S311 - reproducible cases, no secret
+    with tempfile.TemporaryDirectory(prefix="shellgate-gitsecret-") as tmp:
+        path = Path(tmp) / "c.inc"
+        _write(path, "".join(_secret_text(rng) for _ in range(rng.randint(1, 3))), rng)
+        entries = ask_file(str(path))
+        held = isinstance(entries, tuple) and any(holds_secret(e) for e in entries)
+        if held and not file_secrets(str(path)):
+            return path.read_bytes()[:300]
     return None

@@ -361,6 +361,19 @@ def check_git_config(ctx: Context, ex: Example) -> Failure | None:
                  f"git ran the planted program; shellgate named none. Config: {text!r}")
 
 
+def check_git_credentials(ctx: Context, ex: Example) -> Failure | None:
+    """Whenever git reads a credential from a file, shellgate found it
+    (fuzz/gitconfigs.py)."""
+    from .gitconfigs import missed_secret  # noqa: PLC0415
+
+    text = missed_secret(ex["seed"])
+    if text is None:
+        return None
+    return _fail("git_credentials", ex, f"cat (credential seed {ex['seed']})", "allow",
+                 f"git reads a credential from the file; shellgate found none. File: "
+                 f"{text.decode('utf-8', 'replace')!r}")
+
+
 PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
     Property("total", "never raises, answers in bounded time", _commands, check_total),
     Property("deterministic", "the same command, the same analysis", _commands,
@@ -375,4 +388,6 @@ PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
              check_oracle, oracle=True),
     Property("git_config", "what git status runs of a configuration, shellgate names",
              _git_config_examples, check_git_config),
+    Property("git_credentials", "a credential git reads from a file, shellgate finds",
+             _git_config_examples, check_git_credentials),
 )}

@@ -9,7 +9,14 @@ from __future__ import annotations
 import os
 import posixpath
 
-from analyzers import GIT_CONFIG_NAMES, BashAnalysis, WorkspaceFacts, analyze_bash, reads_with_git
+from analyzers import (
+    GIT_CONFIG_NAMES,
+    UNRESOLVED,
+    BashAnalysis,
+    WorkspaceFacts,
+    analyze_bash,
+    reads_with_git,
+)
 from values import replace, valueclass
 
 from .resolver import Resolver, real_path
@@ -65,33 +72,74 @@ def _light(command: str, cwd: str, extra_dirs: tuple[str, ...],
 
 
 def _git_facts(bare: BashAnalysis, home: str | None) -> GitFacts:
-    """The repository's program-running entries and the configuration's
-    credential-holding ones, when a read in the (fact-free) analysis
-    could run or print them."""
+    """The repository's program-running entries and the credential-holding
+    entries of the configuration, when a read in the (fact-free) analysis
+    could run or print them: git's configuration where a git command runs
+    and where a tree read starts, and every file the command names judged
+    by its content."""
     git_read = reads_with_git(bare) or _leads_to_git_config(bare)
-    places = [*([bare.cwd] if git_read else []), *_may_include_places(bare, home)]
-    if not places:
+    places = [*([bare.cwd] if git_read else []), *_tree_places(bare, home)]
+    named = _named_file_secrets(bare)
+    if not places and not named:
         return {}
     from sandbox import config_secrets  # noqa: PLC0415
 
-    secrets = tuple(dict.fromkeys(e for d in dict.fromkeys(places) for e in config_secrets(d)))
+    secrets = tuple(dict.fromkeys([*(e for d in dict.fromkeys(places) for e in config_secrets(d)),
+                                   *named]))
     return {"repo_programs": repo_programs(bare.cwd) if git_read else (),
             "config_secrets": secrets}
 
 
-def _may_include_places(bare: BashAnalysis, home: str | None) -> list[str]:
-    """The directories of what the command reads — a file it names, the
-    root of a tree it reads — whose git configuration may include a file.
-    Attack (from a review): `.git/config` includes `creds.inc` from the
-    work tree; `cat creds.inc` printed the token the included file holds,
-    unasked, as no git configuration file was named."""
+def _tree_places(bare: BashAnalysis, home: str | None) -> list[str]:
+    """The roots of the command's tree reads whose git configuration may
+    include a file (below the root, a file included under a name of its
+    own is read with the rest)."""
     from sandbox import may_include  # noqa: PLC0415
 
-    dirs = [posixpath.dirname(p.path) for s in bare.subcommands if s.read_only
-            for p in s.paths if not p.redirect and posixpath.isabs(p.path)]
-    dirs += [t.root for s in bare.subcommands if s.read_only for t in s.trees]
+    roots = [t.root for s in bare.subcommands if s.read_only for t in s.trees]
     home = home or os.path.expanduser("~")
-    return [d for d in dict.fromkeys(dirs) if may_include(d, home)]
+    return [d for d in dict.fromkeys(roots) if may_include(d, home)]
+
+
+def _named_file_secrets(bare: BashAnalysis) -> list[tuple[str, str, str]]:
+    """The files a read-only subcommand names, or a glob of it matches,
+    judged by their content as git would read them: a file holding a
+    credential in git's syntax prints it, whichever configuration includes
+    it. From a review: an include in a repository elsewhere (`cat
+    ../secrets/creds.inc`, a directory added with --add-dir), a user's
+    `includeIf "gitdir:~/work/"` read from `~`, an include active on
+    another branch, a hard link's other name — each printed a token
+    unasked while only the reading directory's configuration was asked.
+    Entries are named as the analysis names the path (a glob by itself:
+    which of its brackets were quoted is not known, its matches under both
+    readings are judged)."""
+    out: list[tuple[str, str, str]] = []
+    resolve = Resolver()
+    for sub in bare.subcommands:
+        if not sub.read_only:
+            continue
+        for p in sub.paths:
+            if p.redirect or p.below or not posixpath.isabs(p.path):
+                continue
+            for real in _named_files(p.spelled or p.path, p.glob, resolve):
+                out += [(p.path, key, scope) for _, key, scope in _file_secrets(real)]
+    return out
+
+
+def _named_files(spelled: str, glob_: bool, resolve: Resolver) -> list[str]:
+    """Where a plain path leads, or each file a glob matches (past
+    :data:`MAX_GLOB_LINKS`, the first ones: the analysis asks about a glob
+    that long for its links)."""
+    if not glob_:
+        real = resolve(spelled)
+        return [] if real is UNRESOLVED else [real]
+    return [real_path(path) for path in _glob_matches(spelled)]
+
+
+def _file_secrets(real: str) -> tuple[tuple[str, str, str], ...]:
+    from sandbox import file_secrets  # noqa: PLC0415
+
+    return file_secrets(real)
 
 
 def _leads_to_git_config(bare: BashAnalysis) -> bool:
@@ -127,6 +175,7 @@ def _with_facts(
     injected = _option_globs(questions)
     facts = (replace(workspace_facts(cwd, extra_dirs, git=git,
                                      file_links_below=questions.content_roots,
+                                     tree_roots=_tree_roots(light),
                                      real_paths=links), option_globs=injected)
              if questions.trees
              else WorkspaceFacts(**git, real_paths=links, option_globs=injected))
@@ -216,28 +265,36 @@ def _option_globs(questions: _Questions) -> tuple[str, ...]:
     for pattern in questions.globs:
         if posixpath.basename(pattern)[:1] not in ("*", "?", "["):
             continue
-        import glob  # noqa: PLC0415 - only a command with such a glob needs it
-
-        for n, path in enumerate(glob.iglob(pattern)):
-            if n >= MAX_GLOB_LINKS or posixpath.basename(path).startswith("-"):
-                out.append(pattern)
-                break
+        matches = _glob_matches(pattern)
+        if len(matches) > MAX_GLOB_LINKS or any(
+                posixpath.basename(path).startswith("-") for path in matches):
+            out.append(pattern)
     return tuple(out)
+
+
+def _glob_matches(pattern: str) -> list[str]:
+    """The names a glob matches here, at most one past
+    :data:`MAX_GLOB_LINKS`. The analysis keeps a word's value, not which
+    of its brackets were quoted: `cat '[k]'*` names the file `[k]x` — a
+    link, from a review — while `[k]` read as a class matches `kx`. Both
+    readings are listed."""
+    import glob  # noqa: PLC0415 - only a command with a glob needs it
+
+    readings = [pattern, pattern.replace("[", "[[]")] if "[" in pattern else [pattern]
+    found: dict[str, None] = {}
+    for path in (p for reading in readings for p in glob.iglob(reading)):
+        found[path] = None
+        if len(found) > MAX_GLOB_LINKS:
+            break
+    return list(found)
 
 
 def _glob_links(pattern: str) -> list[str]:
     """Where a glob's files lead, for those reached through a link."""
-    import glob  # noqa: PLC0415 - only a command with a glob needs it
-
     if any(form in pattern for form in _GLOB_FORMS_PYTHON_MISREADS):
         return ["/"]
     found: list[str] = []
-    # the analysis keeps a word's value, not which of its brackets were
-    # quoted: `cat '[k]'*` names the file `[k]x` — a link, from a review —
-    # while `[k]` read as a class matches `kx`. Both readings are looked at.
-    readings = [pattern, pattern.replace("[", "[[]")] if "[" in pattern else [pattern]
-    matches = (p for reading in readings for p in glob.iglob(reading))
-    for n, path in enumerate(dict.fromkeys(matches)):
+    for n, path in enumerate(_glob_matches(pattern)):
         if n >= MAX_GLOB_LINKS:
             return [*found, "/"]  # too many to look at: judged as leaving
         real = real_path(path)
@@ -249,16 +306,20 @@ def _glob_links(pattern: str) -> list[str]:
 def workspace_facts(
     cwd: str, extra_dirs: tuple[str, ...] = (), *, git: GitFacts | None = None,
     file_links_below: tuple[str, ...] = (), real_paths: tuple[tuple[str, str], ...] = (),
+    tree_roots: tuple[str, ...] = (),
 ) -> WorkspaceFacts:
     """Facts for commands that run in ``cwd`` and may read ``extra_dirs``;
     where the links to a file below ``file_links_below`` (the roots of the
-    command's tree reads) lead, looked up now. The sandbox package (and its
-    import time) is loaded only when needed."""
+    command's tree reads) lead, looked up now; the credentials in the
+    configuration of every repository below one of ``tree_roots``. The
+    sandbox package (and its import time) is loaded only when needed."""
     from sandbox import dotenv_below, runtime_dir  # noqa: PLC0415
 
     # the runtime directory (the search's cache) is looked for only when
     # there is a directory to search
     found = dotenv_below([cwd, *extra_dirs], runtime_dir)
+    if git is not None and tree_roots:
+        git = {**git, "config_secrets": _nested_secrets(git, tree_roots, found.repositories)}
     return WorkspaceFacts(
         searched=found.searched,
         dotenv_files=found.files,
@@ -269,6 +330,26 @@ def workspace_facts(
         file_links=_file_link_targets(found.file_links, file_links_below),
         real_paths=real_paths,
     )
+
+
+def _tree_roots(analysis: BashAnalysis) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(t.root for s in analysis.subcommands if s.read_only
+                               for t in s.trees))
+
+
+def _nested_secrets(git: GitFacts, roots: tuple[str, ...],
+                    repositories: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
+    """The credentials git's answer held already, and those of each
+    repository the walk found below a tree read's root: a nested
+    repository's `.git/config` and the files its includes name are read
+    with the rest of the tree (from a review: `grep -r` from an outer
+    repository printed an inner one's included token)."""
+    from sandbox import repositories_secrets  # noqa: PLC0415
+
+    nested = repositories_secrets(list(roots), list(repositories))
+    if not nested:
+        return tuple(git.get("config_secrets", ()))
+    return tuple(dict.fromkeys([*git.get("config_secrets", ()), *nested]))
 
 
 def _file_link_targets(links: tuple[str, ...], roots: tuple[str, ...]) -> tuple[

@@ -52,7 +52,9 @@ _LAZY = {
     "run_probes": "doctor",
     "sandbox_works": "doctor",
     "repository_programs": "gitprograms",
-    "config_secrets": "gitprograms",
+    "config_secrets": "gitsecrets",
+    "file_secrets": "gitsecrets",
+    "repositories_secrets": "gitsecrets",
     "may_include": "gitconfig",
     "runtime_dir": "guards",
     "config_dir": "owndirs",
@@ -82,7 +84,8 @@ if TYPE_CHECKING:
     from .doctor import Probe, run_probes, sandbox_works
     from .dotenv_scan import DotenvBelow, dotenv_below
     from .gitconfig import may_include
-    from .gitprograms import config_secrets, repository_programs
+    from .gitprograms import repository_programs
+    from .gitsecrets import config_secrets, file_secrets, repositories_secrets
     from .guards import runtime_dir
     from .hostrun import HostFile, host_files
     from .linux.watch import stop_idle_threads
@@ -138,6 +141,7 @@ __all__ = [
     "domain_matches",
     "dotenv_below",
     "empty_views",
+    "file_secrets",
     "host_files",
     "load_profile",
     "may_include",
@@ -145,6 +149,7 @@ __all__ = [
     "parse_settings",
     "rehearse",
     "report_lines",
+    "repositories_secrets",
     "repository_programs",
     "run",
     "run_probes",

@@ -199,11 +199,15 @@ def _fold(
 #: no tree skipped (from a review: `grep -r KEY .` printed a .env under
 #: node_modules and .cache) and no depth limit short of the path length's
 #: (one 66 levels down was never found)
+def _dotenv_or_git(name: str) -> bool:
+    return name == ".git" or is_dotenv(name)
+
+
 WORKSPACE_SPEC = WalkSpec(
     # named anew when what it records grows (file links): a cache of the
     # old name would answer for directories whose ctime did not move
-    name="dotenv-below-2",
-    match_file=is_dotenv,
+    name="dotenv-below-3",
+    match_file=_dotenv_or_git,
     match_dirs=DOTENV_DIRS,
     max_depth=4096,
     budget_s=BUDGET_S,
@@ -216,6 +220,9 @@ WORKSPACE_SPEC = WalkSpec(
     report_unreadable=True,
     # `.env/`, `.env.d/`: the sensitive list's `**/.env*` covers what is in them
     match_dir_name=is_dotenv,
+    # a repository below the root (its `.git`, a directory or a file):
+    # its configuration may put a credential in any file of the tree
+    note_dirs=frozenset({".git"}),
 )
 
 
@@ -227,7 +234,8 @@ class DotenvBelow:
     ``unknown`` directories the walk could not finish or list — a dotenv
     file may be anywhere below them — ``links``, symbolic links that
     are not to a file (not followed: a walk that follows one goes where
-    nobody searched), and ``file_links``, symbolic links to a file."""
+    nobody searched), ``file_links``, symbolic links to a file, and
+    ``repositories``, the directories holding a ``.git``."""
 
     searched: tuple[str, ...]
     files: tuple[str, ...]
@@ -235,6 +243,7 @@ class DotenvBelow:
     links: tuple[str, ...] = ()
     dirs: tuple[str, ...] = ()
     file_links: tuple[str, ...] = ()
+    repositories: tuple[str, ...] = ()
 
 
 def dotenv_below(
@@ -261,9 +270,11 @@ def dotenv_below(
         cache = cache_dir / f"{WORKSPACE_SPEC.name}-{key}.json"
     found = walk(WORKSPACE_SPEC, roots, cache, budget=budget)
     names = [p for p in found.found if not p.endswith(("/", FILE_LINK))]
+    repositories = [os.path.dirname(p) for p in names if os.path.basename(p) == ".git"]
+    names = [p for p in names if os.path.basename(p) != ".git"]
     dirs = [p for p in names if os.path.isdir(p) and not os.path.islink(p)]
     links = [p.rstrip("/") for p in found.found if p.endswith("/")]
     file_links = [p[:-len(FILE_LINK)] for p in found.found if p.endswith(FILE_LINK)]
     unknown = (*found.unscanned, *found.unchecked, *found.unlistable)
     return DotenvBelow(tuple(roots), tuple(p for p in names if p not in dirs), tuple(unknown),
-                       tuple(links), tuple(dirs), tuple(file_links))
+                       tuple(links), tuple(dirs), tuple(file_links), tuple(repositories))

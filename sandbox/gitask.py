@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from typing import Final
 
 __all__ = ["UNKNOWN", "ConfigEntry", "GitView", "Unknown", "ask_common_dir", "ask_config",
-           "ask_git", "ask_gitlinks", "clear_cache"]
+           "ask_file", "ask_git", "ask_gitlinks", "clear_cache"]
 
 #: git is killed past this many seconds (a FIFO include blocks it for ever)
 TIMEOUT: Final = 2.0
@@ -99,8 +99,13 @@ _Key = tuple[object, ...]
 _CACHE: dict[_Key, GitView] = {}
 
 
+#: gitlinks answers, by repository, index identity, configuration and env
+_GITLINKS: dict[_Key, tuple[str, ...]] = {}
+
+
 def clear_cache() -> None:
     _CACHE.clear()
+    _GITLINKS.clear()
 
 
 def ask_git(cwd: str, env: dict[str, str] | None = None) -> GitView | Unknown:
@@ -184,6 +189,35 @@ def ask_config(gitdir: str, env: dict[str, str] | None = None
     return tuple(_absolute(e, gitdir) for e in entries)
 
 
+def ask_file(path: str, env: dict[str, str] | None = None
+             ) -> tuple[ConfigEntry, ...] | Unknown | None:
+    """The entries of the file ``path`` read on its own as a git
+    configuration file (its includes not followed), scope ``file``; None
+    when git does not take it for one (a line git cannot parse: git then
+    refuses the whole file, wherever it is included from)."""
+    env = dict(os.environ if env is None else env)
+    git = _which("git", env)
+    if isinstance(git, Unknown) or git is None:
+        return git
+    # from `/`: git's discovery would otherwise read the configuration of
+    # whatever repository this process stands in (a FIFO there blocks it)
+    ran = _spawn([git, "-C", "/", "--no-pager", "config", "--file", os.path.abspath(path),
+                  "--no-includes", "--list", "-z"], _git_env(env))
+    if isinstance(ran, str):
+        return Unknown(f"git config --file {ran}")
+    status, out, err = ran
+    if status != 0:
+        if b"bad config" in err or b"unable to read config file" in err:
+            return None
+        said = err.decode("utf-8", "replace").strip().splitlines()[:1]
+        return Unknown(f"git config --file failed: {said[0] if said else status}")
+    out_entries: list[ConfigEntry] = []
+    for record in out.split(b"\0")[:-1]:
+        key, newline, value = record.decode("utf-8", "surrogateescape").partition("\n")
+        out_entries.append(ConfigEntry("file", f"file:{path}", key, value if newline else None))
+    return tuple(out_entries)
+
+
 def ask_common_dir(gitdir: str, env: dict[str, str] | None = None) -> str | Unknown | None:
     """The common directory git resolves for the git directory ``gitdir``
     (what its ``commondir`` file names, as git reads that file), absolute;
@@ -213,6 +247,15 @@ def ask_gitlinks(view: GitView, env: dict[str, str] | None = None) -> tuple[str,
         return git
     if git is None or not view.toplevel:
         return ()
+    index_file = env.get("GIT_INDEX_FILE") or os.path.join(view.gitdir, "index")
+    # the listing depends on the index alone (its shared parts, under a
+    # split index, are never rewritten in place: named by their hash), on
+    # the configuration and on the environment; a stream asks once
+    key = (git, view, _identity(os.path.join(view.toplevel, index_file), follow=True),
+           _env_key(env))
+    kept = _GITLINKS.get(key)
+    if kept is not None:
+        return kept
     overrides = [f"{e.key}=never" for e in view.entries
                  if e.key.startswith("protocol.") and e.key.endswith(".allow")]
     args = ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
@@ -221,7 +264,12 @@ def ask_gitlinks(view: GitView, env: dict[str, str] | None = None) -> tuple[str,
     index = _call(git, view.toplevel, {**_git_env(env), "GIT_NO_LAZY_FETCH": "1"}, args)
     if isinstance(index, Unknown):
         return index
-    return _gitlinks(index or b"", view.toplevel)
+    links = _gitlinks(index or b"", view.toplevel)
+    if key[2] is not None:
+        _GITLINKS[key] = links
+        while len(_GITLINKS) > _CACHE_SIZE:
+            del _GITLINKS[next(iter(_GITLINKS))]
+    return links
 
 
 def _gitlinks(index: bytes, toplevel: str) -> tuple[str, ...]:

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import os
 
-from regexes import IGNORECASE, regex
-
 from .gitask import ConfigEntry, GitView, Unknown, ask_git, ask_gitlinks
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final
 
-__all__ = ["config_secrets", "holds_secret", "program_entry", "repository_programs"]
+__all__ = ["program_entry", "repository_programs"]
 
 #: a variable name ending so names a program, a helper, a driver, a file or
 #: a directory git reads (each was found running or reading through one of
@@ -166,37 +164,3 @@ def _unchecked_modules(view: GitView, links: tuple[str, ...]) -> list[str]:
 
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-#: a variable name that says its value is a credential (an extra header
-#: carries a token: CI checkouts write `http.<url>.extraheader` into
-#: .git/config), and a URL with userinfo, in a value (`http.proxy =
-#: http://user:pw@proxy`, a remote's URL) or in a key's subsection
-#: (`url.https://TOKEN@host/.insteadof`)
-_SECRET_NAME: Final = regex(r"pass|token|secret|auth|extraheader|cookie", IGNORECASE)
-_USERINFO: Final = regex(r"://[^/\s@]+@")
-
-
-def holds_secret(entry: ConfigEntry) -> bool:
-    """Does printing this entry print a credential? (A credential helper
-    named alone, `store` or `gcloud.sh`, is none; one with arguments or a
-    shell snippet may carry a password.)"""
-    value = entry.value or ""
-    if entry.key.startswith("credential.") and entry.key.endswith(".helper"):
-        return any(c in value for c in " \t!=")
-    return bool(_SECRET_NAME.search(entry.key) or _USERINFO.search(entry.key)
-                or _USERINFO.search(value))
-
-
-def config_secrets(cwd: str, env: dict[str, str] | None = None
-                   ) -> tuple[tuple[str, str, str], ...]:
-    """(file, key, scope) of each entry of the configuration git would use in
-    ``cwd`` — every scope: `git config http.proxy` printed a password from
-    the user's global file — whose value is or carries a credential. When
-    git cannot answer, one entry saying so (every config read then asks)."""
-    view = ask_git(os.path.abspath(cwd), env)
-    if isinstance(view, Unknown):
-        return ((f"<{view.reason}>", "<unknown>", "local"),)
-    return tuple(dict.fromkeys(
-        (e.origin.partition(":")[2] if e.origin.startswith("file:") else e.origin, e.key,
-         e.scope) for e in view.entries if holds_secret(e)))

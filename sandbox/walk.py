@@ -135,6 +135,8 @@ class WalkSpec:
     report_unreadable: bool = False
     #: a directory recorded (and not entered) when this says so of its name
     match_dir_name: Callable[[str], bool] | None = None
+    #: directories recorded by name and entered all the same
+    note_dirs: frozenset[str] = frozenset()
     budget_s: float = 0.3
     revalidate_budget_s: float = 1.0
 
@@ -320,7 +322,10 @@ def _list(spec: WalkSpec, state: _State, path: str, depth: int) -> None:
                 if entry.name in spec.match_dirs or (
                         spec.match_dir_name is not None and spec.match_dir_name(entry.name)):
                     names.add(entry.name)
-                elif depth < spec.max_depth and entry.path not in state.dirs:
+                    continue
+                if entry.name in spec.note_dirs:
+                    names.add(entry.name)
+                if depth < spec.max_depth and entry.path not in state.dirs:
                     skipped = entry.name in spec.skip_dirs or bool(
                         spec.skip_paths and os.path.relpath(entry.path, root) in spec.skip_paths)
                     if not skipped:

@@ -592,7 +592,7 @@ def __init__(self, name, long, takes, metavar, closed):
     self.closed = closed
 CODES['def __init__(self, name, long, takes, metavar, closed):\n    self.name = name\n    self.long = long\n    self.takes = takes\n    self.metavar = metavar\n    self.closed = closed'] = __init__.__code__
 
-def __init__(self, name, match_file, match_dirs, skip_dirs, skip_paths, max_depth, peek_skipped, match_dir_links, match_file_links, report_unreadable, match_dir_name, budget_s, revalidate_budget_s):
+def __init__(self, name, match_file, match_dirs, skip_dirs, skip_paths, max_depth, peek_skipped, match_dir_links, match_file_links, report_unreadable, match_dir_name, note_dirs, budget_s, revalidate_budget_s):
     __v_set(self, 'name', name)
     __v_set(self, 'match_file', match_file)
     __v_set(self, 'match_dirs', match_dirs)
@@ -604,9 +604,10 @@ def __init__(self, name, match_file, match_dirs, skip_dirs, skip_paths, max_dept
     __v_set(self, 'match_file_links', match_file_links)
     __v_set(self, 'report_unreadable', report_unreadable)
     __v_set(self, 'match_dir_name', match_dir_name)
+    __v_set(self, 'note_dirs', note_dirs)
     __v_set(self, 'budget_s', budget_s)
     __v_set(self, 'revalidate_budget_s', revalidate_budget_s)
-CODES["def __init__(self, name, match_file, match_dirs, skip_dirs, skip_paths, max_depth, peek_skipped, match_dir_links, match_file_links, report_unreadable, match_dir_name, budget_s, revalidate_budget_s):\n    __v_set(self, 'name', name)\n    __v_set(self, 'match_file', match_file)\n    __v_set(self, 'match_dirs', match_dirs)\n    __v_set(self, 'skip_dirs', skip_dirs)\n    __v_set(self, 'skip_paths', skip_paths)\n    __v_set(self, 'max_depth', max_depth)\n    __v_set(self, 'peek_skipped', peek_skipped)\n    __v_set(self, 'match_dir_links', match_dir_links)\n    __v_set(self, 'match_file_links', match_file_links)\n    __v_set(self, 'report_unreadable', report_unreadable)\n    __v_set(self, 'match_dir_name', match_dir_name)\n    __v_set(self, 'budget_s', budget_s)\n    __v_set(self, 'revalidate_budget_s', revalidate_budget_s)"] = __init__.__code__
+CODES["def __init__(self, name, match_file, match_dirs, skip_dirs, skip_paths, max_depth, peek_skipped, match_dir_links, match_file_links, report_unreadable, match_dir_name, note_dirs, budget_s, revalidate_budget_s):\n    __v_set(self, 'name', name)\n    __v_set(self, 'match_file', match_file)\n    __v_set(self, 'match_dirs', match_dirs)\n    __v_set(self, 'skip_dirs', skip_dirs)\n    __v_set(self, 'skip_paths', skip_paths)\n    __v_set(self, 'max_depth', max_depth)\n    __v_set(self, 'peek_skipped', peek_skipped)\n    __v_set(self, 'match_dir_links', match_dir_links)\n    __v_set(self, 'match_file_links', match_file_links)\n    __v_set(self, 'report_unreadable', report_unreadable)\n    __v_set(self, 'match_dir_name', match_dir_name)\n    __v_set(self, 'note_dirs', note_dirs)\n    __v_set(self, 'budget_s', budget_s)\n    __v_set(self, 'revalidate_budget_s', revalidate_budget_s)"] = __init__.__code__
 
 def __init__(self, name, ok, detail, fix, required):
     __v_set(self, 'name', name)
@@ -985,14 +986,15 @@ def __init__(self, searched, dotenv_files, unsearched, dir_links, repo_programs,
     __v_set(self, 'option_globs', option_globs)
 CODES["def __init__(self, searched, dotenv_files, unsearched, dir_links, repo_programs, dotenv_dirs, real_paths, file_links, config_secrets, option_globs):\n    __v_set(self, 'searched', searched)\n    __v_set(self, 'dotenv_files', dotenv_files)\n    __v_set(self, 'unsearched', unsearched)\n    __v_set(self, 'dir_links', dir_links)\n    __v_set(self, 'repo_programs', repo_programs)\n    __v_set(self, 'dotenv_dirs', dotenv_dirs)\n    __v_set(self, 'real_paths', real_paths)\n    __v_set(self, 'file_links', file_links)\n    __v_set(self, 'config_secrets', config_secrets)\n    __v_set(self, 'option_globs', option_globs)"] = __init__.__code__
 
-def __init__(self, searched, files, unknown, links, dirs, file_links):
+def __init__(self, searched, files, unknown, links, dirs, file_links, repositories):
     __v_set(self, 'searched', searched)
     __v_set(self, 'files', files)
     __v_set(self, 'unknown', unknown)
     __v_set(self, 'links', links)
     __v_set(self, 'dirs', dirs)
     __v_set(self, 'file_links', file_links)
-CODES["def __init__(self, searched, files, unknown, links, dirs, file_links):\n    __v_set(self, 'searched', searched)\n    __v_set(self, 'files', files)\n    __v_set(self, 'unknown', unknown)\n    __v_set(self, 'links', links)\n    __v_set(self, 'dirs', dirs)\n    __v_set(self, 'file_links', file_links)"] = __init__.__code__
+    __v_set(self, 'repositories', repositories)
+CODES["def __init__(self, searched, files, unknown, links, dirs, file_links, repositories):\n    __v_set(self, 'searched', searched)\n    __v_set(self, 'files', files)\n    __v_set(self, 'unknown', unknown)\n    __v_set(self, 'links', links)\n    __v_set(self, 'dirs', dirs)\n    __v_set(self, 'file_links', file_links)\n    __v_set(self, 'repositories', repositories)"] = __init__.__code__
 
 def __init__(self, seconds, elapsed, examples, oracle_runs, workers, alive, findings, per_property, coverage, productions, errors, interrupted):
     self.seconds = seconds

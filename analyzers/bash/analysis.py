@@ -196,6 +196,10 @@ GIT_CONFIG_NAMES = frozenset({"config", "config.worktree", ".gitconfig"})
 _PROBE = (("?", "?", "?"),)
 #: the scopes `--local` and `--worktree` read
 _OWN_SCOPES = frozenset({"local", "worktree"})
+#: the prefix of the scope the gateway gives a file an include names that
+#: git does not read in the directory asked about (another branch's,
+#: another gitdir's), before the including file's scope
+_INACTIVE = "inactive:"
 Secrets = tuple[tuple[str, str, str], ...]
 
 
@@ -246,6 +250,27 @@ def _prints_secret(s: Subcommand, secrets: Secrets, cwd: str | None) -> str | No
 def _git_prints(sub: str, rest: tuple[str, ...], secrets: Secrets,
                 cwd: str | None = None) -> str | None:
     """Would `git SUB REST` print one of ``secrets``?"""
+    # a file an include names that git does not read here is printed by
+    # no listing or remote read, only by reading the file itself
+    active = tuple(e for e in secrets if not e[2].startswith(_INACTIVE))
+    if sub in ("config", *_URL_READS):
+        return _config_prints(sub, rest, active)
+    if sub in _CONTENT_READS:
+        # a file of the work tree that the configuration includes is
+        # content git prints too (from a review: `git diff`, `git log -p`
+        # and `git grep` printed the token of a tracked `conf/creds.inc`;
+        # one included only on another branch is printed all the same)
+        tree_files = tuple(e for e in secrets if "/.git/" not in e[0] and (
+            e[2].removeprefix(_INACTIVE) in _OWN_SCOPES
+            or (cwd is not None and is_inside(e[0], cwd))))
+        if tree_files:
+            return f"{tree_files[0][0]} holds git credentials ({_first(tree_files)}) and " \
+                   f"git {sub} may print its content"
+    return None
+
+
+def _config_prints(sub: str, rest: tuple[str, ...], secrets: Secrets) -> str | None:
+    """Would `git config REST` or a remote read print one of ``secrets``?"""
     if sub == "config":
         if "--local" in rest or "--worktree" in rest:
             secrets = tuple(e for e in secrets if e[2] in _OWN_SCOPES)
@@ -259,15 +284,6 @@ def _git_prints(sub: str, rest: tuple[str, ...], secrets: Secrets,
         urls = tuple(e for e in secrets if _norm_key(e[1]).endswith(("url", "insteadof")))
         if urls:
             return f"a remote's URL here carries credentials ({_first(urls)}); git {sub} prints it"
-    if sub in _CONTENT_READS:
-        # a file of the work tree that the configuration includes is
-        # content git prints too (from a review: `git diff`, `git log -p`
-        # and `git grep` printed the token of a tracked `conf/creds.inc`)
-        tree_files = tuple(e for e in secrets if "/.git/" not in e[0] and (
-            e[2] in _OWN_SCOPES or (cwd is not None and is_inside(e[0], cwd))))
-        if tree_files:
-            return f"{tree_files[0][0]} holds git credentials ({_first(tree_files)}) and " \
-                   f"git {sub} may print its content"
     return None
 
 

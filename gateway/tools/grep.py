@@ -169,13 +169,22 @@ def credential_files(root: str, cwd: str) -> list[str]:
     the home. `.git` itself is never searched. ripgrep anchors a glob at
     its own working directory (``cwd``), not at the path it searches (a
     search of `conf` printed `conf/creds.inc`); below another directory,
-    the file's path under the root is matched at any depth."""
+    the file's path under the root is matched at any depth. A repository
+    nested below the root counts as the root's own does (its included
+    files are searched with the rest of the tree), and so does a file an
+    include names that git reads only elsewhere (another branch's)."""
     if not os.path.isdir(root):
         return []  # a file searched alone was judged as a read of it
-    from sandbox import config_secrets  # noqa: PLC0415
+    from sandbox import (  # noqa: PLC0415
+        config_secrets,
+        dotenv_below,
+        repositories_secrets,
+        runtime_dir,
+    )
 
+    nested = repositories_secrets([root], list(dotenv_below([root], runtime_dir).repositories))
     out = []
-    for where, _key, _scope in config_secrets(root):
+    for where, _key, _scope in (*config_secrets(root), *nested):
         if not where.startswith("/") or not inside(where, root) or where == root:
             continue
         if inside(where, cwd):

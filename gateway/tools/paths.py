@@ -14,7 +14,7 @@ import os
 import re
 import time
 
-from analyzers import GIT_CONFIG_NAMES, match_sensitive
+from analyzers import match_sensitive
 from values import valueclass
 
 from ..context import ToolContext
@@ -264,7 +264,7 @@ def _sensitive(path: Resolved, ctx: ToolContext, access: str) -> PermissionResul
     spellings = dict.fromkeys((path.real, path.display, path.real.lower(), path.display.lower()))
     hits = [e for e in (match_sensitive(p, home) for p in spellings) if e is not None]
     if not hits:
-        return _git_credentials(path, access, home)
+        return _git_credentials(path, access)
     if any(e.level != "ask" for e in hits):
         entry = next(e for e in hits if e.level != "ask")
         return PermissionResult(Decision.DENY, "sensitive-paths",
@@ -277,27 +277,24 @@ def _sensitive(path: Resolved, ctx: ToolContext, access: str) -> PermissionResul
                             rule=entry.pattern, needs_person=True)
 
 
-def _git_credentials(path: Resolved, access: str, home: str) -> PermissionResult | None:
+def _git_credentials(path: Resolved, access: str) -> PermissionResult | None:
     """Attack (from a review): a CI checkout leaves a token in
     `.git/config` (`http.<url>.extraheader`), a proxy password sits in
-    ~/.gitconfig; reading the file prints it. git's own listing says which
-    files hold a credential (the same fact `git config` reads are judged
-    by); reading one needs a person."""
-    from sandbox import config_secrets, may_include  # noqa: PLC0415
+    ~/.gitconfig, an include puts either in a file under a name of its own
+    anywhere (included by a repository elsewhere, reached by a hard link);
+    reading the file prints it. The file is judged by its content as git
+    reads a configuration file; reading one holding a credential needs a
+    person."""
+    from sandbox import file_secrets  # noqa: PLC0415
 
-    folder = os.path.dirname(path.real)
-    if os.path.basename(folder) == ".git":
-        folder = os.path.dirname(folder)  # git is asked from the work tree
-    # a file under a name of its own holds git configuration only when an
-    # include names it (`.git/config` including the work tree's creds.inc)
-    if (os.path.basename(path.real) not in GIT_CONFIG_NAMES
-            and not may_include(folder, home)):
-        return None
-    held = [(key, where) for where, key, _ in config_secrets(folder)
-            if where == path.real or where.startswith("<")]
+    held = file_secrets(path.real)
     if not held:
         return None
-    key, where = held[0]
+    where, key, _ = held[0]
+    if key == "<unknown>":
+        return PermissionResult(Decision.ASK, "git-credentials",
+                                f"{access} of {path.display} needs a person: git could not say "
+                                "whether it holds a credential", rule=where, needs_person=True)
     return PermissionResult(Decision.ASK, "git-credentials",
                             f"{access} of {path.display} needs a person: it holds a credential "
                             f"({key})", rule=where, needs_person=True)

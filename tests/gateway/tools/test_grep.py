@@ -399,3 +399,25 @@ def test_a_search_leaves_out_a_file_git_includes_that_holds_a_credential(
     found = _text(session, pattern="s3cr3tpw", output_mode="content", **where)
     assert "decoy.txt" in found, found
     assert "u:s3cr3tpw" not in found, found
+
+
+@sandboxed
+@pytest.mark.parametrize("branch_only", [False, True])
+def test_a_search_leaves_out_a_nested_repositorys_included_credential(
+        project: Path, session: SessionContext, branch_only: bool) -> None:
+    """From a review: below the project, a repository of its own (a
+    vendored checkout) includes `conf/creds.inc`; a search of the project
+    asked only the project's git and printed the password. The same for
+    an include git reads only on another branch (`onbranch:`)."""
+    inner = project / "vendor" / "lib"
+    inner.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(inner)], check=True)
+    (inner / "conf").mkdir()
+    (inner / "conf" / "creds.inc").write_text("[http]\n\tproxy = http://u:s3cr3tpw@p:1\n")
+    key = "includeIf.onbranch:release.path" if branch_only else "include.path"
+    subprocess.run(["git", "-C", str(inner), "config", key, "../conf/creds.inc"], check=True)
+    shown = subprocess.run(["grep", "-r", "s3cr3tpw", str(project)], capture_output=True,
+                           text=True, check=False).stdout
+    assert "u:s3cr3tpw" in shown, "control: a search of the tree reaches it"
+    found = _text(session, pattern="s3cr3tpw", output_mode="content")
+    assert "u:s3cr3tpw" not in found, found

@@ -479,11 +479,11 @@ def test_a_file_git_includes_under_a_name_of_its_own_asks_when_it_holds_a_creden
         workspace: Path, tool_context: Ctx) -> None:
     """From a review: `.git/config` includes `conf/creds.inc` of the work
     tree; Read of that file printed the proxy password it holds unasked.
-    Its neighbour, no configuration of git's, is still read."""
+    Its neighbour, configuration without a credential, is still read."""
     subprocess.run(["git", "init", "-q", str(workspace)], check=True)
     (workspace / "conf").mkdir()
     (workspace / "conf" / "creds.inc").write_text("[http]\n\tproxy = http://u:pw@p:1\n")
-    (workspace / "conf" / "notes.txt").write_text("[http]\n\tproxy = http://u:pw@p:1\n")
+    (workspace / "conf" / "notes.txt").write_text("[http]\n\tproxy = http://p:1\n")
     subprocess.run(["git", "-C", str(workspace), "config", "include.path", "../conf/creds.inc"],
                    check=True)
     held = permission(tool_context(), ReadInput(file_path=str(workspace / "conf" / "creds.inc")))
@@ -491,3 +491,23 @@ def test_a_file_git_includes_under_a_name_of_its_own_asks_when_it_holds_a_creden
     assert "credential" in held.reason
     other = permission(tool_context(), ReadInput(file_path=str(workspace / "conf" / "notes.txt")))
     assert other.decision is Decision.ALLOW, other.reason
+
+
+def test_a_hard_link_to_a_credential_file_included_elsewhere_asks(
+        workspace: Path, tool_context: Ctx, tmp_path: Path) -> None:
+    """From a review: a file in the project hard-linked to a file another
+    repository includes (`[http] extraheader`): no configuration the
+    project's git reads names it, and Read printed the token. The file is
+    judged by its content, as git would read it."""
+    elsewhere = tmp_path / "other"
+    subprocess.run(["git", "init", "-q", str(elsewhere)], check=True)
+    (elsewhere / "creds.inc").write_text("[http]\n\textraheader = AUTHORIZATION: bearer t0k\n")
+    subprocess.run(["git", "-C", str(elsewhere), "config", "include.path", "../creds.inc"],
+                   check=True)
+    said = subprocess.run(["git", "-C", str(elsewhere), "config", "http.extraheader"],
+                          capture_output=True, text=True, check=True).stdout
+    assert "t0k" in said, "control: git reads the token from the included file"
+    os.link(elsewhere / "creds.inc", workspace / "notes.txt")
+    held = permission(tool_context(), ReadInput(file_path=str(workspace / "notes.txt")))
+    assert held.decision is Decision.ASK, held.reason
+    assert "http.extraheader" in held.reason

@@ -23,6 +23,13 @@ _SOCKETS = "lists sockets and connections: in the sandbox its own network namesp
            "on the host every process's"
 _SESSIONS = "lists who is logged in and from where: the host's sessions"
 _MOUNTS = "lists mounts: in the sandbox its own view, on the host the machine's"
+_ADDRESSES = "lists network addresses: in the sandbox its own network namespace's, " \
+             "on the host the machine's"
+#: hostname's long options that print addresses, as any abbreviation
+#: getopt takes (`--ip-address`, `--all-ip-addresses`, `--all-fqdns`), and
+#: its short ones
+_HOSTNAME_ADDRESSES: Final = ("--i", "--all")
+_HOSTNAME_SHORT: Final = frozenset("iIA")
 
 #: command name -> what it would show on the host that the sandbox hides
 SANDBOX_VIEWS: Final[dict[str, str]] = {
@@ -39,4 +46,13 @@ SANDBOX_VIEWS: Final[dict[str, str]] = {
 
 def sandbox_view(argv: tuple[str, ...]) -> str | None:
     """Why ``argv``'s output differs on the host (None: it does not)."""
-    return SANDBOX_VIEWS.get(argv[0].rsplit("/", 1)[-1]) if argv else None
+    if not argv:
+        return None
+    name = argv[0].rsplit("/", 1)[-1]
+    if name == "hostname" and any(
+            a.startswith(_HOSTNAME_ADDRESSES)
+            or (a[:1] == "-" and a[1:2] != "-" and set(a[1:]) & _HOSTNAME_SHORT)
+            for a in argv[1:]):
+        # from a review: `hostname -I` printed the host's addresses unasked
+        return _ADDRESSES
+    return SANDBOX_VIEWS.get(name)

@@ -10,7 +10,9 @@ is narrower than the gateway's own decision:
     deny    hard limits, sensitive paths, the paths the host later runs
             (git directories, agent settings, guarded files) and
             shellgate's deny rules, with the check or rule that decided
-    ask     what only a person may answer (a dotenv file's contents)
+    ask     what only a person may answer (a dotenv file's contents, a
+            credential in git's syntax, a command that is no plain read
+            naming a file the host runs: :mod:`.hook_host`)
     —       anything else: no decision, so Claude Code's own rules and its
             prompt decide (a hook's ``ask`` would override the user's allow
             rules and prompt for every ``npm test``)
@@ -41,6 +43,7 @@ from ..errors import UsageError
 from ..messages import ToolUse
 from ..pipeline import Judgement, judge
 from .hook_guard import decision, fallback_deny
+from .hook_host import host_run_mention, runs_on_the_host, same_file_as_host_run
 
 if TYPE_CHECKING:
     from ..permissions import PermissionSettings
@@ -320,6 +323,13 @@ class _Judge:
             said = fallback_deny({"command": data.get("command")}, result.reason)
             if said is not None:
                 return said
+        if name == "Bash" and got.subject is not None and got.subject.analysis is not None:
+            # a writer the analysis does not model names a place the host
+            # runs (`sort -o ~/.bashrc`): no decision would let an allow
+            # rule or a mode run it unasked
+            mention = host_run_mention(got.subject.analysis, self.home, self.cwd)
+            if mention is not None:
+                return decision("ask", f"shellgate: {mention}")
         if result.decision is Decision.ASK and result.needs_person:
             # A dotenv file's contents: the gateway asks a person whatever
             # the rules or mode say. No decision would let Claude Code read
@@ -452,10 +462,14 @@ class _Judge:
         ctx = session.pipeline.context(ToolUse(self.tool_use_id, name, {}))
         for target in dict.fromkeys(targets):
             where = paths.resolve(target, ctx)
+            linked = same_file_as_host_run(where.real, self.home)
+            if linked is not None:
+                return (f"{where.display} is another name (a hard link) of {linked}, which the "
+                        "host runs or obeys outside any sandbox; only a person edits it")
             right = paths.write_right(where, ctx)
             if right is None or right.decision is not Decision.DENY:
                 continue
-            if _runs_on_the_host(where, self.home):
+            if runs_on_the_host(where, self.home):
                 return (f"{where.display} is run or obeyed by the host outside any sandbox "
                         "(shell startup, ~/.local/bin, autostart and user units, git's and "
                         "shellgate's own settings); only a person edits it")
@@ -636,21 +650,6 @@ def _sandbox_view(got: Judgement) -> str | None:
     if analysis is None:
         return None
     return next((s.sandbox_view for s in analysis.subcommands if s.sandbox_view), None)
-
-
-def _runs_on_the_host(where: Any, home: str) -> bool:
-    """Is ``where`` (a resolved path) one the host later runs or obeys
-    outside any project: a home entry of the host-run table (shell startup
-    files, ~/.local/bin, autostart and systemd user units, ~/.gitconfig)
-    or shellgate's own directories (its settings name hooks and modes the
-    next session obeys)? From a review: Write of ~/.bashrc and of
-    ~/.config/shellgate/settings.json got no decision."""
-    from sandbox import host_files, own_dirs  # noqa: PLC0415
-
-    real_home = os.path.realpath(home)
-    places = [f"{real_home}/{e.path}" for e in host_files() if e.scope == "home"]
-    places += [os.path.realpath(d) for d in own_dirs(os.environ, home)]
-    return any(_inside(p, place) for p in (where.display, where.real) for place in places)
 
 
 def _unanalyzed(got: Judgement) -> bool:

@@ -15,32 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hookcalls import ask_hook, hook_env
 
 from gateway.cli import hook_guard, hook_install
 
 pytestmark = pytest.mark.sandbox  # the file tools' policy is the sandbox's plan
 
 
-def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    home = tmp_path / "home"
-    (home / ".ssh").mkdir(parents=True, exist_ok=True)
-    (home / ".ssh" / "id_rsa").write_text("KEY\n")
-    env = {**os.environ, "HOME": str(home), "SHELLGATE_AUDIT_LOG": str(tmp_path / "audit")}
-    env.pop("CLAUDE_PROJECT_DIR", None)  # the project is the call's cwd unless a test says
-    env.update(extra)
-    return env
-
-
-def _ask(tool: str, tool_input: dict[str, Any], cwd: Path | str,
-         env: dict[str, str]) -> str | None:
-    payload = {"session_id": "s1", "transcript_path": "/dev/null", "cwd": str(cwd),
-               "permission_mode": "default", "hook_event_name": "PreToolUse",
-               "tool_name": tool, "tool_input": tool_input, "tool_use_id": "toolu_01"}
-    done = subprocess.run([sys.executable, "-m", "gateway", "hook"], capture_output=True,
-                          input=json.dumps(payload).encode(), timeout=90, env=env, check=False)
-    assert done.returncode == 0, done.stderr
-    out = done.stdout.decode().strip()
-    return json.loads(out)["hookSpecificOutput"]["permissionDecision"] if out else None
+_env = hook_env
+_ask = ask_hook
 
 
 def _shapes(home: Path) -> list[tuple[str, dict[str, Any], str | None]]:

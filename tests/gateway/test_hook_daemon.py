@@ -136,8 +136,19 @@ def test_the_daemon_answers_every_call_as_the_hook_does_in_its_own_process(
         ("Glob", {"pattern": "**/*.md"}),
         ("Grep", {"pattern": "KEY", "glob": ".env"}),
         ("WebFetch", {"url": "http://169.254.169.254/latest/meta-data/", "prompt": "p"}),
+        # the answers only the hook gives: what the host runs, what only the
+        # sandbox hides, what the environment changes, a credential by content
+        ("Write", {"file_path": str(home / ".bashrc"), "content": "x"}),
+        ("Bash", {"command": "sort -o ~/.bashrc README.md"}),
+        ("Bash", {"command": "git config core.pager less"}),
+        ("Bash", {"command": "ps aux"}),
+        ("Bash", {"command": "hostname -I"}),
+        ("Bash", {"command": "cat creds.inc"}),
+        ("Read", {"file_path": str(workspace / "creds.inc")}),
+        ("mcp__srv__tool", {"x": 1}),
     ]
     (workspace / ".env").write_text("KEY=1\n")
+    (workspace / "creds.inc").write_text("[http]\n\tproxy = http://u:pw@p:1\n")
     _warm(_call("Bash", {"command": "true"}, workspace), env)
     alone = {**env, "SHELLGATE_HOOK_DAEMON": "0"}
     seen = set()

@@ -85,6 +85,11 @@ _JQ = Spec(
     }
 )
 _ARITH_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+#: test's operators that look at the file their operand names (its type,
+#: permissions, owner, times): a look outside the project is a read there
+_FILE_TESTS = frozenset({"-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s",
+                         "-u", "-w", "-x", "-G", "-L", "-N", "-O", "-S"})
+_FILE_COMPARISONS = frozenset({"-nt", "-ot", "-ef"})
 _INT_RE = regex(r"^\s*[+-]?\d+\s*$")
 
 
@@ -266,7 +271,22 @@ def _test(argv: tuple[str, ...]) -> CommandFacts:
                         False,
                         f"{argv[0]} {tok} with a non-literal operand is evaluated as arithmetic",
                     )
-    return CommandFacts(True)
+    return CommandFacts(True, reads=_tested_files(argv))
+
+
+def _tested_files(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """The operands test looks at as files. From a review of the hook:
+    `test -f ~/.ssh/id_rsa` and `[ -d /root/.aws ]` were allowed with no
+    path at all, so whether a secret exists outside the project was
+    answered unasked. (`-a` is both "exists" and "and": either reading
+    makes its next word a file at most.)"""
+    out: list[str] = []
+    for i, tok in enumerate(argv[1:-1], start=1):
+        if tok in _FILE_TESTS:
+            out.append(argv[i + 1])
+        elif tok in _FILE_COMPARISONS:
+            out += [argv[i - 1], argv[i + 1]]
+    return tuple(o for o in out if o not in ("]", "]]", "!", "(", ")", *_FILE_TESTS))
 
 
 def _command(argv: tuple[str, ...]) -> CommandFacts:

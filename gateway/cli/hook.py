@@ -44,6 +44,7 @@ from ..messages import ToolUse
 from ..pipeline import Judgement, judge
 from .hook_guard import decision, fallback_deny
 from .hook_host import host_run_mention, runs_on_the_host, same_file_as_host_run
+from .hook_shell import environment_redirects, language_options, shimmed, startup_options_apply
 
 if TYPE_CHECKING:
     from ..permissions import PermissionSettings
@@ -363,14 +364,15 @@ class _Judge:
         # The command runs with this environment: shell options exported
         # in it change the language the analysis read (from a review:
         # `BASHOPTS=dotglob` exported makes `cat *` read `.env`)
-        if name == "Bash" and _language_options(os.environ):
+        if name == "Bash" and (language_options(os.environ)
+                               or startup_options_apply(self.home, got)):
             return False
         # What the command's names and `cd`s find comes from this
         # environment too: a relative PATH entry runs the project's own
         # `cat` (node_modules/.bin), and CDPATH makes `cd .ssh` the home's
         # (from a review); a version manager's shim runs what the project's
         # files name (`.python-version`, `.tool-versions`, rust-toolchain)
-        if name == "Bash" and (_environment_redirects(os.environ, got) or _shimmed(got)):
+        if name == "Bash" and (environment_redirects(os.environ, got) or shimmed(got)):
             return False
         # What the sandbox hides from the command decides its verdict
         # there; here it runs on the host (from a review: `ps -ef` was
@@ -576,15 +578,6 @@ def claude_code_globs(glob: str) -> list[str]:
     return out
 
 
-#: shell options that change what a command line means (globs, paths,
-#: where assignments go, what echo prints, aliases)
-_LANGUAGE_OPTIONS = frozenset({
-    "dotglob", "extglob", "globstar", "nocaseglob", "nullglob", "failglob", "xpg_echo",
-    "expand_aliases", "lastpipe", "nocasematch", "globskipdots", "physical", "posix",
-    "keyword", "allexport", "braceexpand",
-})
-
-
 def _glob_matches(targets: list[str]) -> list[str]:
     """What the write targets that are globs match now: bash writes to the
     one file a redirection's glob matches (from a review: `echo x > r?`
@@ -598,50 +591,9 @@ def _glob_matches(targets: list[str]) -> list[str]:
     return out
 
 
-def _language_options(env: Mapping[str, str]) -> list[str]:
-    """The language-changing options ``BASHOPTS``/``SHELLOPTS`` export to
-    the shell Claude Code runs (``braceexpand`` is on by default and is
-    listed by every bash: only a non-default set matters, so it is left out
-    of SHELLOPTS' judgement)."""
-    found = [o for o in env.get("BASHOPTS", "").split(":") if o in _LANGUAGE_OPTIONS]
-    found += [o for o in env.get("SHELLOPTS", "").split(":")
-              if o in _LANGUAGE_OPTIONS and o != "braceexpand"]
-    return found
-
-
-#: what a version manager's shim or proxy resolves to
-_MANAGERS = frozenset({"rustup", "asdf", "mise", "rtx", "pyenv", "rbenv", "nodenv", "goenv",
-                       "volta", "proto", "fnm", "jenv", "sdkman", "direnv"})
-
-
 def _subcommands(got: Judgement) -> tuple[Any, ...]:
     analysis = got.subject.analysis if got.subject is not None else None
     return analysis.subcommands if analysis is not None else ()
-
-
-def _environment_redirects(env: Mapping[str, str], got: Judgement) -> bool:
-    """Does this environment send a name or a `cd` elsewhere than the
-    analysis assumed: a PATH entry that is not absolute, or a CDPATH when
-    the command changes directory?"""
-    if any(not entry.startswith("/") for entry in env.get("PATH", "").split(":")):
-        return True
-    return bool(env.get("CDPATH")) and any(s.cd is not None for s in _subcommands(got))
-
-
-def _shimmed(got: Judgement) -> bool:
-    """Is a command a version manager's shim or proxy, which runs what the
-    project's files name (from a review: with `path = "/proc/self/cwd/tc"`
-    in rust-toolchain.toml, `cargo --version` ran the project's program)?"""
-    import shutil  # noqa: PLC0415
-
-    for sub in _subcommands(got):
-        if not sub.argv or "/" in sub.argv[0]:
-            continue
-        found = shutil.which(sub.argv[0])
-        real = os.path.realpath(found) if found else ""
-        if "/shims/" in (found or "") or os.path.basename(real) in _MANAGERS:
-            return True
-    return False
 
 
 def _sandbox_view(got: Judgement) -> str | None:

@@ -16,6 +16,7 @@ host ran what they wrote at the next login; a hard link in the project to
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -112,3 +113,32 @@ def test_what_tells_the_host_apart_from_the_sandbox_is_not_allowed(tmp_path: Pat
     assert ask_hook("Bash", {"command": "test -f ~/.ssh/id_rsa && echo y"}, project, env) \
         == "deny"
     assert ask_hook("Bash", {"command": "[ -f notes ] && echo y"}, project, env) == "allow"
+
+
+@pytest.mark.parametrize(("rc", "name", "line"), [
+    (".bashrc", "bash", "shopt -s dotglob"),
+    (".bash_aliases", "bash", "shopt -s dotglob"),
+    (".zshrc", "zsh", "setopt GLOB_DOTS"),
+])
+def test_options_the_users_startup_files_set_stop_an_allow_they_change(
+        tmp_path: Path, rc: str, name: str, line: str) -> None:
+    """From a review: `shopt -s dotglob` in ~/.bashrc, not exported, makes
+    the shell Claude Code sources it into read `.env` through `cat *`; the
+    hook saw only exported options and allowed it. A command with no
+    pattern reads alike and stays allowed, and a commented-out option (as
+    Debian's own ~/.bashrc has `#shopt -s globstar`) changes nothing."""
+    project, env = _project(tmp_path)
+    home = Path(env["HOME"])
+    (project / ".env").write_text("KEY=s3cret\n")
+    (home / ".bashrc").write_text("#shopt -s globstar\n")
+    if rc == ".bash_aliases":
+        (home / ".bashrc").write_text("#shopt -s globstar\n. ~/.bash_aliases\n")
+    assert ask_hook("Bash", {"command": "cat *"}, project, env) == "allow", "commented out"
+    (home / rc).write_text(f"{(home / rc).read_text() if rc == '.bashrc' else ''}{line}\n")
+    shell = shutil.which(name)
+    if shell is not None:  # the control, where that shell is installed
+        shown = subprocess.run([shell, "-ic", "cat *"], cwd=project, env=env,
+                               capture_output=True, text=True, check=False, timeout=30)
+        assert "s3cret" in shown.stdout, f"control: {name} with {line} read .env"
+    assert ask_hook("Bash", {"command": "cat *"}, project, env) is None
+    assert ask_hook("Bash", {"command": "cat notes"}, project, env) == "allow"

@@ -151,11 +151,39 @@ def rlimits(limits: Limits, *, data: int | None = None) -> list[tuple[int, int]]
         (resource.RLIMIT_CPU, limits.cpu_seconds),
         (resource.RLIMIT_AS, limits.address_space_bytes),
         (resource.RLIMIT_DATA, data),
-        (resource.RLIMIT_NOFILE, limits.open_files),
+        (resource.RLIMIT_NOFILE, open_files(limits)),
         (resource.RLIMIT_FSIZE, limits.file_size_bytes),
         (resource.RLIMIT_NPROC, nproc),
     )
     return [(res, value) for res, value in pairs if value is not None]
+
+
+#: one sandbox may fill at most this fraction of the kernel's open-file table
+_FILE_TABLE_SHARE = 2
+#: and each process gets at least this many descriptors
+_MIN_OPEN_FILES = 64
+_FILE_MAX: list[int | None] = []
+
+
+def open_files(limits: Limits) -> int | None:
+    """RLIMIT_NOFILE: the limit, lowered so that every process the sandbox
+    may have, each with as many descriptors, fills at most half of the
+    kernel's table (``fs.file-max``, read once). From a review: 1,024
+    processes × 4,096 descriptors exceed this machine's file-max, and a
+    full table fails every open on the host."""
+    if limits.open_files is None or limits.max_processes is None:
+        return limits.open_files
+    if not _FILE_MAX:
+        try:
+            with open("/proc/sys/fs/file-max", "rb") as f:
+                _FILE_MAX.append(int(f.read().strip()))
+        except (OSError, ValueError):
+            _FILE_MAX.append(None)
+    file_max = _FILE_MAX[0]
+    if file_max is None:
+        return limits.open_files
+    share = file_max // _FILE_TABLE_SHARE // limits.max_processes
+    return min(limits.open_files, max(_MIN_OPEN_FILES, share))
 
 
 def apply_rlimits(pid: int, limits: Limits, *, data: int | None = None) -> None:

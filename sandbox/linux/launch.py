@@ -41,6 +41,7 @@ from ..supervise import ExecResult, apply_rlimits, rlimits
 from .bwrap import BwrapOptions, bwrap_args, bwrap_command, encode_args
 from .reach import covering
 from .seccomp import SeccompSpec, cached_bpf
+from .userns import share_user_limits
 from .watch import MountWatch
 
 TYPE_CHECKING = False
@@ -385,6 +386,9 @@ def prepare(
             return  # bwrap failed before the sandbox existed; interpret() says why
         if rlimits(limits, data=data):
             apply_rlimits(child, limits, data=data)
+        # the kernel's per-user counters (inotify): the sandbox's own
+        # namespace gets a share, so the user's editors keep theirs
+        share_user_limits(child)
         if group is not None:
             try:
                 # before the command starts: all of it inherits the group (a

@@ -36,6 +36,9 @@ BLOCKED_SYSCALLS: dict[str, str] = {
     "io_uring_setup": "io_uring bypasses seccomp for the operations it submits",
     "io_uring_enter": "io_uring bypasses seccomp for the operations it submits",
     "io_uring_register": "io_uring bypasses seccomp for the operations it submits",
+    # from a review: one io_setup(65536) took the host's whole AIO budget
+    # (fs.aio-max-nr), and root's own io_setup then failed
+    "io_setup": "asynchronous I/O contexts draw on a budget the whole machine shares",
     "kexec_load": "loading a new kernel",
     "kexec_file_load": "loading a new kernel",
     "bpf": "loading eBPF programs (kernel attack surface)",

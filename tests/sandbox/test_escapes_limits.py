@@ -251,3 +251,44 @@ def test_a_tar_stream_through_shellgate_is_whole(workspace: Path, tmp_path: Path
         member = tar.extractfile("./f5.bin")
         assert member is not None
         assert member.read() == (workspace / "f5.bin").read_bytes()
+
+
+# -- the kernel's host-wide counters ---------------------------------------------------------
+
+_COUNTERS = """
+import ctypes, resource
+libc = ctypes.CDLL(None, use_errno=True)
+ctx = ctypes.c_ulong(0)
+ok = libc.syscall(206, 1, ctypes.byref(ctx)) == 0  # io_setup(1, &ctx) on x86_64
+print("io_setup", "ok" if ok else ctypes.get_errno())
+for name in ("max_inotify_instances", "max_inotify_watches"):
+    print(name, open("/proc/sys/user/" + name).read().strip())
+print("nofile", resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+"""
+
+
+def _counters(text: str) -> dict[str, str]:
+    return dict(line.split(" ", 1) for line in text.strip().splitlines())
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="io_setup's number is x86_64's")
+def test_the_kernels_host_wide_counters_keep_a_share_for_the_host(workspace: Path) -> None:
+    """From a review: one io_setup(65536) in the sandbox took the host's
+    whole AIO budget; 1,024 processes x 4,096 descriptors exceed
+    fs.file-max; 126 inotify_init calls used up the user's instances. A
+    probe, never the exhaustion: io_setup(1) works on the host (the
+    control) and is refused inside; the inotify limits read inside are a
+    share of the host's; the descriptors per process times the process cap
+    stay within half of file-max."""
+    host = subprocess.run([PY, "-c", _COUNTERS], capture_output=True, text=True, check=True,
+                          cwd=workspace)
+    outside = _counters(host.stdout)
+    require(outside["io_setup"] == "ok", "io_setup(1) works on the host")
+    proc = sg(workspace, PY, "-c", _COUNTERS + 'open("control.txt", "w").write("ran")\n')
+    consume_control(workspace, proc)
+    inside = _counters(proc.stdout.decode())
+    assert inside["io_setup"] == "1", output(proc)  # EPERM
+    for name in ("max_inotify_instances", "max_inotify_watches"):
+        assert int(inside[name]) < int(outside[name]), (name, inside, outside)
+    file_max = int(Path("/proc/sys/fs/file-max").read_text())
+    assert int(inside["nofile"]) * 1024 <= max(file_max // 2, 64 * 1024), inside

@@ -1596,7 +1596,7 @@ DATA: dict[str, tuple[str, Any]] = {
             'run_size': '16M',
         }),
     })),
-    'sensitive-paths.toml': ('f190faa5342b1874b7dfc6eaf76c9b69', _view({
+    'sensitive-paths.toml': ('72e8d552b875883b10ae8fa2d5b6eb12', _view({
         'paths': (
             _view({
                 'path': '~/.ssh',
@@ -1637,6 +1637,16 @@ DATA: dict[str, tuple[str, Any]] = {
             _view({
                 'path': '~/.git-credentials',
                 'why': 'git credential store (plaintext tokens)',
+            }),
+            _view({
+                'path': '~/.config/git/credentials',
+                'why': 'git credential store (plaintext tokens)',
+            }),
+            _view({
+                'path': '**/.git-credentials',
+                'why': 'git credential store (plaintext tokens)',
+                'scope': 'outside-workspace',
+                'level': 'ask',
             }),
             _view({
                 'path': '~/.npmrc',

@@ -200,13 +200,17 @@ def _fold(
 #: node_modules and .cache) and no depth limit short of the path length's
 #: (one 66 levels down was never found)
 def _dotenv_or_git(name: str) -> bool:
-    return name == ".git" or is_dotenv(name)
+    """A dotenv file or a credential store (a tree read that reaches one
+    asks, as `cat` of it does), or what marks a repository: `.git` (a file
+    naming the git directory) or `HEAD` (a bare repository's, or a git
+    directory's)."""
+    return name in (".git", "HEAD", ".git-credentials") or is_dotenv(name)
 
 
 WORKSPACE_SPEC = WalkSpec(
     # named anew when what it records grows (file links): a cache of the
     # old name would answer for directories whose ctime did not move
-    name="dotenv-below-3",
+    name="dotenv-below-5",
     match_file=_dotenv_or_git,
     match_dirs=DOTENV_DIRS,
     max_depth=4096,
@@ -246,6 +250,23 @@ class DotenvBelow:
     repositories: tuple[str, ...] = ()
 
 
+def _repositories(found: tuple[str, ...]) -> list[str]:
+    """The repositories among what the walk recorded: the directory of each
+    `.git` (a directory, a file, or a link — from a review: `inner/.git ->
+    elsewhere` was filed as a link and its included token printed by `grep
+    -r` from the outer repository), and each directory holding a `HEAD` and
+    a `config` outside a git directory (a nested bare repository)."""
+    out = []
+    for entry in found:
+        path = entry.removesuffix("/").removesuffix(FILE_LINK)
+        name, parent = os.path.basename(path), os.path.dirname(path)
+        bare = (name == "HEAD" and entry == path and "/.git/" not in parent + "/"
+                and os.path.isfile(os.path.join(parent, "config")))
+        if name == ".git" or bare:
+            out.append(parent)
+    return list(dict.fromkeys(out))
+
+
 def dotenv_below(
     dirs: list[str], cache_dir: Path | Callable[[], Path] | None, *,
     budget: float | None = None,
@@ -270,8 +291,8 @@ def dotenv_below(
         cache = cache_dir / f"{WORKSPACE_SPEC.name}-{key}.json"
     found = walk(WORKSPACE_SPEC, roots, cache, budget=budget)
     names = [p for p in found.found if not p.endswith(("/", FILE_LINK))]
-    repositories = [os.path.dirname(p) for p in names if os.path.basename(p) == ".git"]
-    names = [p for p in names if os.path.basename(p) != ".git"]
+    repositories = _repositories(found.found)
+    names = [p for p in names if os.path.basename(p) not in (".git", "HEAD")]
     dirs = [p for p in names if os.path.isdir(p) and not os.path.islink(p)]
     links = [p.rstrip("/") for p in found.found if p.endswith("/")]
     file_links = [p[:-len(FILE_LINK)] for p in found.found if p.endswith(FILE_LINK)]

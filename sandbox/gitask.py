@@ -41,6 +41,9 @@ TIMEOUT: Final = 2.0
 _CACHE_SIZE: Final = 64
 #: what git prints at most; a config larger than this is not judged
 _MAX_OUTPUT: Final = 64 << 20
+#: the same for one file judged by its content (a file of 800,000 entries
+#: took 30 s and 1.4 GB to read back: unknown, which asks, long before)
+_MAX_FILE_OUTPUT: Final = 4 << 20
 
 #: scopes whose entries the repository controls: its own config, its
 #: worktree's, and what they include (git reports an included file with the
@@ -197,12 +200,17 @@ def ask_file(path: str, env: dict[str, str] | None = None
     refuses the whole file, wherever it is included from)."""
     env = dict(os.environ if env is None else env)
     git = _which("git", env)
-    if isinstance(git, Unknown) or git is None:
+    if isinstance(git, Unknown):
         return git
+    if git is None:
+        # unlike what a repository runs (no git, nothing runs), what a file
+        # holds is there without git: unknown (from a review)
+        return Unknown("git is not installed: whether the file holds a credential in git's "
+                       "syntax is not known")
     # from `/`: git's discovery would otherwise read the configuration of
     # whatever repository this process stands in (a FIFO there blocks it)
     ran = _spawn([git, "-C", "/", "--no-pager", "config", "--file", os.path.abspath(path),
-                  "--no-includes", "--list", "-z"], _git_env(env))
+                  "--no-includes", "--list", "-z"], _git_env(env), max_output=_MAX_FILE_OUTPUT)
     if isinstance(ran, str):
         return Unknown(f"git config --file {ran}")
     status, out, err = ran
@@ -301,7 +309,8 @@ def _call(git: str, cwd: str, env: dict[str, str], args: list[str]) -> bytes | U
     return out.rstrip(b"\n") if "rev-parse" in args else out
 
 
-def _spawn(argv: list[str], env: dict[str, str]) -> tuple[int, bytes, bytes] | str:
+def _spawn(argv: list[str], env: dict[str, str], *,
+           max_output: int = _MAX_OUTPUT) -> tuple[int, bytes, bytes] | str:
     """Run ``argv`` (stdin from /dev/null) and collect its output, killed
     past :data:`TIMEOUT` or :data:`_MAX_OUTPUT` bytes; a string says why
     there is no answer. posix_spawn and select rather than subprocess: a
@@ -320,7 +329,7 @@ def _spawn(argv: list[str], env: dict[str, str]) -> tuple[int, bytes, bytes] | s
     os.close(out_w)
     os.close(err_w)
     chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
-    why = _collect(chunks)
+    why = _collect(chunks, max_output)
     for fd in chunks:
         os.close(fd)
     if why:
@@ -331,7 +340,7 @@ def _spawn(argv: list[str], env: dict[str, str]) -> tuple[int, bytes, bytes] | s
     return os.waitstatus_to_exitcode(status), b"".join(chunks[out_r]), b"".join(chunks[err_r])
 
 
-def _collect(chunks: dict[int, list[bytes]]) -> str:
+def _collect(chunks: dict[int, list[bytes]], max_output: int) -> str:
     """Read each pipe to its end; what went wrong, or ''."""
     deadline = time.monotonic() + TIMEOUT
     open_fds = list(chunks)
@@ -348,8 +357,8 @@ def _collect(chunks: dict[int, list[bytes]]) -> str:
                 continue
             chunks[fd].append(data)
             size += len(data)
-            if size > _MAX_OUTPUT:
-                return f"printed more than {_MAX_OUTPUT} bytes"
+            if size > max_output:
+                return f"printed more than {max_output} bytes"
     return ""
 
 

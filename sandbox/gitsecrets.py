@@ -148,26 +148,39 @@ def repositories_secrets(roots: list[str], repositories: list[str],
 # -- judging one file ----------------------------------------------------------------
 
 def _judged(path: str, size: int, env: dict[str, str] | None) -> Secrets:
-    if size <= _LOOK_LIMIT and not _may_hold(path):
+    data = read_regular(path, _LOOK_LIMIT + 1) if size <= _LOOK_LIMIT else None
+    if isinstance(data, bytes) and not _may_hold(data):
         return ()
+    if data is not None and not isinstance(data, bytes):
+        return ()  # no longer a regular file: it holds nothing a reader prints
     entries = ask_file(path, env)
     if isinstance(entries, Unknown):
         return ((path, "<unknown>", "file"),)
-    return tuple(dict.fromkeys((path, e.key, "file") for e in entries or () if holds_secret(e)))
+    if entries is None:
+        # no configuration git reads; the credential store's own format
+        # (`store --file=…` names any file) is a credential all the same
+        return ((path, "credential.helper store", "file"),) if _store_format(data) else ()
+    return tuple(dict.fromkeys((path, e.key, "file") for e in entries if holds_secret(e)))
 
 
-def _may_hold(path: str) -> bool:
+#: one line of git's credential store: a URL with a user and a password
+_STORE_LINE: Final = regex(rb"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]*@\S*")
+
+
+def _store_format(data: bytes | None) -> bool:
+    """Is the file git's credential store (`https://user:TOKEN@host` a
+    line)? From a review: `credential.helper = store --file=$PWD/store.txt`
+    and `cat store.txt` printed the token unasked."""
+    lines = [line.strip() for line in (data or b"").splitlines() if line.strip()]
+    return bool(lines) and all(_STORE_LINE.fullmatch(line) for line in lines)
+
+
+def _may_hold(data: bytes) -> bool:
     """Could git read an entry holding a credential from this file? Not
     unless, with line continuations, backslashes and quotes taken out (the
     only ways git's syntax joins text: `"pa"ss`, `pa\\ss` in a subsection,
-    `http:/\\⏎/u:p@h`), it holds a word :func:`holds_secret` looks for. A
-    file that cannot be read is handed to git (which then says); one no
-    longer regular holds nothing."""
-    data = read_regular(path, _LOOK_LIMIT + 1)
-    if data is None:
-        return True
-    if not isinstance(data, bytes):
-        return False
+    `http:/\\⏎/u:p@h`), it holds a word :func:`holds_secret` looks for (a
+    credential store's line holds `://`)."""
     for joiner in (b"\\\r\n", b"\\\n", b"\\", b'"'):
         data = data.replace(joiner, b"")
     data = data.lower()
@@ -191,6 +204,13 @@ def _include_targets(entries: tuple[ConfigEntry, ...] | list[ConfigEntry],
         origin = _origin(entry)
         if value.startswith("~/"):
             target = os.path.join(home, value[2:])
+        elif value.startswith("~"):
+            named = _user_home(value)  # `~user/…`, as git expands it
+            if named is None:
+                continue
+            target = named
+        elif value.startswith("%(prefix)/"):
+            target = os.path.join(_git_prefix(env), value[len("%(prefix)/"):])
         elif os.path.isabs(origin):
             target = os.path.join(os.path.dirname(origin), value)
         elif os.path.isabs(value):
@@ -199,6 +219,28 @@ def _include_targets(entries: tuple[ConfigEntry, ...] | list[ConfigEntry],
             continue  # relative to a blob or the command line: nothing on disk to name
         out.append((os.path.realpath(target), entry.scope))
     return out
+
+
+def _user_home(value: str) -> str | None:
+    """`~user/rest` with that user's home (from a review: an inactive
+    include written `~root/../…` was joined as a relative path, and the
+    file it names was never looked at)."""
+    import pwd  # noqa: PLC0415 - only a configuration that spells one needs it
+
+    name, _, rest = value[1:].partition("/")
+    try:
+        return os.path.join(pwd.getpwnam(name).pw_dir, rest)
+    except (KeyError, ValueError):
+        return None  # git cannot expand it either: no file
+
+
+def _git_prefix(env: dict[str, str] | None) -> str:
+    """The prefix git was installed under (`%(prefix)/` in an include):
+    two levels up from the git the environment finds."""
+    import shutil  # noqa: PLC0415
+
+    found = shutil.which("git", path=(env if env is not None else os.environ).get("PATH"))
+    return os.path.dirname(os.path.dirname(os.path.realpath(found))) if found else "/usr"
 
 
 def _closure(target: str, read: set[str], env: dict[str, str] | None) -> Secrets:

@@ -702,6 +702,14 @@ class _Walker(WordEvaluator):
                 # bash: `>&- word` closes the descriptor and `word` is an
                 # argument; tree-sitter reads `word` as the target.
                 self.fail(f"word after {op!r}")
+            if any(targets[i].end_byte != targets[i + 1].start_byte
+                   for i in range(len(targets) - 1)):
+                # `cat < F X`: tree-sitter reads `F X` as the target; bash
+                # reads X as an argument of cat. From a review: `cat <
+                # a.txt ~/.ssh/id_rsa` was judged as a read of one file
+                # named `a.txt/…` inside the project, allowed, and printed
+                # the key.
+                self.fail(f"words after the target of {op!r}, which bash reads as arguments")
             target = self.redirect_target(self.word(targets, depth, nested)) if targets else None
             yield Redirect(op, target, fd)
         yield from extra

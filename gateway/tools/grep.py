@@ -160,7 +160,7 @@ def search_env(session: SessionContext) -> dict[str, str]:
     return env
 
 
-def credential_files(root: str, cwd: str) -> list[str]:
+def credential_files(root: str, cwd: str) -> tuple[list[str], str | None, int]:
     """Exclusions for the files below the directory ``root`` that git's
     configuration there reads and that hold a credential: an included file
     under a name of its own (from a review: `.git/config` including the
@@ -172,9 +172,15 @@ def credential_files(root: str, cwd: str) -> list[str]:
     the file's path under the root is matched at any depth. A repository
     nested below the root counts as the root's own does (its included
     files are searched with the rest of the tree), and so does a file an
-    include names that git reads only elsewhere (another branch's)."""
+    include names that git reads only elsewhere (another branch's).
+
+    Directories the workspace walk has not reached yet are left out of the
+    search; with the reason, when git could not say what its configuration
+    holds (then nothing is searched: from a review, such answers were
+    dropped and the search printed the token), and how many directories
+    were left out."""
     if not os.path.isdir(root):
-        return []  # a file searched alone was judged as a read of it
+        return [], None, 0  # a file searched alone was judged as a read of it
     from sandbox import (  # noqa: PLC0415
         config_secrets,
         dotenv_below,
@@ -182,16 +188,24 @@ def credential_files(root: str, cwd: str) -> list[str]:
         runtime_dir,
     )
 
-    nested = repositories_secrets([root], list(dotenv_below([root], runtime_dir).repositories))
-    out = []
-    for where, _key, _scope in (*config_secrets(root), *nested):
-        if not where.startswith("/") or not inside(where, root) or where == root:
-            continue
-        if inside(where, cwd):
-            out.append("/" + _glob_literal(os.path.relpath(where, cwd)))
-        else:
-            out.append("**/" + _glob_literal(os.path.relpath(where, root)))
-    return list(dict.fromkeys(out))
+    walked = dotenv_below([root], runtime_dir)
+    held = (*config_secrets(root), *repositories_secrets([root], list(walked.repositories)))
+    unknown = next((where for where, key, _ in held if key == "<unknown>"), None)
+    if unknown is not None:
+        return [], unknown.strip("<>"), 0
+    out = [_below(where, root, cwd) for where, _key, _scope in held
+           if where.startswith("/") and inside(where, root) and where != root]
+    # not walked yet (a fresh tree past the walk's budget): its nested
+    # repositories are unknown, so it is not searched this time
+    skipped = [_below(d, root, cwd) + "/**" for d in walked.unknown
+               if inside(d, root) and d != root]
+    return list(dict.fromkeys(out + skipped)), None, len(skipped)
+
+
+def _below(where: str, root: str, cwd: str) -> str:
+    if inside(where, cwd):
+        return "/" + _glob_literal(os.path.relpath(where, cwd))
+    return "**/" + _glob_literal(os.path.relpath(where, root))
 
 
 def _glob_literal(path: str) -> str:
@@ -424,8 +438,12 @@ class GrepTool(ReadOnlyTool[GrepInput]):
                               "directories); Grep needs it", is_error=True)
         cwd = ctx.session.cwd
         target = target_of(root_of(data.path, ctx), cwd)
-        held = await asyncio.to_thread(credential_files, root_of(data.path, ctx).real,
-                                       ctx.session.cwd)
+        held, unknown, skipped = await asyncio.to_thread(
+            credential_files, root_of(data.path, ctx).real, ctx.session.cwd)
+        if unknown is not None:
+            return ToolResult(f"Grep cannot tell which files below {target} hold credentials "
+                              f"in git's configuration ({unknown}); search a narrower path",
+                              is_error=True)
         try:
             result = await run_search(
                 build_argv(rg, data, target, (*ctx.session.search_excludes, *held)), ctx)
@@ -434,6 +452,9 @@ class GrepTool(ReadOnlyTool[GrepInput]):
         lines, notes, error = outcome(result, target)
         if error:
             return ToolResult(error, is_error=True)
+        if skipped:
+            notes = [*notes, f"({skipped} directories not searched yet: the workspace is still "
+                             "being looked through for repositories; search again)"]
         if data.output_mode == "files_with_matches":
             lines = await asyncio.to_thread(newest_first, lines, cwd)
         return ToolResult("\n".join([render(data, lines), *notes]))

@@ -407,9 +407,9 @@ def test_the_sensitive_list_contains_the_classic_secret_stores(pattern: str) -> 
     assert pattern in {s.pattern for s in SENSITIVE_PATHS}
 
 
-def test_only_dotenv_entries_are_exempt_inside_the_workspace() -> None:
+def test_only_dotenv_entries_and_credential_stores_are_exempt_inside_the_workspace() -> None:
     exempt = {s.pattern for s in SENSITIVE_PATHS if s.outside_workspace_only}
-    assert exempt == {"**/.env", "**/.env.*", "**/.envrc", "**/.envs"}
+    assert exempt == {"**/.env", "**/.env.*", "**/.envrc", "**/.envs", "**/.git-credentials"}
 
 
 MATCH_SENSITIVE = [

@@ -182,3 +182,76 @@ def test_a_credential_spelled_apart_is_still_found(tmp_path: Path, text: str) ->
     if TOKEN not in listed:
         pytest.fail(f"the spelling is not what git reads: {listed!r}")
     assert file_secrets(str(path)), text
+
+
+def test_a_nested_bare_repositorys_config_is_a_credential_read(tmp_path: Path) -> None:
+    """From a review: `git init --bare vendor/lib.git` with a token in its
+    config; the walk knew only `.git` entries, and `grep -r` printed it."""
+    outer = repository(tmp_path / "outer")
+    bare = outer / "vendor" / "lib.git"
+    git(outer, "init", "-q", "--bare", str(bare))
+    git(bare, "config", "http.extraheader", f"AUTHORIZATION: bearer {TOKEN}")
+    for command in ("grep -r AUTHORIZATION .", "grep -r AUTHORIZATION vendor"):
+        assert TOKEN in shown(command, outer), f"control: {command}"
+        asks(command, outer)
+
+
+def test_a_nested_repository_whose_git_is_a_link_is_asked_about(tmp_path: Path) -> None:
+    """From a review: `inner/.git -> elsewhere/.git` was filed as a link,
+    not a repository, and its included token was printed."""
+    outer = repository(tmp_path / "outer")
+    real = repository(tmp_path / "elsewhere")
+    inner = outer / "inner"
+    inner.mkdir()
+    (inner / ".git").symlink_to(real / ".git")
+    (inner / "creds.inc").write_text(CREDS)
+    git(real, "config", "include.path", str(inner / "creds.inc"))
+    assert TOKEN in shown("grep -r u: .", outer), "control"
+    asks("grep -r u: .", outer)
+
+
+def test_an_include_written_for_another_users_home_is_judged(tmp_path: Path) -> None:
+    """From a review: `~root/../…` in an inactive include was joined as a
+    relative path; git expands it as root's home."""
+    repo = repository(tmp_path / "r")
+    (repo / "conf").mkdir()
+    (repo / "conf" / "creds.inc").write_text(CREDS)
+    git(repo, "add", "conf")
+    git(repo, "commit", "-qm", "conf")
+    root_home = os.path.expanduser("~root")
+    spelled = "~root/" + os.path.relpath(repo / "conf" / "creds.inc", root_home)
+    git(repo, "config", "includeIf.onbranch:release.path", spelled)
+    for command in ("git log -p", "git grep u: HEAD"):
+        assert TOKEN in shown(command, repo), f"control: {command}"
+        asks(command, repo)
+
+
+def test_a_credential_store_named_by_the_configuration_is_a_credential_read(
+        tmp_path: Path) -> None:
+    """From a review: `credential.helper = store --file=$PWD/store.txt`;
+    `cat store.txt` printed the token (the store's format is no git
+    configuration). Its format is judged wherever it lies."""
+    repo = repository(tmp_path / "r")
+    store = repo / "store.txt"
+    store.write_text(f"https://user:{TOKEN}@github.com\n")
+    git(repo, "config", "credential.helper", f"store --file={store}")
+    filled = subprocess.run(["git", "credential", "fill"], cwd=repo, env=ENV, text=True,
+                            input="protocol=https\nhost=github.com\n\n", capture_output=True,
+                            check=False, timeout=30).stdout
+    assert TOKEN in filled, "control: git uses the store"
+    asks("cat store.txt", repo)
+    (repo / "urls.txt").write_text("see https://github.com/o/r and https://git@github.com/o/r\n")
+    assert analyze_in_workspace("cat urls.txt", str(repo)).verdict is Verdict.ALLOW
+
+
+def test_without_git_a_file_that_may_hold_a_credential_asks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From a review: with no git on PATH every file was judged empty."""
+    repo = repository(tmp_path / "r")
+    (repo / "creds.inc").write_text(CREDS)
+    (repo / "notes.txt").write_text("nothing here\n")
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    asks("cat creds.inc", repo)
+    assert analyze_in_workspace("cat notes.txt", str(repo)).verdict is Verdict.ALLOW

@@ -421,3 +421,24 @@ def test_a_search_leaves_out_a_nested_repositorys_included_credential(
     assert "u:s3cr3tpw" in shown, "control: a search of the tree reaches it"
     found = _text(session, pattern="s3cr3tpw", output_mode="content")
     assert "u:s3cr3tpw" not in found, found
+
+
+@sandboxed
+def test_a_search_git_cannot_vouch_for_is_refused_not_run(
+        project: Path, session: SessionContext) -> None:
+    """From a review: past 64 nested repositories (or where git could not
+    answer) the unknown was dropped, and the search printed an included
+    token from the 65th; now the search is refused, with the reason."""
+    for n in range(65):
+        inner = project / "vendor" / f"r{n:02d}"
+        inner.mkdir(parents=True)
+        (inner / ".git").mkdir()
+        (inner / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    inner = project / "vendor" / "r64"
+    subprocess.run(["git", "init", "-q", str(inner)], check=True, capture_output=True)
+    (inner / "creds.inc").write_text("[http]\n\tproxy = http://u:s3cr3tpw@p:1\n")
+    subprocess.run(["git", "-C", str(inner), "config", "include.path", "../creds.inc"],
+                   check=True)
+    result = _grep(session, pattern="s3cr3tpw", output_mode="content")
+    assert result.is_error, result.text
+    assert "u:s3cr3tpw" not in result.text and "cannot tell" in result.text, result.text

@@ -43,7 +43,12 @@ from ..errors import UsageError
 from ..messages import ToolUse
 from ..pipeline import Judgement, judge
 from .hook_guard import decision, fallback_deny
-from .hook_host import host_run_mention, runs_on_the_host, same_file_as_host_run
+from .hook_host import (
+    host_run_mention,
+    runs_on_the_host,
+    same_file_as_host_run,
+    write_candidates,
+)
 from .hook_shell import environment_redirects, language_options, shimmed, startup_options_apply
 
 if TYPE_CHECKING:
@@ -65,6 +70,9 @@ _DENY_SOURCES = frozenset({"analyzer", "sensitive-paths", "policySettings", "fla
                            "cliArg", "localSettings", "projectSettings", "userSettings"})
 #: the tools that read what a path names
 _READERS = ("Read", "Glob", "Grep")
+#: names in a command's text that a writer may reach the host's obeyed
+#: files through, when the analysis gave up on the command
+_PROTECTED_MARKERS = (".git/", ".git ", ".claude", ".envrc", ".husky", ".mcp.json")
 #: the keys of a file tool's input that hold a path
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 #: the fields of each tool's input that decide what it touches, with the
@@ -324,11 +332,18 @@ class _Judge:
             said = fallback_deny({"command": data.get("command")}, result.reason)
             if said is not None:
                 return said
-        if name == "Bash" and got.subject is not None and got.subject.analysis is not None:
+        if name in _WRITERS:
+            target = data.get("notebook_path" if name == "NotebookEdit" else "file_path")
+            if isinstance(target, str) and _has_other_names(self.cwd, self.home, target):
+                # a hard link's other names are nowhere to be found cheaply
+                # (from a review: a link to ~/.config/fish/conf.d/x.fish)
+                return decision("ask", f"shellgate: {target} has more than one name (a hard "
+                                       "link): writing it writes the others; a person decides")
+        if name == "Bash":
             # a writer the analysis does not model names a place the host
-            # runs (`sort -o ~/.bashrc`): no decision would let an allow
-            # rule or a mode run it unasked
-            mention = host_run_mention(got.subject.analysis, self.home, self.cwd)
+            # runs (`sort -o ~/.bashrc`, `uniq cfg .git/config`): no decision
+            # would let an allow rule or a mode run it unasked
+            mention = self.unmodelled_write(got)
             if mention is not None:
                 return decision("ask", f"shellgate: {mention}")
         if result.decision is Decision.ASK and result.needs_person:
@@ -479,6 +494,37 @@ class _Judge:
                 return right.explain()
         return None
 
+    def unmodelled_write(self, got: Judgement) -> str | None:
+        """Why a command that is no plain read may write what the host runs
+        or obeys, through a writer the analysis does not model: a place in
+        the home (:func:`host_run_mention`), or a path the sandbox's policy
+        refuses to write in the project (`.git/config`, `.claude/`,
+        `.envrc`: from a review, `uniq cfg .git/config` and `git log
+        --output=.git/config` got no decision, and the next `git status`
+        ran the planted monitor)."""
+        analysis = got.subject.analysis if got.subject is not None else None
+        if analysis is None:
+            return None
+        said = host_run_mention(analysis, self.home, self.cwd)
+        if said is not None:
+            return said
+        from ..tools import paths  # noqa: PLC0415
+
+        ctx = self.session("Bash").pipeline.context(ToolUse(self.tool_use_id, "Bash", {}))
+        for sub, candidate in write_candidates(analysis, self.home, self.cwd):
+            if candidate is None:
+                continue
+            where = paths.resolve(candidate, ctx)
+            right = paths.write_right(where, ctx)
+            if (right is not None and right.decision is Decision.DENY
+                    and (right.source in _DENY_SOURCES or self._host_obeys(where))):
+                return (f"{os.path.basename(sub.argv[0])} may write {where.display}, which the "
+                        f"host obeys ({right.explain()}); a person decides")
+        if _unanalyzed(got) and any(m in analysis.command for m in _PROTECTED_MARKERS):
+            return ("the command cannot be analyzed and names a git directory or agent "
+                    "settings, which the host obeys; a person decides")
+        return None
+
     def _in_project(self, data: Mapping[str, Any]) -> bool:
         values = [data.get(k) for k in _PATH_KEYS]
         paths = [v for v in values if isinstance(v, str) and v] or [self.cwd]
@@ -602,6 +648,17 @@ def _sandbox_view(got: Judgement) -> str | None:
     if analysis is None:
         return None
     return next((s.sandbox_view for s in analysis.subcommands if s.sandbox_view), None)
+
+
+def _has_other_names(cwd: str, home: str, target: str) -> bool:
+    import stat  # noqa: PLC0415
+
+    path = home + target[1:] if target == "~" or target.startswith("~/") else target
+    try:
+        st = os.stat(os.path.join(cwd, path))
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_nlink > 1
 
 
 def _unanalyzed(got: Judgement) -> bool:

@@ -32,9 +32,10 @@ _LANGUAGE_OPTIONS = frozenset({
 #: dropped (GLOB_DOTS matches dotfiles, MAGIC_EQUAL_SUBST expands `~` after
 #: any `=`, GLOB_SUBST globs what a variable holds, KSH_GLOB reads `*(…)`)
 _ZSH_OPTIONS = frozenset({
-    "globdots", "extendedglob", "nullglob", "cshnullglob", "nocaseglob", "globstarshort",
-    "kshglob", "magicequalsubst", "globsubst", "shglob", "rcexpandparam", "braceccl",
-    "globassign", "markdirs", "numericglobsort", "chasedots", "chaselinks", "posixbuiltins",
+    "cdablevars", "autocd", "globdots", "extendedglob", "nullglob", "cshnullglob", "nocaseglob",
+    "globstarshort", "kshglob", "magicequalsubst", "globsubst", "shglob", "rcexpandparam",
+    "braceccl", "globassign", "markdirs", "numericglobsort", "chasedots", "chaselinks",
+    "posixbuiltins",
 })
 #: the startup files of bash and zsh below the home that a session sources
 _STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".bash_aliases",
@@ -47,8 +48,9 @@ _MANAGERS = frozenset({"rustup", "asdf", "mise", "rtx", "pyenv", "rbenv", "noden
 #: characters that make a word a pattern the options above read differently
 _GLOB_CHARS = frozenset("*?[")
 
-#: (file identities) -> the options found: read again only when one changed
-_SEEN: dict[str, tuple[tuple[tuple[int, ...] | None, ...], tuple[str, ...]]] = {}
+#: home -> (the start files' identities, the options found, the identity of
+#: every file read): read again only when one changed
+_SEEN: dict[str, tuple[Any, tuple[str, ...], tuple[tuple[str, tuple[int, ...] | None], ...]]] = {}
 
 
 def language_options(env: Mapping[str, str]) -> list[str]:
@@ -63,29 +65,188 @@ def language_options(env: Mapping[str, str]) -> list[str]:
 
 
 def startup_options(home: str) -> tuple[str, ...]:
-    """The language-changing options the user's startup files name — in
-    `shopt -s`, `set -o`, `setopt` or anywhere else outside a comment (a
-    name is enough to stop an allow; Debian's own ~/.bashrc holds
-    `#shopt -s globstar`) — and in the files they source directly
-    (`source ~/.aliases`). From a review: `shopt -s
-    dotglob` in ~/.bashrc, not exported, made Claude Code's `cat *` read
-    the project's `.env` while the hook allowed it."""
-    zdot = os.environ.get("ZDOTDIR")
+    """The language-changing options the user's startup files turn on —
+    bash's `shopt -s`, `set -o` and `set -P/-k/-a`, zsh's `setopt` and
+    `unsetopt NO_…` — in the home's files, the system's (`/etc/bash.bashrc`,
+    `/etc/profile.d/`, `/etc/zsh/`), `BASH_ENV` and `ENV`, and every file
+    they source, through `for` loops and conditions too, as deep as they
+    go (64 files, 4 MiB at most). An option spelled through a variable,
+    or a file sourced through one, is :data:`UNKNOWN_OPTION`. A query
+    (`shopt -oq posix`, in Debian's stock ~/.bashrc) turns nothing on.
+    From a review: `shopt -s dotglob` in ~/.bashrc, not exported, made
+    Claude Code's `cat *` read the project's `.env` while the hook allowed
+    it."""
+    starts = _start_files(home)
+    key = tuple((p, _identity(p)) for p in starts)
+    kept = _SEEN.get(home)
+    if kept is not None and kept[0] == key and all(
+            _identity(p) == i for p, i in kept[2]):
+        return kept[1]
+    scan = _Scan(home)
+    for path in starts:
+        scan.file(path)
+    found = tuple(sorted(scan.options))
+    _SEEN[home] = (key, found, tuple((p, _identity(p)) for p in scan.read))
+    return found
+
+
+#: what an option set through a variable, or a file sourced through one, is
+UNKNOWN_OPTION = "<an option or a file named through a variable>"
+#: bash's single-letter `set` flags that change the language
+_SET_FLAGS = {"P": "physical", "k": "keyword", "a": "allexport"}
+_MAX_FILES = 64
+_MAX_BYTES = 4 << 20
+
+
+def _start_files(home: str) -> list[str]:
+    env = os.environ
     files = [os.path.join(home, name) for name in _STARTUP_FILES]
+    files += ["/etc/bash.bashrc", "/etc/bashrc", "/etc/profile", "/etc/zsh/zshenv",
+              "/etc/zsh/zshrc", "/etc/zshenv", "/etc/zshrc"]
+    files += [env[k] for k in ("BASH_ENV", "ENV") if os.path.isabs(env.get(k, ""))]
+    zdot = env.get("ZDOTDIR")
     if zdot and os.path.isabs(zdot):
         files += [os.path.join(zdot, name) for name in (".zshenv", ".zprofile", ".zshrc")]
-    texts = [(path, _read(path)) for path in files]
-    files += [p for _, text in texts for p in _sourced(text, home)]
-    key = tuple(_identity(p) for p in files)
-    kept = _SEEN.get(home)
-    if kept is not None and kept[0] == key:
-        return kept[1]
-    words = " ".join(_uncommented(_read(p)) for p in files).lower()
-    flat = words.replace("_", "")
-    found = tuple(sorted({o for o in _LANGUAGE_OPTIONS - {"braceexpand"} if o in words}
-                         | {o for o in _ZSH_OPTIONS if o in flat}))
-    _SEEN[home] = (key, found)
-    return found
+    return list(dict.fromkeys(files))
+
+
+class _Scan:
+    """One reading of the startup files: the options they turn on and the
+    files read."""
+
+    def __init__(self, home: str) -> None:
+        self.home = home
+        self.options: set[str] = set()
+        self.read: list[str] = []
+        self.size = 0
+
+    def file(self, path: str) -> None:
+        if path in self.read:
+            return
+        if len(self.read) >= _MAX_FILES or self.size > _MAX_BYTES:
+            self.options.add(UNKNOWN_OPTION)
+            return
+        self.read.append(path)
+        text = _read(path)
+        self.size += len(text)
+        loops: dict[str, list[str]] = {}
+        for words in _commands(_uncommented(text)):
+            self.command(words, loops)
+
+    def command(self, words: list[str], loops: dict[str, list[str]]) -> None:
+        while words and words[0] in _PREFIXES:
+            words = words[1:]
+        if not words:
+            return
+        name, args = words[0], words[1:]
+        if name == "for" and len(args) >= 2 and args[1] == "in":
+            loops[args[0]] = [p for w in args[2:] for p in self.paths(w, {})]
+        elif name in (".", "source") and args:
+            for path in self.paths(args[0], loops):
+                self.file(path)
+        elif name == "export" and args and args[0].partition("=")[0] in _STARTUP_VARIABLES:
+            self.assignment(args[0])
+        elif name.partition("=")[0] in _STARTUP_VARIABLES and "=" in name:
+            self.assignment(name)
+        elif name in ("shopt", "set", "setopt", "unsetopt"):
+            self.options |= _turned_on(name, args)
+
+    def assignment(self, word: str) -> None:
+        variable, _, value = word.partition("=")
+        for target in self.paths(value, {}):
+            if variable == "ZDOTDIR":
+                for name in (".zshenv", ".zprofile", ".zshrc"):
+                    self.file(os.path.join(target, name))
+            else:
+                self.file(target)
+
+    def paths(self, word: str, loops: dict[str, list[str]]) -> list[str]:
+        """The files a word names: `~/`, `$HOME` and a `for` loop's
+        variable expanded, a glob matched; a word with another variable is
+        unknown."""
+        for spelled in ("${HOME}", "$HOME", "~"):
+            if word == spelled or word.startswith(spelled + "/"):
+                word = self.home + word[len(spelled):]
+        variable = word.removeprefix("$").strip("{}")
+        if word.startswith("$") and variable in loops:
+            return loops[variable]
+        if "$" in word or "`" in word:
+            self.options.add(UNKNOWN_OPTION)
+            return []
+        if not os.path.isabs(word):
+            return []  # relative to wherever the shell starts: not the user's to plant
+        if _GLOB_CHARS & set(word):
+            import glob  # noqa: PLC0415
+
+            return sorted(glob.glob(word))[:_MAX_FILES]
+        return [word]
+
+
+#: variables that name a file or a directory of startup files
+_STARTUP_VARIABLES = frozenset({"ZDOTDIR", "BASH_ENV", "ENV"})
+#: words before a command that leave it the command
+_PREFIXES = frozenset({"if", "then", "else", "elif", "do", "!", "{", "(", "time", "builtin",
+                       "command", "while", "until", "&&", "||"})
+
+
+def _commands(text: str) -> list[list[str]]:
+    """The text as simple commands, each its words with quotes removed (a
+    line that does not split, an unclosed quote, is one unknown word)."""
+    import shlex  # noqa: PLC0415
+
+    out: list[list[str]] = []
+    for line in text.splitlines():
+        try:
+            lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|(){}")
+            lexer.whitespace_split = True
+            tokens = list(lexer)
+        except ValueError:
+            out.append(["$unknown"])
+            continue
+        current: list[str] = []
+        for token in tokens:
+            if token in (";", "&&", "||", "|", "&", "(", ")", "{", "}", ";;"):
+                if current:
+                    out.append(current)
+                current = []
+            else:
+                current.append(token)
+        if current:
+            out.append(current)
+    return out
+
+
+def _turned_on(name: str, args: list[str]) -> set[str]:
+    """The language options a `shopt`, `set`, `setopt` or `unsetopt` turns on."""
+    out: set[str] = set()
+    if any("$" in a or "`" in a for a in args):
+        return {UNKNOWN_OPTION}
+    if name == "shopt":
+        flags = "".join(a[1:] for a in args if a.startswith("-"))
+        if "s" in flags:
+            out |= {a for a in args if not a.startswith("-")} & (_LANGUAGE_OPTIONS | {
+                "cdable_vars", "autocd"})
+    elif name == "set":
+        for i, arg in enumerate(args):
+            if arg == "-o" and i + 1 < len(args):
+                value = args[i + 1]
+                out |= {value} & _LANGUAGE_OPTIONS | ({_zsh(value)} & _ZSH_OPTIONS)
+            elif arg.startswith("-") and arg != "--":
+                out |= {_SET_FLAGS[c] for c in arg[1:] if c in _SET_FLAGS}
+    else:
+        for arg in args:
+            flat = _zsh(arg)
+            if name == "unsetopt":
+                flat = flat[2:] if flat.startswith("no") else ""
+            elif flat.startswith("no") and flat[2:] in _ZSH_OPTIONS:
+                continue
+            if flat in _ZSH_OPTIONS:
+                out.add(flat)
+    return out
+
+
+def _zsh(name: str) -> str:
+    return name.lower().replace("_", "")
 
 
 def startup_options_apply(home: str, got: Any) -> bool:
@@ -97,7 +258,10 @@ def startup_options_apply(home: str, got: Any) -> bool:
     if not found:
         return False
     if {"expand_aliases", "posix", "keyword", "allexport", "xpg_echo", "lastpipe",
-            "physical", "chasedots", "chaselinks", "posixbuiltins", "magicequalsubst"} & set(found):
+            "physical", "chasedots", "chaselinks", "posixbuiltins", "magicequalsubst",
+            "cdable_vars", "cdablevars", "autocd"} & set(found):
+        # `cd HOME` with cdable_vars is `cd ~`: any command may mean another
+        # place (from a review: `cd HOME && cat .ssh/id_rsa` was allowed)
         return True
     analysis = got.subject.analysis if got.subject is not None else None
     text = analysis.command if analysis is not None else ""
@@ -160,23 +324,6 @@ def _uncommented(text: str) -> str:
         cut = next(starts, len(line))
         out.append(line[:cut])
     return "\n".join(out)
-
-
-def _sourced(text: str, home: str) -> list[str]:
-    """The files a startup file sources by a literal path (`source
-    ~/.aliases`, `. "$HOME/.shellrc"`), as absolute paths."""
-    out = []
-    for line in text.splitlines():
-        words = line.strip().replace('"', " ").replace("'", " ").split()
-        if len(words) < 2 or words[0] not in ("source", "."):
-            continue
-        path = words[1]
-        for prefix in ("~/", "$HOME/", "${HOME}/"):
-            if path.startswith(prefix):
-                path = os.path.join(home, path[len(prefix):])
-        if os.path.isabs(path):
-            out.append(path)
-    return out
 
 
 def _identity(path: str) -> tuple[int, ...] | None:

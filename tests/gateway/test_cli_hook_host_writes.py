@@ -142,3 +142,138 @@ def test_options_the_users_startup_files_set_stop_an_allow_they_change(
         assert "s3cret" in shown.stdout, f"control: {name} with {line} read .env"
     assert ask_hook("Bash", {"command": "cat *"}, project, env) is None
     assert ask_hook("Bash", {"command": "cat notes"}, project, env) == "allow"
+
+
+#: from the white-box review of the change above: spellings, directories
+#: and writers it missed (each command writes ~/.bashrc, the project's
+#: .git/config or a hook, or what the host obeys by meaning)
+MISSED = [
+    "cd ~ && sort -o .bashrc @P@/notes",
+    "cd .. && sort -o home/.bashrc project/notes",
+    "sort -o ${HOME:-/x}/.bashrc notes",
+    "sort -o /proc/self/cwd/../home/.bashrc notes",
+    "sort -o ../h*/.bashrc notes",
+    "cp -r payload/. ..",
+    "uniq notes .git/config",
+    "sort -o .git/config notes",
+    "sed -n 'w .git/config' notes",
+    "git log -1 --format=x --output=.git/config",
+    "find . -maxdepth 0 -fprint .git/hooks/post-checkout",
+    "git init --template=tpl",
+    "/usr/lib/git-core/git-config --global core.pager less",
+    "git -c alias.c=config c --global core.pager less",
+    "systemctl enable --user x.service",
+    "npm config set script-shell ./x.sh",
+    "pip install --user .",
+    "true|" * 1001 + "sort -o ~/.bashrc notes",
+]
+
+
+@pytest.mark.parametrize("command", MISSED, ids=[c[:40] for c in MISSED])
+def test_what_the_review_found_writing_what_the_host_obeys_is_asked_about(
+        tmp_path: Path, command: str) -> None:
+    project, env = _project(tmp_path)
+    command = command.replace("@P@", str(project))
+    (Path(env["HOME"]) / ".bashrc").write_text("# mine\n")  # a glob matches what is there
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    assert ask_hook("Bash", {"command": command}, project, env, "bypassPermissions") \
+        in ("ask", "deny"), command
+
+
+def test_the_controls_of_the_missed_writers_write_what_the_host_obeys(tmp_path: Path) -> None:
+    """The controls, on a throwaway home: each form above that runs here
+    writes ~/.bashrc or the project's git configuration, and git then runs
+    what was written."""
+    project, env = _project(tmp_path)
+    home = Path(env["HOME"])
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    for command in (c.replace("@P@", str(project)) for c in MISSED[:5]):
+        (home / ".bashrc").write_text("# mine\n")
+        subprocess.run(["bash", "-c", command], cwd=project, env=env, check=False,
+                       capture_output=True, timeout=30)
+        assert "curl" in (home / ".bashrc").read_text(), f"control: {command} wrote ~/.bashrc"
+    marker = tmp_path / "RAN"
+    (project / "notes").write_text(f"[core]\n\tfsmonitor = \"touch {marker}; false\"\n")
+    subprocess.run(["bash", "-c", "uniq notes .git/config"], cwd=project, env=env, check=True)
+    subprocess.run(["git", "status"], cwd=project, env=env, capture_output=True, check=False,
+                   timeout=30)
+    assert marker.exists(), "control: git status ran the monitor uniq wrote"
+
+
+@pytest.mark.parametrize("command", [
+    "git commit -m 'docs: explain the ~/.bashrc setup'", "git config -l",
+    "systemctl --user status foo", "npm test", "make build", "pip install -r requirements.txt",
+])
+def test_ordinary_commands_that_only_mention_such_places_stay_claude_codes_to_decide(
+        tmp_path: Path, command: str) -> None:
+    project, env = _project(tmp_path)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    assert ask_hook("Bash", {"command": command}, project, env) is None, command
+
+
+def test_a_hard_link_anywhere_is_asked_about_before_it_is_written(tmp_path: Path) -> None:
+    """From the review: a link to a file deeper in a place the host runs
+    (~/.config/fish/conf.d/x.fish, a site-packages .pth) got no decision."""
+    project, env = _project(tmp_path)
+    deep = Path(env["HOME"]) / ".config" / "fish" / "conf.d" / "x.fish"
+    deep.parent.mkdir(parents=True)
+    deep.write_text("# mine\n")
+    os.link(deep, project / "rc")
+    for tool, data in [("Write", {"file_path": str(project / "rc"), "content": "x"}),
+                       ("Bash", {"command": "echo x >> rc"}),
+                       ("Bash", {"command": "sort -o rc notes"})]:
+        assert ask_hook(tool, data, project, env, "bypassPermissions") in ("ask", "deny"), data
+
+
+@pytest.mark.parametrize("command", ["[ -e ~/.ssh/id_rsa ] && echo y",
+                                     "[[ -s ~/.ssh/id_rsa ]] && echo y"])
+def test_a_bracket_test_of_a_key_spelled_with_a_tilde_is_denied(
+        tmp_path: Path, command: str) -> None:
+    """From the review: the parser split `~/.ssh/id_rsa` inside `[ ]` into
+    `~` and `/.ssh/id_rsa`, and only the home was looked at."""
+    project, env = _project(tmp_path)
+    assert ask_hook("Bash", {"command": command}, project, env) == "deny"
+
+
+def test_debians_stock_startup_files_take_nothing_from_the_hook(tmp_path: Path) -> None:
+    """From the review: `if ! shopt -oq posix` in Debian's /etc/skel/.bashrc
+    read as the posix option, and no Bash call was ever allowed."""
+    project, env = _project(tmp_path)
+    home = Path(env["HOME"])
+    (home / ".bashrc").write_text("#shopt -s globstar\nshopt -s checkwinsize\n"
+                                  "if ! shopt -oq posix; then\n  :\nfi\n")
+    assert ask_hook("Bash", {"command": "cat *"}, project, env) == "allow"
+
+
+@pytest.mark.parametrize("rc", [
+    "[ -f ~/.bash_local ] && . ~/.bash_local",
+    "for rc in ~/.bashrc.d/*; do if [ -f \"$rc\" ]; then . \"$rc\"; fi; done",
+    ". \"$HOME\"/.bash_local",
+    "shopt -s dot\"glob\"",
+    "o=dot; shopt -s ${o}glob",
+])
+def test_options_set_through_sourced_files_loops_and_quotes_stop_an_allow(
+        tmp_path: Path, rc: str) -> None:
+    project, env = _project(tmp_path)
+    home = Path(env["HOME"])
+    (project / ".env").write_text("KEY=s3cret\n")
+    (home / ".bash_local").write_text("shopt -s dotglob\n")
+    (home / ".bashrc.d").mkdir()
+    (home / ".bashrc.d" / "x.sh").write_text("shopt -s dotglob\n")
+    (home / ".bashrc").write_text(rc + "\n")
+    shown = subprocess.run(["bash", "-ic", "cat *"], cwd=project, env=env, capture_output=True,
+                           text=True, check=False, timeout=30)
+    assert "s3cret" in shown.stdout, "control: the shell read .env"
+    assert ask_hook("Bash", {"command": "cat *"}, project, env) is None
+
+
+def test_cdable_vars_in_the_startup_files_stops_every_allow(tmp_path: Path) -> None:
+    """From the review: with `shopt -s cdable_vars`, `cd HOME` is `cd ~`,
+    and `cd HOME && cat .ssh/id_rsa` was allowed."""
+    project, env = _project(tmp_path)
+    home = Path(env["HOME"])
+    (home / ".bashrc").write_text("shopt -s cdable_vars\n")
+    shown = subprocess.run(["bash", "-ic", "cd HOME && cat .ssh/id_rsa"], cwd=project, env=env,
+                           capture_output=True, text=True, check=False, timeout=30)
+    assert "KEY" in shown.stdout, "control: cd HOME went home"
+    assert ask_hook("Bash", {"command": "cd HOME && cat .ssh/id_rsa"}, project, env) is None

@@ -18,11 +18,11 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.timeout(300)
 def test_the_harness_runs_under_libfuzzer_and_finds_nothing(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "fuzz.atheris_analyzer", "-runs=1000", "-seed=7",
+        [sys.executable, "-m", "fuzz.atheris_analyzer", "-runs=10000", "-seed=7",
          f"-artifact_prefix={tmp_path}/"],
         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "Done 1000 runs" in proc.stderr
+    assert "Done 10000 runs" in proc.stderr
     assert not list(tmp_path.iterdir()), "libFuzzer left a crash input"
 
 

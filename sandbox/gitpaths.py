@@ -290,7 +290,23 @@ def defuse(top: str, nested: str, problems: list[str]) -> list[str]:
 def rename_aside(dir_fd: int, name: str, where: str, problems: list[str]) -> str | None:
     """Rename ``name`` to a free ``name.quarantined-by-shellgate[.N]`` (an
     earlier quarantine is never overwritten, nor does an existing one make
-    this one fail); the new name, or None."""
+    this one fail); the new name, or None.
+
+    Never what another user owns: the sandboxed command runs as this user
+    and cannot give a file away (no capability to chown in the sandbox), so
+    another uid's file is not its work, and moving it blames its owner
+    (from a review: a run in a shared directory renamed dozens of other
+    users' `.git` directories as "planted"). It is named in ``problems``
+    instead."""
+    try:
+        owner = os.lstat(name, dir_fd=dir_fd).st_uid
+    except OSError:
+        owner = os.geteuid()  # gone, or unreadable: the rename below says
+    if owner != os.geteuid():
+        problems.append(f"{os.path.join(where, name)} belongs to uid {owner} and changed or "
+                        "could not be checked during the run; not moved (shellgate never moves "
+                        "another user's files): look at it before running git or a tool there")
+        return None
     for n in range(100):
         target = name + SUFFIX + (f".{n}" if n else "")
         try:

@@ -244,8 +244,14 @@ class Guards:
         self.changed_dirs = scan.changed
         known = set(self.plan.repos) | self.git.seen_worktrees
         since = self.git.started_ns
+        others: list[str] = []
         for repo in scan.repos:
             if repo.worktree in known:
+                continue
+            if _owner(os.path.join(repo.worktree, ".git")) not in (None, os.geteuid()):
+                # not the command's work (it cannot give a file away), and
+                # often not ours to read: never moved, named once below
+                others.append(repo.worktree)
                 continue
             root = _root_of(roots, repo.worktree)
             if root is None or not nested_changed(root, repo.worktree, since, index=True):
@@ -253,6 +259,11 @@ class Guards:
             renamed = defuse(root, repo.worktree, outcome.problems)
             outcome.tampered += renamed
             outcome.reports += [_defused_note(p) for p in renamed]
+        if others:
+            outcome.problems.append(
+                f"{len(others)} repositories of other users (such as {others[0]}) lie in the "
+                "writable paths; shellgate neither checked nor moved them: look there before "
+                "running git")
         self._new_bare_gitdirs(scan.bare, roots, outcome)
         self._agent_settings(scan.agent_dirs, roots, outcome)
         # Linear in the directories (each looks up its own ancestors): a
@@ -504,6 +515,13 @@ def _only_empty_files(path: str) -> bool:
     except OSError:
         return False
     return os.path.isdir(path) and not os.path.islink(path)
+
+
+def _owner(path: str) -> int | None:
+    try:
+        return os.lstat(path).st_uid
+    except OSError:
+        return None
 
 
 def _defused_note(path: str) -> str:

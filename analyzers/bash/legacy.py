@@ -18,6 +18,8 @@ from .words import expand_tilde, unquote_word
 # patterns the functions below use (module constants: see regexes/)
 _COMMENT_CONTINUATION_RE = regex(r"#[^\n]*\\\n")
 _EXPANSION_START_RE = regex(r"\$[({\[]|`|[<>]\(")
+#: a `$` followed by what starts no parameter, expansion or substitution
+_LONE_DOLLAR_RE = regex(r"\$(?![A-Za-z_0-9{(\[@*#?$!-])")
 _FD_DIGITS_RE = regex(r"\d+")
 _LINE_CONTINUATION_RE = regex(r"(?<!\\)((?:\\\\)*)\\\n")
 _SINGLE_QUOTED_RE = regex(r"'[^']*'")
@@ -103,6 +105,11 @@ def parse_legacy(
     views = extract_quoted_content(text)
     if _EXPANSION_START_RE.search(views.with_double_quotes):
         reasons.append("substitution (legacy parser)")
+    if _LONE_DOLLAR_RE.search(views.with_double_quotes):
+        # `g=$=`, `echo $=[`: a `$` that starts no expansion is literal to
+        # bash and a syntax error to tree-sitter; read as text here, the
+        # legacy reading allowed what tree-sitter does not (atheris)
+        reasons.append("a '$' that starts no expansion (legacy parser)")
     if "((" in views.fully_unquoted:
         reasons.append("arithmetic command (( )) (legacy parser)")
     if _SURROGATE_RE.search(text):
@@ -116,6 +123,10 @@ def parse_legacy(
     scope: list[int] = []
     next_scope = 0
     start = 0
+    #: the last thing read closed a subshell: `(ls); x` has a command before `;`
+    closed_group = False
+    #: the last thing read opened one: `()` holds no command
+    opened_group = False
 
     def flush(end: int, next_op: str | None) -> None:
         nonlocal words, assignments, redirects, op, start
@@ -154,6 +165,8 @@ def parse_legacy(
         tok = m.group(0)
         if kind in ("ws", "comment"):
             continue
+        after_group, closed_group = closed_group, False
+        after_open, opened_group = opened_group, False
         if kind == "bad":
             reasons.append(f"unparsable character {tok!r} (legacy parser)")
             continue
@@ -171,8 +184,14 @@ def parse_legacy(
                 next_scope += 1
                 scope.append(next_scope)
                 flush(m.end(), op)
+                opened_group = True
             elif tok == ")":
+                if after_open:
+                    # `()`, `():`: an empty subshell is a syntax error to
+                    # bash; read as nothing, `():` was allowed (atheris)
+                    reasons.append("'( )' with no command in it (legacy parser)")
                 flush(m.start(), ";")
+                closed_group = True
                 if scope:
                     scope.pop()
                 else:
@@ -180,6 +199,11 @@ def parse_legacy(
             else:
                 if tok == ";;":
                     reasons.append("';;' outside case")
+                if not (words or assignments or redirects or after_group):
+                    # `ls;&`, `: | &`, `ls & &`: an operator with no command
+                    # before it is a syntax error to bash and to tree-sitter;
+                    # read as nothing, `:;&` was allowed (found by atheris)
+                    reasons.append(f"{tok!r} with no command before it (legacy parser)")
                 flush(m.start(), tok)
                 start = m.end()
         elif kind == "redir":
@@ -215,6 +239,10 @@ def parse_legacy(
             words.append(_word(tok, home, cwd, reasons))
     if pending_redirect is not None:
         reasons.append("redirection without a target")
+    if not (words or assignments or redirects) and op in ("|", "|&", "&&", "||"):
+        # `:|&`: a pipe or a list with nothing after it is incomplete to
+        # bash (which reads on) and an error to tree-sitter
+        reasons.append(f"{op!r} with no command after it (legacy parser)")
     flush(len(text), None)
     if scope:
         reasons.append("unbalanced '('")

@@ -32,6 +32,10 @@ def test_the_harness_runs_under_libfuzzer_and_finds_nothing(tmp_path: Path) -> N
     b"\xff\xfe\x00ls",   # invalid UTF-8 and a NUL
     b"",
     b"$(" * 400,
+    b":;&",              # legacy: an operator with no command before it, allowed
+    b":|&",              # legacy: a pipe with nothing after it
+    b"g=\\/?$=[",         # legacy: a `$` that starts no expansion (tree-sitter: error)
+    b"():",              # legacy: an empty subshell
 ])
 def test_an_input_the_harness_found_holds_its_properties(data: bytes) -> None:
     check_one(data)

@@ -4,6 +4,7 @@ has no mounts at all, so only the guards stand between a planted
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -68,3 +69,26 @@ def test_agent_settings_made_during_a_run_are_renamed_aside(tmp_path: Path) -> N
                  load_profile(), cwd=str(tmp_path), backend="none")
     assert not (tmp_path / "pkg" / ".claude").exists()
     assert str(tmp_path / "pkg" / ".claude") in result.tampered
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a repository to another uid")
+def test_another_users_repository_is_never_moved_only_named(repo: Path) -> None:
+    """From a review: a run in a shared directory renamed dozens of other
+    users' `.git` directories, which it could not read, as planted. The
+    sandboxed command cannot give a file away, so another uid's file is not
+    its work: it is named, never moved."""
+    from sandbox.gitpaths import defuse
+
+    other = repo / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    subprocess.run(["chown", "-R", "65534:65534", str(other / ".git")], check=True)
+    (other / ".git").chmod(0o700)
+    problems: list[str] = []
+    assert defuse(str(repo), str(other), problems) == []
+    assert (other / ".git").is_dir()
+    assert any("uid 65534" in p and "not moved" in p for p in problems), problems
+    mine = repo / "mine"
+    mine.mkdir()
+    git(mine, "init", "-q")
+    assert defuse(str(repo), str(mine), problems) == [str(mine / ".git")]  # the control

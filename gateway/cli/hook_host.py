@@ -341,7 +341,12 @@ def _text_names(text: str, places: list[str], home: str) -> str | None:
     real_home = os.path.realpath(home)
     for place in places:
         tail = os.path.relpath(place, real_home) if _inside(place, real_home) else None
-        if place in text or (tail is not None and f"/{tail}" in text):
+        # a dotfile's name after any `/` (`${HOME:-x}/.bashrc`); a plain
+        # name (`bin`, `go/bin`) only after a spelling of the home, not in
+        # every `/usr/bin/…`
+        spelled = ([f"/{tail}"] if tail.startswith(".") else
+                   [f"{h}/{tail}" for h in ("~", "HOME", "}")]) if tail is not None else []
+        if place in text or any(s in text for s in spelled):
             return (f"the command cannot be analyzed and names {place}, which the host runs or "
                     "obeys outside any sandbox; a person decides")
     if "/proc/" in text and ("/cwd" in text or "/root" in text):

@@ -203,6 +203,7 @@ def test_the_controls_of_the_missed_writers_write_what_the_host_obeys(tmp_path: 
 @pytest.mark.parametrize("command", [
     "git commit -m 'docs: explain the ~/.bashrc setup'", "git config -l",
     "systemctl --user status foo", "npm test", "make build", "pip install -r requirements.txt",
+    "for i in 1 2; do /usr/bin/touch out$i; done",
 ])
 def test_ordinary_commands_that_only_mention_such_places_stay_claude_codes_to_decide(
         tmp_path: Path, command: str) -> None:

@@ -44,6 +44,7 @@ from ..messages import ToolUse
 from ..pipeline import Judgement, judge
 from .hook_guard import decision, fallback_deny
 from .hook_host import (
+    has_other_names,
     host_run_mention,
     runs_on_the_host,
     same_file_as_host_run,
@@ -334,7 +335,9 @@ class _Judge:
                 return said
         if name in _WRITERS:
             target = data.get("notebook_path" if name == "NotebookEdit" else "file_path")
-            if isinstance(target, str) and _has_other_names(self.cwd, self.home, target):
+            path = self.home + target[1:] if isinstance(target, str) and (
+                target == "~" or target.startswith("~/")) else target
+            if isinstance(path, str) and has_other_names(os.path.join(self.cwd, path)):
                 # a hard link's other names are nowhere to be found cheaply
                 # (from a review: a link to ~/.config/fish/conf.d/x.fish)
                 return decision("ask", f"shellgate: {target} has more than one name (a hard "
@@ -648,17 +651,6 @@ def _sandbox_view(got: Judgement) -> str | None:
     if analysis is None:
         return None
     return next((s.sandbox_view for s in analysis.subcommands if s.sandbox_view), None)
-
-
-def _has_other_names(cwd: str, home: str, target: str) -> bool:
-    import stat  # noqa: PLC0415
-
-    path = home + target[1:] if target == "~" or target.startswith("~/") else target
-    try:
-        st = os.stat(os.path.join(cwd, path))
-    except (OSError, ValueError):
-        return False
-    return stat.S_ISREG(st.st_mode) and st.st_nlink > 1
 
 
 def _unanalyzed(got: Judgement) -> bool:

@@ -23,8 +23,8 @@ import os
 import stat
 from typing import Any
 
-__all__ = ["config_writer", "host_run_mention", "host_run_places", "runs_on_the_host",
-           "same_file_as_host_run", "write_candidates"]
+__all__ = ["config_writer", "has_other_names", "host_run_mention", "host_run_places",
+           "runs_on_the_host", "same_file_as_host_run", "write_candidates"]
 
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
@@ -111,7 +111,7 @@ def host_run_mention(analysis: Any, home: str, cwd: str) -> str | None:
             return (f"{os.path.basename(sub.argv[0])} names {hit}, which the host runs or "
                     "obeys outside any sandbox, and the command is no plain read; a person "
                     "decides")
-        if _linked(candidate):
+        if has_other_names(candidate):
             return (f"{os.path.basename(sub.argv[0])} names {candidate}, a file with more than "
                     "one name (a hard link): what it writes there is written wherever the "
                     "other names are; a person decides")
@@ -322,7 +322,8 @@ def _place_of(path: str, places: list[str]) -> str | None:
     return None
 
 
-def _linked(path: str) -> bool:
+def has_other_names(path: str) -> bool:
+    """Is ``path`` a regular file with more than one name (a hard link)?"""
     try:
         st = os.stat(path)
     except (OSError, ValueError):

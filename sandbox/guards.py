@@ -1,10 +1,6 @@
 """Before and after every run, whatever the backend (bwrap, seatbelt, none):
-the workspace lock, the stub record, the tripwires and the gitlink guard.
+the tripwires, the gitlink guard and the searches for what the run planted.
 
-* **Stubs.** bwrap creates an empty file or directory on the host as the
-  mount point for each missing protected path (``.mcp.json``,
-  ``.shellgate/`` …). They are written down before the run and removed once
-  no run holds the workspace, even if the run that made them died.
 * **Tripwires.** Paths that must not appear during a run but cannot be
   blocked by a mount without breaking git (``.git/commondir``): anything
   there afterwards is removed and reported.
@@ -19,12 +15,8 @@ follow a link out of the workspace or raise: problems become lines in the
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import functools
 import os
 import stat
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 from values import field, valueclass
@@ -35,7 +27,6 @@ from .gitconfig import gitdirs
 from .gitguard import GitGuard
 from .gitpaths import defuse, nested_changed, open_below, rename_aside
 from .hashing import hex_digest
-from .hostrun import host_files
 from .plan import FsPlan
 from .programs import temp_root
 from .repos import find_repos
@@ -45,13 +36,6 @@ from .unseen import created_during, unseen_reports
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .runner import Backend
-
-@functools.cache
-def _stub_names() -> frozenset[str]:
-    """Every name a stub can have: a component of a path in the table, or
-    `.git` (the stub at the top of a writable root that is no repository)."""
-    return frozenset(part for entry in host_files() for part in entry.path.split("/")) | {".git"}
-
 
 _FALLBACK: list[Path] = []
 #: the post-run search's budgets (re-check, then walk), seconds each. It
@@ -188,10 +172,8 @@ class Guards:
         except Exception as exc:
             outcome.problems.append(f"the search for planted git directories failed: {exc}")
         try:
-            # The plan's own stubs (empty files bubblewrap mounts over) and
-            # the names other checks own are not the command's creations.
-            owned = {s for s, _ in self.plan.stubs}.union(
-                self.plan.tripwires, self.plan.reports, self.plan.protected)
+            # the names other checks own are reported by them
+            owned = {*self.plan.tripwires, *self.plan.reports, *self.plan.protected}
             paths = [p for p in created_during(self.changed_dirs, self.git.started_ns)
                      if p not in owned]
             if paths:
@@ -239,8 +221,7 @@ class Guards:
             return
         key = hex_digest("\0".join(roots).encode())[:16]
         scan = find_repos(roots, runtime_dir() / f"repos-deep-{key}.json", deep=True,
-                          budget=_AFTER_BUDGET_S, revalidate_budget=_AFTER_BUDGET_S,
-                          exclude=frozenset(s for s, _ in self.plan.stubs))
+                          budget=_AFTER_BUDGET_S, revalidate_budget=_AFTER_BUDGET_S)
         self.changed_dirs = scan.changed
         known = set(self.plan.repos) | self.git.seen_worktrees
         since = self.git.started_ns
@@ -317,15 +298,10 @@ class Guards:
         `git push` unasked."""
         tops = {*roots, *self.plan.repos, *self.git.seen_worktrees}
         since = self.git.started_ns
-        stubs = _recorded_stubs()
         for path in entries:
             parent = os.path.dirname(path)
             root = _root_of(roots, path)
             if root is None or parent in tops or not _touched_since(path, since):
-                continue
-            if any(_within(s, path) for s in stubs) and _only_empty_files(path):
-                # another run's stubs (the top of its own workspace, inside
-                # ours): renaming them would carry its read-only mounts away
                 continue
             rel = os.path.relpath(parent, root)
             fd = open_below(root, [] if rel == "." else rel.split("/"))
@@ -493,30 +469,6 @@ def _touched_since(path: str, since_ns: int, depth: int = 3) -> bool:
 _AGENT_ENTRIES = 500
 
 
-def _recorded_stubs() -> list[str]:
-    """The stubs runs of this user have recorded (see :func:`record_stubs`)."""
-    try:
-        return (runtime_dir() / "stubs").read_text("utf-8", "surrogateescape").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return []
-
-
-def _only_empty_files(path: str) -> bool:
-    """Does the directory hold nothing but empty files and directories (the
-    shape of stubs)? A link or a file with content is no stub."""
-    try:
-        for base, dirs, files in os.walk(path):
-            for name in files:
-                st = os.lstat(os.path.join(base, name))
-                if not stat.S_ISREG(st.st_mode) or st.st_size:
-                    return False
-            if any(os.path.islink(os.path.join(base, d)) for d in dirs):
-                return False
-    except OSError:
-        return False
-    return os.path.isdir(path) and not os.path.islink(path)
-
-
 def _owner(path: str) -> int | None:
     try:
         return os.lstat(path).st_uid
@@ -528,140 +480,3 @@ def _defused_note(path: str) -> str:
     return (f"a repository was planted or changed at {os.path.dirname(path)}; its {path} is "
             "renamed with the suffix .quarantined-by-shellgate (git there would have run its "
             "config and hooks); rename it back once reviewed")
-
-
-#: One lock for every shellgate run on the machine, whatever the user, the
-#: $TMPDIR or the $XDG_RUNTIME_DIR: runs of different users, or of one user
-#: with different environments, can share a workspace too.
-RUN_LOCK = "/tmp/.shellgate-runs.lock"  # noqa: S108 - shared on purpose; see _open_run_lock
-#: how long a run waits for the shared lock (another run's cleanup holds it
-#: exclusively for milliseconds; a hostile holder, for ever)
-_LOCK_WAIT_S = 2.0
-
-
-@contextlib.contextmanager
-def run_lock() -> Iterator[Path]:
-    """A shared lock held by every run for its whole duration; yields the
-    file where this user's created stubs are recorded (see
-    :func:`_cleanup_stubs`).
-
-    Why one machine-wide lock: two runs whose writable roots overlap
-    (`--cwd a --allow-write ~` and `--cwd b --allow-write ~`) see each
-    other's stubs as existing protected paths and bind them read-only;
-    removing a stub that another run has mounted detaches that mount in the
-    other run's namespace, and the write-deny with it (from a review: the
-    second run then wrote `~/.zshrc`). A lock per workspace, or per
-    runtime directory, missed that. So stubs are removed only when no run at
-    all is active. If the lock cannot be opened (another user made it
-    unreadable), runs go on and stubs are left in place: clutter, never a
-    lifted write-deny."""
-    record = runtime_dir() / "stubs"
-    fd = _open_run_lock()
-    if fd is not None and not _shared_lock(fd):
-        os.close(fd)
-        fd = None
-    if fd is None:
-        yield record  # no lock: run, and leave stubs in place
-        return
-    try:
-        try:
-            yield record
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            _cleanup_stubs(fd, record)
-    finally:
-        os.close(fd)
-
-
-def _shared_lock(fd: int, timeout: float = _LOCK_WAIT_S) -> bool:
-    """The shared lock within ``timeout``. Any local user may hold the lock
-    exclusively for ever (from a review: every run then hung), so a run
-    waits a little, then goes on without it — and, holding no lock, never
-    removes stubs."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.02)
-        except OSError:
-            return False
-
-
-def _open_run_lock() -> int | None:
-    """The lock file, opened read-only (flock needs no more). Another user
-    may have made the name first: a symlink is refused (O_NOFOLLOW), a FIFO
-    never blocks the open (O_NONBLOCK) and is refused, as is anything but a
-    regular file; nothing is ever written to it."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    fd = -1
-    for extra in (0, os.O_CREAT | os.O_EXCL, 0):
-        # Opening another user's file with O_CREAT in sticky /tmp fails under
-        # fs.protected_regular: open it plainly, create it only if missing.
-        try:
-            fd = os.open(RUN_LOCK, flags | extra, 0o644)
-            break
-        except (FileNotFoundError, FileExistsError):
-            continue
-        except OSError:
-            return None
-    if fd < 0:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            os.close(fd)
-            return None
-        if st.st_uid == os.getuid():
-            os.fchmod(fd, 0o644)  # readable, so every user can take the shared lock
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
-
-
-def record_stubs(plan: FsPlan, record: Path) -> None:
-    """Stubs that bwrap will create on the host (mount points for missing
-    protected paths) are written down before the run, so that they are
-    removed even if this process dies."""
-    created = [path for path, _ in plan.stubs if not os.path.lexists(path)]
-    if created:
-        # a path is bytes to the kernel: a name that is no UTF-8 is kept as
-        # its own bytes (it crashed every run of such a workspace)
-        with open(record, "a", encoding="utf-8", errors="surrogateescape") as handle:
-            handle.write("".join(p + "\n" for p in created))
-
-
-def _cleanup_stubs(fd: int, record: Path) -> None:
-    """Remove recorded stubs once no run holds the workspace (exclusive lock
-    without waiting; if another run is active, it cleans up when it ends).
-    Only empty files and empty directories are removed."""
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return
-    try:
-        try:
-            paths = record.read_text("utf-8", "surrogateescape").splitlines()
-        except (FileNotFoundError, UnicodeDecodeError):
-            return
-        # deepest first: a stub directory may hold another run's nested stubs
-        for path in sorted(dict.fromkeys(paths), key=lambda p: -p.count("/")):
-            if not _is_stub_name(path):
-                continue  # only ever a mandatory-deny name; never an arbitrary path
-            with contextlib.suppress(OSError):
-                st = os.lstat(path)
-                if stat.S_ISDIR(st.st_mode):
-                    os.rmdir(path)  # fails unless empty
-                elif stat.S_ISREG(st.st_mode) and st.st_size == 0:
-                    os.unlink(path)
-        record.unlink(missing_ok=True)
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-
-
-def _is_stub_name(path: str) -> bool:
-    return os.path.isabs(path) and os.path.basename(path) in _stub_names()

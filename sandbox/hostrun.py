@@ -45,7 +45,8 @@ class HostFile:
     protection: Protection
     family: str
     why: str
-    stub: bool = False
+    #: a missing path must stay missing (see sandbox.plan)
+    sentinel: bool = False
 
 
 @functools.cache
@@ -58,14 +59,14 @@ def host_files() -> tuple[HostFile, ...]:
         if entry["protection"] not in ("block", "tripwire", "report"):
             raise ValueError(f"host-run-files.toml: bad protection in {entry!r}")
         out.append(HostFile(entry["path"], entry["kind"], entry["scope"], entry["protection"],
-                            entry["family"], entry["why"], bool(entry.get("stub", False))))
+                            entry["family"], entry["why"], bool(entry.get("sentinel", False))))
     return tuple(out)
 
 
 @valueclass(frozen=False, slots=False)
 class HostRunTargets:
-    """Concrete paths for one run. ``block``: (path, kind, stub when
-    missing); ``tripwire``: paths checked after the run; ``report``: paths
+    """Concrete paths for one run. ``block``: (path, kind, kept missing
+    when missing); ``tripwire``: paths checked after the run; ``report``: paths
     whose changes are reported; ``read_only``: whole directories made
     read-only (``filesystem.git = "read-only"``: every git directory);
     ``sentinels``: tripwires inside git directories, whose creation stops
@@ -90,8 +91,8 @@ class HostRunTargets:
         else:
             # an existing tripwire name inside a git directory (a linked
             # worktree's commondir) is simply read-only: git never writes it
-            self.block.append((path, entry.kind, entry.stub))
-            if gitdir and not entry.stub:
+            self.block.append((path, entry.kind, entry.sentinel))
+            if gitdir and not entry.sentinel:
                 # Missing, it becomes a tripwire (see sandbox.plan); inside a
                 # git directory, also a sentinel: a host `git status` during
                 # the run would obey a planted `config.worktree` (with
@@ -116,10 +117,10 @@ def host_run_targets(
     for root in roots:
         if root not in worktrees:
             # Not a repository: `git init` here would make one with a planted
-            # config at the top of the workspace. `.git` is stubbed (the
-            # gitdir entries that allow a stub block it at its first component).
+            # config at the top of the workspace. `.git` is kept missing (the
+            # gitdir entries with a sentinel keep it at its first component).
             for entry in by_scope["gitdir"]:
-                if entry.stub:
+                if entry.sentinel:
                     targets.add(os.path.join(root, ".git"), entry)
     for repo in repos:
         if repo.gitdir is None:

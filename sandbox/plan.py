@@ -9,13 +9,18 @@ the table in ``profiles/host-run-files.toml`` (:mod:`sandbox.hostrun`):
 files the host runs or obeys by itself — git internals in every repository
 found below every writable root, agents' and editors' configuration, tool
 configs, the home directory's startup files when it is writable. ``block``
-entries are read-only mounts; a missing one is blocked at its first missing
-component (an empty read-only stub) when its entry says so, and is a
-tripwire otherwise. The existing directories between a writable root and a
-blocked path are pinned (bound onto themselves) so that
-``mv .git .git2 && mkdir -p .git/hooks`` — renaming the protected tree away
-and planting a new one — fails with EBUSY. ``tripwire`` and ``report``
-entries are checked after the run (:mod:`sandbox.guards`).
+entries are read-only mounts. A missing one must stay missing: its first
+missing component is a *sentinel* (on Linux, creating it stops the run at
+once; seatbelt denies the write) and a tripwire (whatever was made there is
+moved aside after the run). No empty stub is ever made on the host as a
+mount point: stubs stayed in the user's project while any other run was
+active, `git status` showed them, and Claude Code read an empty
+`.claude/settings.json` as the project's settings. The existing
+directories between a writable root and a blocked path are pinned (bound
+onto themselves) so that ``mv .git .git2 && mkdir -p .git/hooks`` —
+renaming the protected tree away and planting a new one — fails with
+EBUSY. ``tripwire`` and ``report`` entries are checked after the run
+(:mod:`sandbox.guards`).
 """
 
 from __future__ import annotations
@@ -63,8 +68,10 @@ class FsPlan:
     pinned: tuple[str, ...]
     #: existing paths inside writable roots made read-only
     protected: tuple[str, ...]
-    #: (path, "dir"|"file"): first missing component of a protected path
-    stubs: tuple[tuple[str, str], ...]
+    #: (path, "dir"|"file"): the first missing component of a blocked path,
+    #: which nothing may create (a sentinel and a tripwire on Linux, a
+    #: write-deny under seatbelt)
+    missing: tuple[tuple[str, str], ...]
     hidden_dirs: tuple[str, ...]
     hidden_files: tuple[str, ...]
     #: the private /tmp: "/tmp" for bubblewrap (a tmpfs of its own), a host
@@ -128,7 +135,7 @@ class FsPlan:
             return PathRight(False, f"{real} is outside the writable roots "
                                     f"({', '.join(self.writable) or 'none'})")
         for kind, paths in (("read-only", self.protected),
-                            ("blocked", tuple(p for p, _ in self.stubs)),
+                            ("blocked", tuple(p for p, _ in self.missing)),
                             ("guarded: the host may run it", self.tripwires)):
             hit = next((p for p in paths if _inside(real, p)), None)
             if hit is not None:
@@ -359,21 +366,24 @@ def build_plan(
     # quarantined if the run touched it (see sandbox.guards).
     blocked = {p for p, _, _ in block}
     # A path blocked in one scope and tripwired in another (`.zshrc` at the
-    # top of a writable home) is blocked: a tripwire there would take
-    # another run's stub for something the command created.
+    # top of a writable home) is blocked. A tripwire at or below a missing
+    # blocked path is its sentinel's (one tripwire, the first missing
+    # component, moves whatever was made there aside).
     in_roots, under_roots = _prefixes(roots)
-    _, under_hidden = _prefixes([*hidden, *(s for s, _ in layout.stubs)])
-    stubbed = {s for s, _ in layout.stubs}
+    protected = [*layout.protected, *read_only]
+    covering = set(protected)
+    missing = [s for s in layout.missing if not _below(s[0], covering)]
+    absent = [s for s, _ in missing]
+    _, under_hidden = _prefixes([*hidden, *absent])
     layout_wires = set(layout.tripwires)
     tripwires = [p for p in (*targets.tripwire, *layout.tripwires)
                  if (p not in blocked or p in layout_wires)
                  and p.startswith(under_roots)
-                 and p not in stubbed and not p.startswith(under_hidden)
+                 and not p.startswith(under_hidden)
                  and p not in hidden]
+    tripwires = [p for p in tripwires if p not in absent] + absent
     reports = [p for p in targets.report if p in in_roots or p.startswith(under_roots)]
     tripwire_set = set(tripwires)
-    protected = [*layout.protected, *read_only]
-    covering = {s for s, _ in layout.stubs} | set(protected)
     if any(_inside(run_cwd, h) for h in hidden):
         raise PolicyError(f"the working directory {run_cwd} is hidden by the sandbox")
     return FsPlan(
@@ -383,7 +393,7 @@ def build_plan(
         pinned=tuple(p for p in layout.pinned
                      if p not in covering and not _below(p, covering) and p not in roots),
         protected=tuple(p for p in dict.fromkeys(protected) if not _below(p, covering)),
-        stubs=tuple(s for s in layout.stubs if not _below(s[0], covering)),
+        missing=tuple(missing),
         hidden_dirs=tuple(h for h in hidden if os.path.isdir(h)),
         hidden_files=tuple(h for h in hidden if not os.path.isdir(h)),
         private_tmp=private_tmp if fs.private_tmp else None,
@@ -393,7 +403,8 @@ def build_plan(
         links=tuple(layout.links),
         repos=tuple(r.worktree for r in repos),
         gitdirs=tuple(dict.fromkeys(targets.gitdirs)),
-        sentinels=tuple(p for p in dict.fromkeys(targets.sentinels) if p in tripwire_set),
+        sentinels=tuple(dict.fromkeys([*(p for p in targets.sentinels if p in tripwire_set),
+                                       *absent])),
         unscanned=tuple(unscanned),
         notes=tuple(notes),
     )
@@ -464,7 +475,7 @@ class _Exists:
 class _Layout:
     pinned: list[str] = field(default_factory=list)
     protected: list[str] = field(default_factory=list)
-    stubs: list[tuple[str, str]] = field(default_factory=list)
+    missing: list[tuple[str, str]] = field(default_factory=list)
     tripwires: list[str] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
 
@@ -473,14 +484,16 @@ def _layout(
     block: list[tuple[str, str, bool]], roots: list[str], hidden: list[str]
 ) -> _Layout:
     """Mounts for the ``block`` paths: an existing one read-only (its
-    existing parent directories pinned), a missing one stubbed at its first
-    missing component — or, when its entry allows no stub, a tripwire. A
+    existing parent directories pinned); a missing one kept missing at its
+    first missing component (its parents pinned, so the watched directory
+    cannot be swapped for another) — or, when its entry says only that it
+    may not be changed, a tripwire. A
     path inside a hidden one is left to the hiding (a protected
     `~/.ssh/config` bound back inside a hidden `~/.ssh` would show it)."""
     out = _Layout()
     exists = _Exists()
     merged: dict[str, tuple[str, bool]] = {}
-    for path, kind, stub in block:  # one path in two scopes: a stub if either allows it
+    for path, kind, stub in block:  # one path in two scopes: kept missing if either says so
         old = merged.get(path)
         merged[path] = (kind, stub or (old is not None and old[1]))
     _, under_roots = _prefixes(roots)
@@ -498,7 +511,7 @@ def _layout(
             last = i == len(rel) - 1
             if not exists(current):
                 if stub:
-                    out.stubs.append((current, kind if last else "dir"))
+                    out.missing.append((current, kind if last else "dir"))
                     out.pinned += pins
                 else:
                     out.tripwires.append(path)
@@ -510,9 +523,9 @@ def _layout(
                     out.links.append(current)
             elif os.path.isdir(current) and not os.path.islink(current):
                 pins.append(current)
-    covering = {s for s, _ in out.stubs} | set(out.protected)
+    covering = {s for s, _ in out.missing} | set(out.protected)
     out.protected = [p for p in dict.fromkeys(out.protected) if not _below(p, covering)]
-    out.stubs = [s for s in dict.fromkeys(out.stubs) if not _below(s[0], covering)]
+    out.missing = [s for s in dict.fromkeys(out.missing) if not _below(s[0], covering)]
     out.pinned = list(dict.fromkeys(out.pinned))
     return out
 

@@ -118,24 +118,22 @@ def find_repos(
     *,
     budget: float | None = None,
     revalidate_budget: float | None = None,
-    exclude: frozenset[str] = frozenset(),
     deep: bool = False,
 ) -> RepoScan:
     """Every repository in ``roots`` (a root itself included). A `.git`
     directory without ``HEAD`` is no repository (git would not take it for
-    one): an empty stub of a concurrent run, say. ``exclude``: paths not to
-    look into (this run's own stubs)."""
+    one): an empty directory a tool made, say."""
     result = walk(DEEP_SPEC if deep else REPO_SPEC, roots, cache, budget=budget,
-                  revalidate_budget=revalidate_budget, exclude=exclude)
+                  revalidate_budget=revalidate_budget)
     worktrees = sorted({os.path.dirname(path) for path in result.found
-                        if path not in exclude and os.path.basename(path) == ".git"
+                        if os.path.basename(path) == ".git"
                         and _is_repository(path)})
     bare = sorted({os.path.dirname(path) for path in result.found
-                   if os.path.basename(path) == "HEAD" and path not in exclude
+                   if os.path.basename(path) == "HEAD"
                    and is_bare_gitdir(os.path.dirname(path))})
     repos = tuple(Repo(w, resolve_gitdir(w)) for w in worktrees)
     agents = sorted(p for p in result.found
-                    if os.path.basename(p) in AGENT_DIRS and p not in exclude) if deep else []
+                    if os.path.basename(p) in AGENT_DIRS) if deep else []
     return RepoScan(repos, (*result.unscanned, *result.unlistable), result.unchecked,
                     result.changed, tuple(bare), tuple(agents))
 

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from values import field, replace, valueclass
 
 from .errors import RunFailed, RunInterrupted, SandboxUnavailable
-from .guards import GuardOutcome, Guards, empty_dir, record_stubs, run_lock, runtime_dir
+from .guards import GuardOutcome, Guards, empty_dir, runtime_dir
 from .linux.launch import PROXY_PORT, Launch, Resources, prepare
 from .macos.seatbelt import seatbelt_command
 from .plan import FsPlan, build_plan, empty_views
@@ -223,51 +223,48 @@ def run(
     result: ExecResult | None = None
     aborted: BaseException | None = None
     try:
-        with run_lock() as record:
-            try:
-                plan = _plan(chosen, policy, workspace or cwd, cwd, home, res)
-                if chosen == "bwrap":
-                    record_stubs(plan, record)
-                prepared = _prepare(chosen, argv, policy, plan, sandbox_env(policy, environ),
-                                    res, on_proxy_event)
-            except OSError as exc:
-                raise SandboxUnavailable(f"cannot prepare the sandbox: {exc}") from None
-            guards = Guards.before(plan, home=home, backend=chosen)
-            started = time.monotonic()
-            try:
-                result = supervise(
-                    prepared.argv,
-                    env=prepared.env,
-                    cwd=plan.cwd,
-                    limits=policy.limits,
-                    timeout=timeout,
-                    pass_fds=prepared.pass_fds,
-                    on_output=on_output,
-                    stdin=stdin,
-                    on_start=on_start,
-                    after_spawn=prepared.gate,
-                    monitor=prepared.launch.monitor if prepared.launch is not None else None,
-                    spawning=prepared.launch.spawning if prepared.launch is not None else None,
-                )
-                if prepared.launch is not None:
-                    # before the post-run steps: their own renames and the
-                    # stub cleanup must not trip the mount watch
-                    result = prepared.launch.interpret(result)
-            except StartError as exc:  # Popen itself, or the start gate: nothing ran
-                if chosen == "none" and isinstance(exc.cause, (FileNotFoundError,
-                                                               PermissionError)):
-                    result = _not_executed(argv[0], exc.cause)
-                else:
-                    raise SandboxUnavailable(f"cannot start the sandbox: {exc}") from None
-            except BaseException as exc:
-                # The command had started (supervise stopped its tree before
-                # this): the guards below must still run, and what they find
-                # must still reach the user (see _aborted).
-                aborted = exc
-            finally:
-                outcome, interrupted = _after(guards, prepared)
-            if interrupted and aborted is None:
-                aborted = KeyboardInterrupt()
+        try:
+            plan = _plan(chosen, policy, workspace or cwd, cwd, home, res)
+            prepared = _prepare(chosen, argv, policy, plan, sandbox_env(policy, environ),
+                                res, on_proxy_event)
+        except OSError as exc:
+            raise SandboxUnavailable(f"cannot prepare the sandbox: {exc}") from None
+        guards = Guards.before(plan, home=home, backend=chosen)
+        started = time.monotonic()
+        try:
+            result = supervise(
+                prepared.argv,
+                env=prepared.env,
+                cwd=plan.cwd,
+                limits=policy.limits,
+                timeout=timeout,
+                pass_fds=prepared.pass_fds,
+                on_output=on_output,
+                stdin=stdin,
+                on_start=on_start,
+                after_spawn=prepared.gate,
+                monitor=prepared.launch.monitor if prepared.launch is not None else None,
+                spawning=prepared.launch.spawning if prepared.launch is not None else None,
+            )
+            if prepared.launch is not None:
+                # before the post-run steps: their own renames must not
+                # trip the mount watch
+                result = prepared.launch.interpret(result)
+        except StartError as exc:  # Popen itself, or the start gate: nothing ran
+            if chosen == "none" and isinstance(exc.cause, (FileNotFoundError,
+                                                           PermissionError)):
+                result = _not_executed(argv[0], exc.cause)
+            else:
+                raise SandboxUnavailable(f"cannot start the sandbox: {exc}") from None
+        except BaseException as exc:
+            # The command had started (supervise stopped its tree before
+            # this): the guards below must still run, and what they find
+            # must still reach the user (see _aborted).
+            aborted = exc
+        finally:
+            outcome, interrupted = _after(guards, prepared)
+        if interrupted and aborted is None:
+            aborted = KeyboardInterrupt()
     finally:
         left = res.close()
     if outcome.tampered:

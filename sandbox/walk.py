@@ -61,7 +61,6 @@ class _State:
     relisted: dict[str, set[str]] = field(default_factory=dict)
     #: directories listed by this walk (new, or their ctime moved)
     changed: list[str] = field(default_factory=list)
-    exclude: frozenset[str] = frozenset()
 
     def to_json(self) -> str:
         import json  # noqa: PLC0415 - only a walk with a cache needs it
@@ -168,22 +167,19 @@ def walk(
     keep: tuple[str, ...] = (),
     budget: float | None = None,
     revalidate_budget: float | None = None,
-    exclude: frozenset[str] = frozenset(),
 ) -> WalkResult:
     """Walk ``roots`` (existing directories only) for ``spec``. Directories
     that contain a path of ``keep`` (they cannot be hidden) are listed even
-    past the budget; paths in ``exclude`` are neither entered nor recorded
-    (a run's own stubs: mount points that come and go). The budgets (of
-    the spec unless given) are separate: a slow re-check does not eat the
-    walk's."""
+    past the budget. The budgets (of the spec unless given) are separate: a
+    slow re-check does not eat the walk's."""
     with _LOCK:
         return _walk_locked(spec, roots, cache, keep=keep, budget=budget,
-                            revalidate_budget=revalidate_budget, exclude=exclude)
+                            revalidate_budget=revalidate_budget)
 
 
 def _walk_locked(spec: WalkSpec, roots: list[str], cache: Path | None, *,
                  keep: tuple[str, ...], budget: float | None,
-                 revalidate_budget: float | None, exclude: frozenset[str]) -> WalkResult:
+                 revalidate_budget: float | None) -> WalkResult:
     key = (spec.name, tuple(roots))
     state = _MEMORY.get(key) or _load(cache, roots) or _State(roots)
     if not state.dirs and not state.pending:
@@ -191,7 +187,6 @@ def _walk_locked(spec: WalkSpec, roots: list[str], cache: Path | None, *,
     state.changed = []
     recheck = spec.revalidate_budget_s if revalidate_budget is None else revalidate_budget
     _, unchecked = _revalidate(state, time.monotonic() + recheck)
-    state.exclude = exclude
     _walk(spec, state, time.monotonic() + (spec.budget_s if budget is None else budget), keep)
     _MEMORY[key] = state
     if state.dirty and cache is not None:
@@ -315,8 +310,6 @@ def _list(spec: WalkSpec, state: _State, path: str, depth: int) -> None:
     root = next((r for r in state.roots if path == r or path.startswith(r + "/")), "")
     names: set[str] = set()
     for entry in entries:
-        if entry.path in state.exclude:
-            continue
         try:
             if entry.is_dir(follow_symlinks=False):
                 if entry.name in spec.match_dirs or (

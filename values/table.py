@@ -176,12 +176,12 @@ def __init__(self, context, pipeline, notes):
     self.notes = notes
 CODES['def __init__(self, context, pipeline, notes):\n    self.context = context\n    self.pipeline = pipeline\n    self.notes = notes'] = __init__.__code__
 
-def __init__(self, cwd, writable, pinned, protected, stubs, hidden_dirs, hidden_files, private_tmp, empty_dirs, tripwires, reports, links, repos, gitdirs, sentinels, unscanned, notes, workspace):
+def __init__(self, cwd, writable, pinned, protected, missing, hidden_dirs, hidden_files, private_tmp, empty_dirs, tripwires, reports, links, repos, gitdirs, sentinels, unscanned, notes, workspace):
     __v_set(self, 'cwd', cwd)
     __v_set(self, 'writable', writable)
     __v_set(self, 'pinned', pinned)
     __v_set(self, 'protected', protected)
-    __v_set(self, 'stubs', stubs)
+    __v_set(self, 'missing', missing)
     __v_set(self, 'hidden_dirs', hidden_dirs)
     __v_set(self, 'hidden_files', hidden_files)
     __v_set(self, 'private_tmp', private_tmp)
@@ -195,7 +195,7 @@ def __init__(self, cwd, writable, pinned, protected, stubs, hidden_dirs, hidden_
     __v_set(self, 'unscanned', unscanned)
     __v_set(self, 'notes', notes)
     __v_set(self, 'workspace', workspace)
-CODES["def __init__(self, cwd, writable, pinned, protected, stubs, hidden_dirs, hidden_files, private_tmp, empty_dirs, tripwires, reports, links, repos, gitdirs, sentinels, unscanned, notes, workspace):\n    __v_set(self, 'cwd', cwd)\n    __v_set(self, 'writable', writable)\n    __v_set(self, 'pinned', pinned)\n    __v_set(self, 'protected', protected)\n    __v_set(self, 'stubs', stubs)\n    __v_set(self, 'hidden_dirs', hidden_dirs)\n    __v_set(self, 'hidden_files', hidden_files)\n    __v_set(self, 'private_tmp', private_tmp)\n    __v_set(self, 'empty_dirs', empty_dirs)\n    __v_set(self, 'tripwires', tripwires)\n    __v_set(self, 'reports', reports)\n    __v_set(self, 'links', links)\n    __v_set(self, 'repos', repos)\n    __v_set(self, 'gitdirs', gitdirs)\n    __v_set(self, 'sentinels', sentinels)\n    __v_set(self, 'unscanned', unscanned)\n    __v_set(self, 'notes', notes)\n    __v_set(self, 'workspace', workspace)"] = __init__.__code__
+CODES["def __init__(self, cwd, writable, pinned, protected, missing, hidden_dirs, hidden_files, private_tmp, empty_dirs, tripwires, reports, links, repos, gitdirs, sentinels, unscanned, notes, workspace):\n    __v_set(self, 'cwd', cwd)\n    __v_set(self, 'writable', writable)\n    __v_set(self, 'pinned', pinned)\n    __v_set(self, 'protected', protected)\n    __v_set(self, 'missing', missing)\n    __v_set(self, 'hidden_dirs', hidden_dirs)\n    __v_set(self, 'hidden_files', hidden_files)\n    __v_set(self, 'private_tmp', private_tmp)\n    __v_set(self, 'empty_dirs', empty_dirs)\n    __v_set(self, 'tripwires', tripwires)\n    __v_set(self, 'reports', reports)\n    __v_set(self, 'links', links)\n    __v_set(self, 'repos', repos)\n    __v_set(self, 'gitdirs', gitdirs)\n    __v_set(self, 'sentinels', sentinels)\n    __v_set(self, 'unscanned', unscanned)\n    __v_set(self, 'notes', notes)\n    __v_set(self, 'workspace', workspace)"] = __init__.__code__
 
 def __init__(self, data, new_messages, context_modifier, is_error):
     __v_set(self, 'data', data)
@@ -674,15 +674,15 @@ def __init__(self, parse, unwrapped, findings):
     __v_set(self, 'findings', findings)
 CODES["def __init__(self, parse, unwrapped, findings):\n    __v_set(self, 'parse', parse)\n    __v_set(self, 'unwrapped', unwrapped)\n    __v_set(self, 'findings', findings)"] = __init__.__code__
 
-def __init__(self, path, kind, scope, protection, family, why, stub):
+def __init__(self, path, kind, scope, protection, family, why, sentinel):
     __v_set(self, 'path', path)
     __v_set(self, 'kind', kind)
     __v_set(self, 'scope', scope)
     __v_set(self, 'protection', protection)
     __v_set(self, 'family', family)
     __v_set(self, 'why', why)
-    __v_set(self, 'stub', stub)
-CODES["def __init__(self, path, kind, scope, protection, family, why, stub):\n    __v_set(self, 'path', path)\n    __v_set(self, 'kind', kind)\n    __v_set(self, 'scope', scope)\n    __v_set(self, 'protection', protection)\n    __v_set(self, 'family', family)\n    __v_set(self, 'why', why)\n    __v_set(self, 'stub', stub)"] = __init__.__code__
+    __v_set(self, 'sentinel', sentinel)
+CODES["def __init__(self, path, kind, scope, protection, family, why, sentinel):\n    __v_set(self, 'path', path)\n    __v_set(self, 'kind', kind)\n    __v_set(self, 'scope', scope)\n    __v_set(self, 'protection', protection)\n    __v_set(self, 'family', family)\n    __v_set(self, 'why', why)\n    __v_set(self, 'sentinel', sentinel)"] = __init__.__code__
 
 def __init__(self, path, line, reason):
     __v_set(self, 'path', path)
@@ -718,13 +718,13 @@ def __init__(self, pid, call, args, ret, line):
     __v_set(self, 'line', line)
 CODES["def __init__(self, pid, call, args, ret, line):\n    __v_set(self, 'pid', pid)\n    __v_set(self, 'call', call)\n    __v_set(self, 'args', args)\n    __v_set(self, 'ret', ret)\n    __v_set(self, 'line', line)"] = __init__.__code__
 
-def __init__(self, pinned, protected, stubs, tripwires, links):
+def __init__(self, pinned, protected, missing, tripwires, links):
     self.pinned = __v_f_pinned() if pinned is __v_factory else pinned
     self.protected = __v_f_protected() if protected is __v_factory else protected
-    self.stubs = __v_f_stubs() if stubs is __v_factory else stubs
+    self.missing = __v_f_missing() if missing is __v_factory else missing
     self.tripwires = __v_f_tripwires() if tripwires is __v_factory else tripwires
     self.links = __v_f_links() if links is __v_factory else links
-CODES['def __init__(self, pinned, protected, stubs, tripwires, links):\n    self.pinned = __v_f_pinned() if pinned is __v_factory else pinned\n    self.protected = __v_f_protected() if protected is __v_factory else protected\n    self.stubs = __v_f_stubs() if stubs is __v_factory else stubs\n    self.tripwires = __v_f_tripwires() if tripwires is __v_factory else tripwires\n    self.links = __v_f_links() if links is __v_factory else links'] = __init__.__code__
+CODES['def __init__(self, pinned, protected, missing, tripwires, links):\n    self.pinned = __v_f_pinned() if pinned is __v_factory else pinned\n    self.protected = __v_f_protected() if protected is __v_factory else protected\n    self.missing = __v_f_missing() if missing is __v_factory else missing\n    self.tripwires = __v_f_tripwires() if tripwires is __v_factory else tripwires\n    self.links = __v_f_links() if links is __v_factory else links'] = __init__.__code__
 
 def __init__(self, plain, globs, trees, content_roots):
     __v_set(self, 'plain', plain)
@@ -889,7 +889,7 @@ def __init__(self, root, names, filters, unmatched_read, follows_links, max_dept
     __v_set(self, 'spelled', spelled)
 CODES["def __init__(self, root, names, filters, unmatched_read, follows_links, max_depth, skip_dirs, content, follows_file_links, spelled):\n    __v_set(self, 'root', root)\n    __v_set(self, 'names', names)\n    __v_set(self, 'filters', filters)\n    __v_set(self, 'unmatched_read', unmatched_read)\n    __v_set(self, 'follows_links', follows_links)\n    __v_set(self, 'max_depth', max_depth)\n    __v_set(self, 'skip_dirs', skip_dirs)\n    __v_set(self, 'content', content)\n    __v_set(self, 'follows_file_links', follows_file_links)\n    __v_set(self, 'spelled', spelled)"] = __init__.__code__
 
-def __init__(self, roots, dirs, depth, found, pending, unlistable, dirty, relisted, changed, exclude):
+def __init__(self, roots, dirs, depth, found, pending, unlistable, dirty, relisted, changed):
     self.roots = roots
     self.dirs = __v_f_dirs() if dirs is __v_factory else dirs
     self.depth = __v_f_depth() if depth is __v_factory else depth
@@ -899,8 +899,7 @@ def __init__(self, roots, dirs, depth, found, pending, unlistable, dirty, relist
     self.dirty = dirty
     self.relisted = __v_f_relisted() if relisted is __v_factory else relisted
     self.changed = __v_f_changed() if changed is __v_factory else changed
-    self.exclude = exclude
-CODES['def __init__(self, roots, dirs, depth, found, pending, unlistable, dirty, relisted, changed, exclude):\n    self.roots = roots\n    self.dirs = __v_f_dirs() if dirs is __v_factory else dirs\n    self.depth = __v_f_depth() if depth is __v_factory else depth\n    self.found = __v_f_found() if found is __v_factory else found\n    self.pending = __v_f_pending() if pending is __v_factory else pending\n    self.unlistable = __v_f_unlistable() if unlistable is __v_factory else unlistable\n    self.dirty = dirty\n    self.relisted = __v_f_relisted() if relisted is __v_factory else relisted\n    self.changed = __v_f_changed() if changed is __v_factory else changed\n    self.exclude = exclude'] = __init__.__code__
+CODES['def __init__(self, roots, dirs, depth, found, pending, unlistable, dirty, relisted, changed):\n    self.roots = roots\n    self.dirs = __v_f_dirs() if dirs is __v_factory else dirs\n    self.depth = __v_f_depth() if depth is __v_factory else depth\n    self.found = __v_f_found() if found is __v_factory else found\n    self.pending = __v_f_pending() if pending is __v_factory else pending\n    self.unlistable = __v_f_unlistable() if unlistable is __v_factory else unlistable\n    self.dirty = dirty\n    self.relisted = __v_f_relisted() if relisted is __v_factory else relisted\n    self.changed = __v_f_changed() if changed is __v_factory else changed'] = __init__.__code__
 
 def __init__(self, roots, reads, problem, deletes, exec_argv, execs, outputs, names, follows, maxdepth):
     __v_set(self, 'roots', roots)

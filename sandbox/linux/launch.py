@@ -452,9 +452,8 @@ def _options(policy: SandboxPolicy, seccomp_fd: int, status_fd: int,
 def _armed_watch(plan: FsPlan, res: Resources) -> MountWatch:
     """The mount watch over every name the plan mounts over, armed before
     the sandbox exists (no watch, no run)."""
-    watch = MountWatch([*plan.hidden_files, *plan.hidden_dirs, *plan.protected,
-                        *(path for path, _ in plan.stubs), *plan.pinned], files=plan.protected,
-                       sentinels=plan.sentinels)
+    watch = MountWatch([*plan.hidden_files, *plan.hidden_dirs, *plan.protected, *plan.pinned],
+                       files=plan.protected, sentinels=plan.sentinels)
     res.watches.append(watch)
     try:
         watch.arm()

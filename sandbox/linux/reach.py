@@ -88,7 +88,7 @@ def covering(plan: FsPlan) -> FsPlan:
     must see."""
     creds = _Credentials()
     keep = [plan.cwd, *([plan.workspace] if plan.workspace else []), *plan.writable,
-            *plan.pinned, *plan.protected, *(path for path, _ in plan.stubs),
+            *plan.pinned, *plan.protected,
             *plan.empty_dirs, *([plan.private_tmp] if plan.private_tmp else [])]
     dirs: list[str] = []
     files: list[str] = []

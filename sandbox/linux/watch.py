@@ -11,13 +11,16 @@ mount, the command's next try wrote `.git/config`, and the host's next
 `git status` ran the planted program. A hidden `~/.env` rotated with
 `sed -i` became readable the same way.
 
-The same watch stops the run when a *sentinel* appears: a name inside a
-git directory that no mount can guard (``.git/commondir``: git writes in
-``.git`` all the time) and that a host git polling the repository (an
-editor runs `git status` every few seconds) would obey before the post-run
-tripwire removes it. Reproducer: ``echo /tmp/planted > .git/commondir``
-while the editor is open; the editor's git reads its config, and its
-``core.fsmonitor``, from ``/tmp/planted``.
+The same watch stops the run when a *sentinel* appears: a name that must
+stay missing and that no mount can guard — inside a git directory
+(``.git/commondir``: git writes in ``.git`` all the time), or a missing
+protected path (``.claude/settings.json``, ``.mcp.json``, ``~/.bashrc``),
+which a mount would need an empty stub on the host for — and that a host
+process (an editor polling `git status`, an agent reloading its settings)
+would obey before the post-run tripwire moves it aside. Reproducer:
+``echo /tmp/planted > .git/commondir`` while the editor is open; the
+editor's git reads its config, and its ``core.fsmonitor``, from
+``/tmp/planted``.
 
 A mount cannot be put back from outside, so the watch ends the sandbox
 instead: an inotify watch on the parent directory of every mounted-over
@@ -272,7 +275,7 @@ class MountWatch:
             if not mask & (_IN_CREATE | _IN_MOVED_TO):
                 return  # a sentinel going away is the post-run check's business
         elif mask & _IN_CREATE:
-            return  # bubblewrap making a stub (a mount point); only sentinels count
+            return  # a new name is no replacement; only sentinels count
         with self._lock:
             if self.tripped is None:
                 self.tripped_path = path or None
@@ -284,8 +287,10 @@ class MountWatch:
         if not path:
             return "the watch over the protected paths lost events; the command was stopped"
         if path in self.sentinels:
-            return (f"{path} was created during the run: git obeys it, and a host git running "
-                    "meanwhile (an editor polls git status) would have; the command was stopped")
+            return (f"{path} was created during the run: the host runs or obeys what is there "
+                    "by itself (git, an agent's or editor's settings, a shell's startup file), "
+                    "and a host process running meanwhile would have; the command was stopped "
+                    "and what it made there is moved aside")
         return (f"{path} was replaced or removed during the run (on the host, or by the "
                 "command through a link), which lifts the sandbox's protection of it; the "
                 "command was stopped")

@@ -41,7 +41,7 @@ def sbpl_profile(plan: FsPlan, *, proxy_port: int | None = None) -> str:
         lines.append("(allow file-write*")
         lines += [f"  (subpath {_q(p)})" for p in writable]
         lines[-1] += ")"
-    protected = [*plan.protected, *(p for p, _ in plan.stubs)]
+    protected = [*plan.protected, *(p for p, _ in plan.missing)]
     if protected:
         lines.append(";; mandatory write denies inside the writable roots (existing or not)")
         lines.append("(deny file-write*")

@@ -29,7 +29,6 @@ import socket
 import stat
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -125,34 +124,14 @@ def consume_control(ws: Path, proc: subprocess.CompletedProcess[bytes],
 
 Entry = tuple[object, ...]
 
-
-def settle_stubs(root: Path, timeout: float = 30.0) -> None:
-    """Let the stubs this user's runs recorded below ``root`` go, as the
-    product removes them: at the end of a run, when no run at all is active
-    (sandbox/guards.py: removing a stub another run has mounted lifts that
-    run's write-deny). The other leg of the suite (test_unprivileged_leg.py)
-    runs beside this one, so a run's own end may find another run active
-    and leave its stubs to the next; this waits for a moment with no run
-    active and lets the product's run lock, entered and left, remove them.
-    Stubs that stay past ``timeout`` are left for the caller's assertion."""
-    from sandbox.guards import _recorded_stubs, run_lock
-
-    deadline = time.monotonic() + timeout
-    under = str(root).rstrip("/") + "/"
-    while any(p.startswith(under) and os.path.lexists(p) for p in _recorded_stubs()):
-        if time.monotonic() > deadline:
-            return
-        with run_lock():
-            pass
-        time.sleep(0.05)
+#: the suffix of what the product moves aside (sandbox.gitpaths.SUFFIX)
+QUARANTINED = ".quarantined-by-shellgate"
 
 
 def snapshot(root: Path) -> dict[str, Entry]:
     """Everything below ``root`` as seen on the host: type, mode, content,
-    link targets (directory mtimes are left out: stub mount points come and
-    go inside existing directories), once this user's recorded stubs below
-    it are gone (see :func:`settle_stubs`)."""
-    settle_stubs(root)
+    link targets (directory mtimes are left out: a tripwire's check may
+    rename inside a directory and back)."""
     entries: dict[str, Entry] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         for name in dirnames + filenames:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from escape_kit import (
+    QUARANTINED,
     SHELLGATE,
     consume_control,
     host_git,
@@ -45,78 +46,89 @@ CONFIG_ATTACKS = {
 }
 
 
+def _without_quarantined(entries: dict[str, object]) -> dict[str, object]:
+    """The snapshot minus what the product moved aside (kept for review)."""
+    return {k: v for k, v in entries.items() if QUARANTINED not in k}
+
+
 @pytest.mark.parametrize("attack", list(CONFIG_ATTACKS))
 def test_a_command_cannot_rewrite_agent_or_editor_configuration(
     workspace: Path, attack: str
 ) -> None:
     """Attack: grant itself permissions, add a hook or an MCP server, or a
-    task that runs when the editor opens the folder. Afterwards the host
-    workspace is exactly as before: no change, and no stub left behind."""
+    task that runs when the editor opens the folder. An existing file is
+    read-only; a missing one must stay missing: making it stops the run and
+    it is moved aside. Afterwards the host workspace is as before, but for
+    what was moved aside."""
     (workspace / ".claude").mkdir()
     (workspace / ".claude" / "settings.json").write_text('{"permissions": {"deny": ["Bash"]}}\n')
     before = snapshot(workspace)
-    proc = sh(workspace, f"{CONFIG_ATTACKS[attack]}; echo ran > control.txt")
+    proc = sh(workspace, f"echo ran > control.txt; {CONFIG_ATTACKS[attack]}")
     consume_control(workspace, proc)
-    assert snapshot(workspace) == before
+    assert _without_quarantined(snapshot(workspace)) == before
 
 
 @pytest.mark.parametrize("kind", ["plain directory", "git repository"])
-def test_a_run_leaves_no_stub_behind(workspace: Path, kind: str) -> None:
-    """Attack surface check: the read-only stubs that block `.mcp.json`,
-    `.shellgate/`, `.claude/`, `.vscode/` … are removed after the run."""
+def test_a_run_leaves_nothing_in_the_project_whatever_else_runs(
+        workspace: Path, kind: str) -> None:
+    """From a review: the empty stubs bubblewrap needed as mount points for
+    missing protected paths (`.gitmodules`, `.mcp.json`, `.idea/`,
+    `.claude/settings.json` …) stayed in the project while any other run was
+    active on the machine; `git status` showed them and Claude Code read the
+    empty settings file. Nothing is made for a missing path now: while a
+    long run is active, neither the host nor a second run sees any of them,
+    and both leave the project as it was."""
     if kind == "git repository":
         assert host_git(workspace, "init", "-q").returncode == 0
     before = snapshot(workspace)
-    proc = sh(workspace, "ls -A > control.txt")
-    seen = consume_control(workspace, proc)
-    require(".mcp.json" in seen.split(), "the stubs were in place during the run", proc)
+    first = subprocess.Popen(
+        [SHELLGATE, "run", "--cwd", str(workspace), "--", "sh", "-c",
+         "echo started > started.txt; sleep 3"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not (workspace / "started.txt").exists():
+            require(time.monotonic() < deadline and first.poll() is None,
+                    "the first run started")
+            time.sleep(0.05)
+        on_host = set(os.listdir(workspace))
+        proc = sh(workspace, "ls -A > control.txt")
+        seen = set(consume_control(workspace, proc).split())
+    finally:
+        first.communicate(timeout=60)
+    (workspace / "started.txt").unlink()
+    names = {".mcp.json", ".claude", ".shellgate", ".gitmodules", ".vscode", ".idea"}
+    assert not names & on_host
+    assert not names & seen
     assert snapshot(workspace) == before
 
 
-def test_a_parallel_runs_cleanup_never_lifts_a_write_deny(tmp_path: Path) -> None:
-    """Attack (from a review): two runs whose writable paths overlap. Run A
-    created an empty stub for a missing protected path; run B, started
-    later, bound A's stub read-only as an existing protected path. When A
-    ended it removed its stub — which detached B's read-only mount — and B
-    wrote the protected file. Stubs now go only when no run is active."""
+def test_overlapping_runs_cannot_make_a_file_the_other_keeps_missing(tmp_path: Path) -> None:
+    """Attack (from a review): two runs whose writable paths overlap. With
+    stubs, run B bound run A's empty stub as an existing protected path;
+    when A removed it, B's read-only mount went with it and B wrote
+    `~/.zshrc`. A missing protected path is now kept missing by each run
+    itself: B's write stops B (and A, which keeps it missing too), and what
+    was written is moved aside."""
     home = tmp_path / "home"
     (home / "a").mkdir(parents=True)
     (home / "b").mkdir()
     env = {**os.environ, "HOME": str(home)}
     first = subprocess.Popen(
         [SHELLGATE, "run", "--cwd", str(home / "a"), "--allow-write", str(home), "--",
-         "sleep", "2"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+         "sleep", "3"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE)
     try:
         time.sleep(0.8)
         target = shlex.quote(str(home / ".zshrc"))
-        script = (f"echo x > {target} 2>/dev/null || echo refused-before > control.txt; "
-                  f"sleep 3; echo 'echo PWNED' > {target} 2>/dev/null || echo refused-after "
-                  ">> control.txt")
-        second = shellgate_run(home / "b", "sh", "-c", script,
+        second = shellgate_run(home / "b", "sh", "-c",
+                               f"echo ran > control.txt; echo 'echo PWNED' > {target}; "
+                               "sleep 2; echo survived >> control.txt",
                                options=("--allow-write", str(home)), env=env, input=b"")
     finally:
         first.communicate(timeout=30)
-    seen = consume_control(home / "b", second).split()
-    require(seen[:1] == ["refused-before"], "the protected file was refused at first", second)
-    assert seen == ["refused-before", "refused-after"]
-    zshrc = home / ".zshrc"
-    assert not zshrc.exists() or "PWNED" not in zshrc.read_text()
+    assert consume_control(home / "b", second).split() == ["ran"]
+    assert not (home / ".zshrc").exists()
+    kept = list(home.glob(".zshrc" + QUARANTINED + "*"))
+    assert len(kept) == 1 and "PWNED" in kept[0].read_text()
 
-
-def test_a_run_lock_held_for_ever_by_someone_else_does_not_stop_runs(workspace: Path) -> None:
-    """Attack (from a review): any local user can open the machine-wide lock
-    and hold it exclusively; every run then hung. A run waits briefly, then
-    goes on without the lock (and leaves its stubs in place)."""
-    import fcntl
-
-    fd = os.open("/tmp/.shellgate-runs.lock", os.O_RDONLY | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        started = time.monotonic()
-        proc = sh(workspace, "echo ran > control.txt", timeout=20)
-        consume_control(workspace, proc)
-        assert proc.returncode == 0
-        assert time.monotonic() - started < 10
-    finally:
-        os.close(fd)

@@ -238,9 +238,9 @@ def test_a_run_that_creates_only_files_git_shows_reports_nothing(git_ws: Path) -
 def test_a_run_that_creates_nothing_asks_git_nothing(
     git_ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The empty stubs the sandbox itself mounts over missing protected
-    names (`.mcp.json`, `.gitmodules` …) are not the command's files: a run
-    that creates nothing starts no second sandbox to ask git about them."""
+    """A run that creates nothing starts no second sandbox to ask git about
+    what it made (the names the sandbox keeps missing, `.mcp.json`,
+    `.gitmodules` …, are nothing it made)."""
     import sandbox.unseen
     from sandbox import load_profile, run
 

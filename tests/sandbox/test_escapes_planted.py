@@ -125,10 +125,8 @@ def _text(path: Path) -> str | None:
 
 
 def _undone(after: str | None, before: str | None) -> bool:
-    """Is the host's file as it was before the run? An empty file where
-    there was none is a read-only stub, which another run still active on the
-    machine keeps in place (README: stubs go once no run is active)."""
-    return after == before or (before is None and after == "")
+    """Is the host's file as it was before the run?"""
+    return after == before
 
 
 # -- 1a. a submodule's gitdir, nested too ---------------------------------------------
@@ -944,7 +942,7 @@ def _home_env(home: Path) -> dict[str, str]:
     return env
 
 
-#: file the command writes -> (its entry in host-run-files.toml, stub = true there)
+#: file the command writes -> (its entry in host-run-files.toml, sentinel = true there)
 HOME_PLANTS = {
     ".gitconfig": (".gitconfig", True),
     ".config/git/config": (".config/git", True),
@@ -1000,9 +998,9 @@ def test_a_command_run_in_the_home_directory_cannot_leave_startup_files_there(
     """Attack (from a review): `--cwd ~`. The command writes a file the
     user's next login, shell, git, python, cargo, editor, desktop session or
     cloud CLI runs or obeys. None of them is on the host after the run: an
-    existing one (or one under a stub) could not be written, and one
-    created during the run is undone and reported."""
-    entry, stub = HOME_PLANTS[name]
+    existing one could not be written, one kept missing stopped the run when
+    made, and one created during the run is undone and reported."""
+    entry, sentinel = HOME_PLANTS[name]
     target = fake_home / name
     if existing:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -1013,7 +1011,7 @@ def test_a_command_run_in_the_home_directory_cannot_leave_startup_files_there(
     proc = sh(fake_home, _recorded(write), env=_home_env(fake_home))
     status = _status(fake_home, proc)
     assert _undone(_text(target), before), f"what the command wrote to ~/{name} is on the host"
-    if existing or stub:
+    if existing or sentinel:
         assert status != 0, f"~/{name} was writable during the run"
     elif status == 0:
         assert _reported(proc, entry), f"no shellgate: line names {entry}\n{output(proc)}"

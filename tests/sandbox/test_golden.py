@@ -23,13 +23,13 @@ PLAN = FsPlan(
     pinned=("/home/u/project/.git", "/home/u/project/.claude"),
     protected=("/home/u/project/.git/hooks", "/home/u/project/.git/config",
                "/home/u/project/.claude/settings.json"),
-    stubs=(("/home/u/project/.shellgate", "dir"), ("/home/u/project/.mcp.json", "file")),
+    missing=(("/home/u/project/.shellgate", "dir"), ("/home/u/project/.mcp.json", "file")),
     hidden_dirs=("/home/u/.ssh", "/home/u/.aws"),
     hidden_files=("/etc/shadow", "/home/u/.netrc"),
     private_tmp="/run/user/1000/shellgate-1000/run-abc/tmp",
 )
 READ_ONLY_PLAN = FsPlan(
-    cwd="/tmp/pytest/ws", writable=(), pinned=(), protected=(), stubs=(),
+    cwd="/tmp/pytest/ws", writable=(), pinned=(), protected=(), missing=(),
     hidden_dirs=("/home/u/.ssh",), hidden_files=(), private_tmp="/scratch/tmp",
 )
 
@@ -83,7 +83,7 @@ def test_the_command_stays_on_the_real_command_line_and_the_rest_goes_through_a_
 
 def test_a_thousand_mounts_do_not_touch_the_argv_limit() -> None:
     many = FsPlan(cwd="/w", writable=("/w",), pinned=(),
-                  protected=tuple(f"/w/p{i}" for i in range(1000)), stubs=(),
+                  protected=tuple(f"/w/p{i}" for i in range(1000)), missing=(),
                   hidden_dirs=(), hidden_files=())
     args = bwrap_args(many, BwrapOptions())
     assert len(args) > 3000
@@ -91,6 +91,6 @@ def test_a_thousand_mounts_do_not_touch_the_argv_limit() -> None:
 
 
 def test_sbpl_quotes_paths_that_contain_quotes_and_backslashes() -> None:
-    odd = FsPlan(cwd='/w/a"b\\c', writable=('/w/a"b\\c',), pinned=(), protected=(), stubs=(),
+    odd = FsPlan(cwd='/w/a"b\\c', writable=('/w/a"b\\c',), pinned=(), protected=(), missing=(),
                  hidden_dirs=(), hidden_files=())
     assert '(subpath "/w/a\\"b\\\\c")' in sbpl_profile(odd)

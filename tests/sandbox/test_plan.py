@@ -1,4 +1,4 @@
-"""The filesystem plan: mandatory write-denies, stubs, pins, hidden paths.
+"""The filesystem plan: mandatory write-denies, sentinels, pins, hidden paths.
 Built against a real temporary filesystem; rendering is tested elsewhere."""
 
 from __future__ import annotations
@@ -34,17 +34,20 @@ def ws(tmp_path: Path) -> Path:
     return w
 
 
-def test_missing_protected_paths_get_a_stub_at_their_first_missing_component(
+def test_missing_protected_paths_are_kept_missing_at_their_first_missing_component(
     ws: Path, home: Path
 ) -> None:
     plan = plan_for(ws, home)
-    stubs = dict(plan.stubs)  # type: ignore[attr-defined]
-    assert stubs[str(ws / ".git")] == "dir"  # covers .git/hooks and .git/config
-    assert stubs[str(ws / ".claude")] == "dir"
-    assert stubs[str(ws / ".shellgate")] == "dir"
-    assert stubs[str(ws / ".mcp.json")] == "file"
-    assert stubs[str(ws / ".gitmodules")] == "file"
-    assert str(ws / ".git" / "hooks") not in stubs  # covered by the .git stub
+    missing = dict(plan.missing)  # type: ignore[attr-defined]
+    assert missing[str(ws / ".git")] == "dir"  # covers .git/hooks and .git/config
+    assert missing[str(ws / ".claude")] == "dir"
+    assert missing[str(ws / ".shellgate")] == "dir"
+    assert missing[str(ws / ".mcp.json")] == "file"
+    assert missing[str(ws / ".gitmodules")] == "file"
+    assert str(ws / ".git" / "hooks") not in missing  # covered by .git
+    # each stops the run when made, and is moved aside after it
+    assert set(missing) <= set(plan.sentinels) & set(plan.tripwires)  # type: ignore[attr-defined]
+    assert str(ws / ".git" / "hooks") not in plan.tripwires  # type: ignore[attr-defined]
 
 
 def test_existing_protected_paths_are_read_only_and_their_parents_pinned(
@@ -58,8 +61,8 @@ def test_existing_protected_paths_are_read_only_and_their_parents_pinned(
     assert {str(ws / ".git" / "hooks"), str(ws / ".git" / "config"),
             str(ws / ".claude" / "settings.json")} <= protected
     assert {str(ws / ".git"), str(ws / ".claude")} <= set(plan.pinned)  # type: ignore[attr-defined]
-    stubs = dict(plan.stubs)  # type: ignore[attr-defined]
-    assert stubs[str(ws / ".claude" / "commands")] == "dir"
+    missing = dict(plan.missing)  # type: ignore[attr-defined]
+    assert missing[str(ws / ".claude" / "commands")] == "dir"
     assert str(ws) not in plan.pinned  # type: ignore[attr-defined]
 
 
@@ -79,8 +82,8 @@ def test_a_worktree_gitdir_and_its_common_dir_are_protected(
     assert str(wt / ".git") in protected  # the `gitdir:` pointer file itself
     assert str(main / ".git" / "hooks") in protected
     assert str(main / ".git" / "config") in protected
-    stubs = dict(plan.stubs)  # type: ignore[attr-defined]
-    assert str(gitdir / "hooks") in stubs or str(gitdir / "hooks") in protected
+    missing = dict(plan.missing)  # type: ignore[attr-defined]
+    assert str(gitdir / "hooks") in missing or str(gitdir / "hooks") in protected
 
 
 def test_shell_rc_files_are_protected_only_where_the_home_directory_is_writable(
@@ -89,18 +92,18 @@ def test_shell_rc_files_are_protected_only_where_the_home_directory_is_writable(
     (home / ".bashrc").write_text("# rc")
     plain = plan_for(ws, home)
     names = {os.path.basename(p) for p in plain.protected} | {  # type: ignore[attr-defined]
-        os.path.basename(p) for p, _ in plain.stubs}  # type: ignore[attr-defined]
+        os.path.basename(p) for p, _ in plain.missing}  # type: ignore[attr-defined]
     assert ".bashrc" not in names and ".zshrc" not in names
     with_home = plan_for(ws, home, allow_write=(str(home),))
     assert str(home / ".bashrc") in with_home.protected  # type: ignore[attr-defined]
-    assert str(home / ".zshrc") in dict(with_home.stubs)  # type: ignore[attr-defined]
+    assert str(home / ".zshrc") in dict(with_home.missing)  # type: ignore[attr-defined]
 
 
 def test_policy_write_denies_win_over_the_writable_workspace(ws: Path, home: Path) -> None:
     (ws / "secrets").mkdir()
     plan = plan_for(ws, home, deny_write=("secrets", "not-yet/file"))
     assert str(ws / "secrets") in plan.protected  # type: ignore[attr-defined]
-    assert dict(plan.stubs)[str(ws / "not-yet")] == "dir"  # type: ignore[attr-defined]
+    assert dict(plan.missing)[str(ws / "not-yet")] == "dir"  # type: ignore[attr-defined]
 
 
 def test_sensitive_paths_of_the_shared_list_are_hidden(ws: Path, home: Path) -> None:
@@ -119,7 +122,7 @@ def test_a_read_deny_wins_over_a_write_allow_inside_it(ws: Path, home: Path) -> 
 def test_the_read_only_profile_has_no_writable_root(ws: Path, home: Path) -> None:
     plan = build_plan(load_profile("read-only"), str(ws), home=str(home), private_tmp="/t")
     assert plan.writable == ()
-    assert plan.stubs == ()  # nothing writable, nothing to protect
+    assert plan.missing == ()  # nothing writable, nothing to protect
     assert plan.private_tmp == "/t"
 
 

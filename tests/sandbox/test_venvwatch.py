@@ -34,12 +34,12 @@ def test_a_same_size_rewrite_with_the_mtime_put_back_changes_the_key(tmp_path: P
 
 
 def test_a_directory_whose_entry_came_and_went_keeps_its_key(tmp_path: Path) -> None:
-    """A stub mount point made and removed in a watched directory is no
+    """A temporary file made and removed in a watched directory is no
     change to what the host runs."""
     (tmp_path / "d").mkdir()
     before, _ = statkeys.tree_keys(str(tmp_path))
-    (tmp_path / "d" / "stub").touch()
-    (tmp_path / "d" / "stub").unlink()
+    (tmp_path / "d" / "tmp").touch()
+    (tmp_path / "d" / "tmp").unlink()
     assert statkeys.tree_keys(str(tmp_path))[0] == before
 
 

@@ -366,8 +366,8 @@ def test_a_trusted_directory_covers_itself_and_below_never_a_name_it_prefixes(
 @pytest.mark.sandbox
 def test_a_hook_naming_a_script_not_made_yet_still_runs_after_sandboxed_commands(
         workspace: Path, home: Path) -> None:
-    """The sandbox keeps the missing script with an empty stub it may leave
-    behind: that is no change, and the hook goes on running."""
+    """The sandbox keeps the missing script missing and leaves nothing in
+    its place: no change, and the hook goes on running."""
     _settings(home, _hook("python3 ${CLAUDE_PROJECT_DIR}/later.py; echo hook-ran >&2; exit 2"))
     session = _session(workspace, home)
     assert not _run(session, "Bash", {"command": "echo one"}).is_error

@@ -31,7 +31,7 @@ from .plan import FsPlan
 from .programs import temp_root
 from .repos import find_repos
 from .tripwires import Tripwires
-from .unseen import created_during, unseen_reports
+from .unseen import created_during, special_git_reads, unseen_reports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -172,10 +172,11 @@ class Guards:
         except Exception as exc:
             outcome.problems.append(f"the search for planted git directories failed: {exc}")
         try:
+            created = created_during(self.changed_dirs, self.git.started_ns)
+            moved = self._special_git_reads(created, outcome)
             # the names other checks own are reported by them
-            owned = {*self.plan.tripwires, *self.plan.reports, *self.plan.protected}
-            paths = [p for p in created_during(self.changed_dirs, self.git.started_ns)
-                     if p not in owned]
+            owned = {*self.plan.tripwires, *self.plan.reports, *self.plan.protected, *moved}
+            paths = [p for p in created if p not in owned]
             if paths:
                 reports, problems = unseen_reports(paths, list(self.plan.repos),
                                                    home=self.git.home,
@@ -185,6 +186,24 @@ class Guards:
         except Exception as exc:
             outcome.problems.append(f"the search for files git does not show failed: {exc}")
         return outcome
+
+    def _special_git_reads(self, created: list[str], outcome: GuardOutcome) -> list[str]:
+        """A file git reads by itself (`.gitignore`, `.gitattributes`,
+        `.mailmap` …) made during the run as a FIFO, a socket or a device is
+        renamed aside: the host's next `git status` there would hang for
+        ever, and so would the post-run question to git below. The paths
+        moved."""
+        moved: list[str] = []
+        for path, kind in special_git_reads(created):
+            kept = _rename_below(list(self.plan.writable), path, outcome.problems,
+                                 unreachable=f"is {kind}")
+            if kept is not None:
+                moved.append(path)
+                outcome.tampered.append(path)
+                outcome.reports.append(
+                    f"{path} was made {kind} during the run, where git reads a regular file by "
+                    f"itself (git there would hang); renamed to {kept}")
+        return moved
 
     def _quarantine_gitdirs(self, changed: list[str], outcome: GuardOutcome) -> None:
         """A submodule's or worktree's git directory whose entries were only
@@ -363,8 +382,8 @@ def _rename_below(roots: list[str], path: str, problems: list[str], *,
     rel = os.path.relpath(parent, root)
     fd = open_below(root, [] if rel == "." else rel.split("/"))
     if fd is None:
-        problems.append(f"{path} {unreachable} and cannot be renamed aside; do not run git "
-                        "submodule there")
+        problems.append(f"{path} {unreachable} and cannot be renamed aside; look there "
+                        "before running git")
         return None
     try:
         return rename_aside(fd, name, parent, problems)

@@ -45,6 +45,37 @@ _POLICY = SandboxPolicy(
 )
 
 
+#: files git opens by itself wherever they lie in a work tree (ignore and
+#: attribute rules at every depth, the top's mailmap, submodule list and
+#: git-lfs config): git reads them with a plain blocking open, so a FIFO
+#: under one of these names hangs the host's `git status` (`.gitignore`),
+#: `git add` (`.gitattributes`) or `git log` (`.mailmap`) for ever. git
+#: refuses a symbolic link under these names (O_NOFOLLOW, git >= 2.32).
+GIT_READS = frozenset({".gitignore", ".gitattributes", ".mailmap", ".gitmodules", ".lfsconfig"})
+
+
+def special_git_reads(paths: list[str]) -> list[tuple[str, str]]:
+    """(path, what it is) for each of ``paths`` named as a file git reads
+    by itself that a blocking open would wait on: a FIFO, a socket, a
+    device."""
+    out: list[tuple[str, str]] = []
+    for path in paths:
+        if os.path.basename(path) not in GIT_READS:
+            continue
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            continue
+        kind = _KINDS.get(stat.S_IFMT(mode))
+        if kind is not None:
+            out.append((path, kind))
+    return out
+
+
+_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device",
+          stat.S_IFBLK: "a device"}
+
+
 def created_during(dirs: tuple[str, ...], since_ns: int, budget: float = 1.0) -> list[str]:
     """Files and links in ``dirs`` whose ctime is at or after ``since_ns``
     (created, renamed into place, or changed in their mode or links), as
@@ -131,7 +162,8 @@ def _ignored(worktree: str, rels: list[str], *, home: str,
     except SandboxError as exc:
         return [], f"git could not be run in a sandbox: {exc}"
     if result.timed_out or result.killed_reason:
-        return [], "git did not answer in time"
+        return [], ("git did not answer in 20 s (a file it reads by itself, such as a "
+                    "`.gitignore`, may not be a regular file: look before running git there)")
     if result.exit_code not in (0, 1):  # 1: nothing is ignored
         return [], " ".join(result.stderr_text.split())[:200] or f"exit status {result.exit_code}"
     out = b"".join(chunks).split(b"\0")

@@ -279,3 +279,38 @@ def test_a_symlink_planted_as_a_submodule_git_directory_is_renamed_aside(
     assert "renamed" in output(proc)
     _submodule_update(git_ws)
     assert not marker.exists()
+
+
+#: a file git reads by itself, made a FIFO -> a host git command that read it
+GIT_READ_FIFOS = {
+    ".gitignore": ("status", "--short"),
+    "sub/.gitignore": ("status", "--short"),
+    "sub/.gitattributes": ("check-attr", "-a", "sub/x"),
+    ".gitattributes": ("check-attr", "-a", "README.md"),
+    ".mailmap": ("log", "-1", "--format=%aN"),
+}
+
+
+@pytest.mark.parametrize("name", list(GIT_READ_FIFOS))
+def test_a_fifo_where_git_reads_a_file_by_itself_is_moved_aside(git_ws: Path, name: str) -> None:
+    """Attack (from a review): `mkfifo .gitignore`. git opens the files it
+    reads by itself (ignore and attribute rules at every depth, the
+    mailmap) with a blocking open: the host's next `git status` hung for
+    ever, and shellgate's own post-run question to git waited 20 s and said
+    only that git did not answer. The FIFO is renamed aside and named; git
+    on the host answers at once."""
+    (git_ws / "sub").mkdir()
+    (git_ws / "sub" / "x").write_text("x\n")
+    started = time.monotonic()
+    proc = sh(git_ws, f"mkfifo {name} && echo ran > control.txt")
+    took = time.monotonic() - started
+    consume_control(git_ws, proc)
+    assert not (git_ws / name).is_fifo()
+    kept = list((git_ws / name).parent.glob((git_ws / name).name + SUFFIX + "*"))
+    assert len(kept) == 1 and kept[0].is_fifo()  # the command's FIFO, kept for review
+    assert not (git_ws / name).exists()
+    assert name.rsplit("/", 1)[-1] in output(proc) and "FIFO" in output(proc)
+    assert took < 15  # the post-run step did not wait on git
+    kept[0].unlink()
+    answer = host_git(git_ws, *GIT_READ_FIFOS[name])  # raises TimeoutExpired if it hangs
+    assert answer.returncode == 0, answer.stderr

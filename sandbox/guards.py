@@ -15,6 +15,7 @@ follow a link out of the workspace or raise: problems become lines in the
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import stat
 from pathlib import Path
@@ -26,10 +27,10 @@ from .errors import SandboxUnavailable
 from .gitconfig import gitdirs
 from .gitguard import GitGuard
 from .gitpaths import defuse, nested_changed, open_below, rename_aside
-from .hashing import hex_digest
+from .hostrun import host_files
 from .plan import FsPlan
 from .programs import temp_root
-from .repos import find_repos
+from .repos import deep_cache, find_repos, known_agent_dirs
 from .tripwires import Tripwires
 from .unseen import created_during, special_git_reads, unseen_reports
 
@@ -137,6 +138,8 @@ class Guards:
     git: GitGuard
     #: directories the post-run walk listed (new, or changed in the run)
     changed_dirs: tuple[str, ...] = ()
+    #: agents' settings directories known before the run (see _agent_settings)
+    agent_dirs_before: frozenset[str] = frozenset()
 
     @classmethod
     def before(cls, plan: FsPlan, *, home: str, backend: Backend | None) -> Guards:
@@ -146,7 +149,11 @@ class Guards:
         except Exception as exc:  # reported after the run; never a crash
             git.problems.append(f"gitlink check before the run failed: {exc}")
         wires = Tripwires.before(plan.writable, plan.tripwires, plan.reports, plan.links)
-        return cls(plan, wires, git)
+        try:
+            agents = known_agent_dirs(list(plan.writable), deep_cache(runtime_dir(), plan.writable))
+        except Exception:  # nothing known: every changed one is judged new
+            agents = frozenset()
+        return cls(plan, wires, git, agent_dirs_before=agents)
 
     def after(self) -> GuardOutcome:
         """Never raises: a guard that fails is a problem line."""
@@ -177,6 +184,7 @@ class Guards:
             # the names other checks own are reported by them
             owned = {*self.plan.tripwires, *self.plan.reports, *self.plan.protected, *moved}
             paths = [p for p in created if p not in owned]
+            outcome.reports += _instructions_made(paths)
             if paths:
                 reports, problems = unseen_reports(paths, list(self.plan.repos),
                                                    home=self.git.home,
@@ -238,8 +246,7 @@ class Guards:
         roots = list(self.plan.writable)
         if not roots:
             return
-        key = hex_digest("\0".join(roots).encode())[:16]
-        scan = find_repos(roots, runtime_dir() / f"repos-deep-{key}.json", deep=True,
+        scan = find_repos(roots, deep_cache(runtime_dir(), self.plan.writable), deep=True,
                           budget=_AFTER_BUDGET_S, revalidate_budget=_AFTER_BUDGET_S)
         self.changed_dirs = scan.changed
         known = set(self.plan.repos) | self.git.seen_worktrees
@@ -314,13 +321,25 @@ class Guards:
         renamed aside. Reproducer (from a review): `mkdir -p sub/.claude &&
         printf '{"permissions":{"allow":["Bash(git push:*)"]}}' >
         sub/.claude/settings.local.json`; a session started in sub allowed
-        `git push` unasked."""
+        `git push` unasked.
+
+        One that was there before the run (the last search after a run
+        found it) and changed during it is reported, not renamed: the user
+        may have saved a rule in it on the host meanwhile (from a review: a
+        deny rule saved in `pkg/.claude/settings.local.json` while a run
+        slept was renamed aside as made by the command), and shellgate
+        cannot tell who wrote it."""
         tops = {*roots, *self.plan.repos, *self.git.seen_worktrees}
         since = self.git.started_ns
         for path in entries:
             parent = os.path.dirname(path)
             root = _root_of(roots, path)
             if root is None or parent in tops or not _touched_since(path, since):
+                continue
+            if path in self.agent_dirs_before and not os.path.islink(path):
+                outcome.reports.append(
+                    f"agent settings at {path} were changed during the run, by the command or "
+                    f"on the host (a session started in {parent} obeys them): review them")
                 continue
             rel = os.path.relpath(parent, root)
             fd = open_below(root, [] if rel == "." else rel.split("/"))
@@ -409,6 +428,23 @@ def _links_below(gitdir: str, depth: int = 4) -> list[str]:
         stack += [(e.path, level + 1) for e in entries
                   if e.is_symlink() or e.is_dir(follow_symlinks=False)]
     return out
+
+
+def _instructions_made(paths: list[str]) -> list[str]:
+    """A line for each agent instruction file (`CLAUDE.md`, `AGENTS.md` …,
+    the table's family ``instructions``) made or replaced during the run
+    below the tops, where the table reports them: an agent reads one as
+    soon as it works in that directory, and takes it for the user's."""
+    names = _instruction_names()
+    return [f"agent instructions {p} were made or replaced during the run (an agent working "
+            "there reads them as the user's): review them"
+            for p in paths if os.path.basename(p) in names]
+
+
+@functools.cache
+def _instruction_names() -> frozenset[str]:
+    return frozenset(e.path for e in host_files()
+                     if e.family == "instructions" and "/" not in e.path)
 
 
 def _root_of(roots: list[str], path: str) -> str | None:

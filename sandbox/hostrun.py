@@ -101,9 +101,12 @@ class HostRunTargets:
 
 
 def host_run_targets(
-    roots: list[str], repos: list[Repo], home: str, *, git_read_only: bool = False
+    roots: list[str], repos: list[Repo], home: str, *, git_read_only: bool = False,
+    agent_dirs: frozenset[str] = frozenset(),
 ) -> HostRunTargets:
-    """Every path the table names for ``roots`` and the ``repos`` in them."""
+    """Every path the table names for ``roots`` and the ``repos`` in them,
+    and for the agents' settings directories ``agent_dirs`` found below
+    their tops by an earlier search."""
     targets = HostRunTargets()
     table = host_files()
     by_scope = {s: [e for e in table if e.scope == s] for s in ("gitdir", "repo", "home")}
@@ -111,6 +114,7 @@ def host_run_targets(
     for top in tops:
         for entry in by_scope["repo"]:
             targets.add(top, entry)
+    _nested_agent_dirs(targets, agent_dirs, roots, set(tops), by_scope["repo"])
     for top in tops:
         targets.report += _startup_file_dirs(top)
     worktrees = {r.worktree for r in repos}
@@ -163,6 +167,32 @@ def host_run_targets(
                 raise PolicyError(f"refusing to make {inside} writable: the host runs what is "
                                   f"in {path} by itself ({entry.why})")
     return targets
+
+
+#: nested agents' settings directories protected by mounts; the rest are
+#: left to the search after the run
+_MOUNTED_AGENT_DIRS = 16
+
+
+def _nested_agent_dirs(targets: HostRunTargets, agent_dirs: frozenset[str], roots: list[str],
+                       tops: set[str], entries: list[HostFile]) -> None:
+    """The existing entries of a `.claude` or `.shellgate` below a top
+    (`pkg/.claude/settings.json`), there before the run, are protected as
+    the top's are: a session the user starts in `pkg` obeys them. A missing
+    one is not kept missing: the user may save it on the host during the
+    run (from a review: a deny rule saved in `pkg/.claude/settings.local.json`
+    while a run slept was renamed aside as the command's). What the search
+    after the run finds changed in such a directory is reported, not
+    renamed (see sandbox.guards)."""
+    nested = sorted(d for d in agent_dirs
+                    if os.path.dirname(d) not in tops and any(_under(d, r) for r in roots)
+                    and os.path.isdir(d) and not os.path.islink(d))
+    for path in nested[:_MOUNTED_AGENT_DIRS]:
+        parent, name = os.path.split(path)
+        for entry in entries:
+            if entry.path.split("/", 1)[0] == name and os.path.lexists(
+                    os.path.join(parent, entry.path)):
+                targets.add(parent, entry)
 
 
 #: where a project keeps its virtualenv

@@ -42,7 +42,7 @@ from .hostrun import host_run_targets
 from .listings import Candidates, existing, group
 from .owndirs import hidden_own_dirs
 from .policy import SandboxPolicy
-from .repos import find_repos
+from .repos import deep_cache, find_repos, known_agent_dirs
 from .selfcode import own_code
 
 #: Directories that are never a writable root, and trees nothing below which is
@@ -336,7 +336,10 @@ def build_plan(
 
     scan = find_repos(roots, _repo_cache(state_dir, roots))
     repos = list(scan.repos)
-    targets = host_run_targets(roots, repos, home, git_read_only=fs.git == "read-only")
+    agents = (known_agent_dirs(roots, deep_cache(state_dir, roots)) if state_dir is not None
+              else frozenset())
+    targets = host_run_targets(roots, repos, home, git_read_only=fs.git == "read-only",
+                               agent_dirs=agents)
     block = [*targets.block, *((expand(p, home, ws), "file", True) for p in fs.deny_write)]
     # (one outside every writable root is left alone by _layout: read-only already)
     block += [(c, "dir" if os.path.isdir(c) else "file", False) for c in own]

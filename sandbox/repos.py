@@ -20,7 +20,8 @@ import stat
 from values import valueclass
 
 from .gitconfig import resolve_gitdir
-from .walk import WalkSpec, walk
+from .hashing import hex_digest
+from .walk import WalkSpec, recorded, walk
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -160,3 +161,15 @@ def _is_repository(dotgit: str) -> bool:
     except OSError:
         return False
     return True  # a gitdir file or a link: resolved (or refused) by resolve_gitdir
+
+
+def deep_cache(state_dir: Path, roots: list[str] | tuple[str, ...]) -> Path:
+    """Where the search after a run keeps its state for ``roots``."""
+    return state_dir / f"repos-deep-{hex_digest(chr(0).join(roots).encode())[:16]}.json"
+
+
+def known_agent_dirs(roots: list[str], cache: Path | None) -> frozenset[str]:
+    """The agents' settings directories the last search after a run found
+    in ``roots`` (read from its cache: nothing is listed)."""
+    return frozenset(p for p in recorded(DEEP_SPEC, roots, cache)
+                     if os.path.basename(p) in AGENT_DIRS)

@@ -197,6 +197,21 @@ def _walk_locked(spec: WalkSpec, roots: list[str], cache: Path | None, *,
                       tuple(sorted(state.unlistable)), tuple(unchecked), tuple(state.changed))
 
 
+def recorded(spec: WalkSpec, roots: list[str], cache: Path | None) -> tuple[str, ...]:
+    """What the last walk of ``spec`` over ``roots`` found (this process's
+    memory, else the cache), without listing anything. A state loaded here
+    stays in memory for the next walk."""
+    key = (spec.name, tuple(roots))
+    with _LOCK:
+        state = _MEMORY.get(key)
+        if state is None:
+            state = _load(cache, roots)
+            if state is None:
+                return ()
+            _MEMORY[key] = state
+        return tuple(os.path.join(d, n) for d, names in state.found.items() for n in names)
+
+
 def forget(spec_name: str) -> None:
     """Drop the in-memory state of every walk named ``spec_name``."""
     with _LOCK:

@@ -47,6 +47,8 @@ class HostFile:
     why: str
     #: a missing path must stay missing (see sandbox.plan)
     sentinel: bool = False
+    #: a writable root granted below it widens that path only
+    grant_below: bool = False
 
 
 @functools.cache
@@ -59,7 +61,8 @@ def host_files() -> tuple[HostFile, ...]:
         if entry["protection"] not in ("block", "tripwire", "report"):
             raise ValueError(f"host-run-files.toml: bad protection in {entry!r}")
         out.append(HostFile(entry["path"], entry["kind"], entry["scope"], entry["protection"],
-                            entry["family"], entry["why"], bool(entry.get("sentinel", False))))
+                            entry["family"], entry["why"], bool(entry.get("sentinel", False)),
+                            bool(entry.get("grant_below", False))))
     return tuple(out)
 
 
@@ -161,7 +164,7 @@ def host_run_targets(
         # a blocked entry is refused (its mount would undo the block).
         if any(_under(path, r) and path != r for r in roots):
             targets.add(real_home, entry)
-        elif entry.protection == "block":
+        elif entry.protection == "block" and not entry.grant_below:
             inside = next((r for r in roots if _under(r, path)), None)
             if inside is not None:
                 raise PolicyError(f"refusing to make {inside} writable: the host runs what is "

@@ -137,10 +137,17 @@ class FsPlan:
         for kind, paths in (("read-only", self.protected),
                             ("blocked", tuple(p for p, _ in self.missing)),
                             ("guarded: the host may run it", self.tripwires)):
-            hit = next((p for p in paths if _inside(real, p)), None)
+            hit = next((p for p in paths if _inside(real, p) and not self._widened(real, p)),
+                       None)
             if hit is not None:
                 return PathRight(False, f"{real} is {kind} in the sandbox ({hit})")
         return PathRight(True, f"{real} is writable")
+
+    def _widened(self, real: str, protected: str) -> bool:
+        """Is ``real`` in a writable root granted below ``protected`` (see
+        :func:`_covered`)?"""
+        return any(w != protected and _inside(w, protected) and _inside(real, w)
+                   for w in self.writable)
 
 
 @valueclass
@@ -164,6 +171,21 @@ def expand(path: str, home: str, cwd: str) -> str:
 
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _covered(path: str, covering: set[str], roots: set[str]) -> bool:
+    """Is ``path`` strictly below one of ``covering`` (read-only whole),
+    with no writable root in between? A root granted below a read-only
+    directory (`--allow-write ~/.config/app` in home mode) widens that path
+    only, and what is protected inside it is protected all the same."""
+    parent = os.path.dirname(path)
+    while parent not in ("", "/"):
+        if parent in covering:
+            return True
+        if parent in roots:
+            return False
+        parent = os.path.dirname(parent)
+    return False
 
 
 def _below(path: str, ancestors: set[str]) -> bool:
@@ -375,7 +397,8 @@ def build_plan(
     in_roots, under_roots = _prefixes(roots)
     protected = [*layout.protected, *read_only]
     covering = set(protected)
-    missing = [s for s in layout.missing if not _below(s[0], covering)]
+    root_set = set(roots)
+    missing = [s for s in layout.missing if not _covered(s[0], covering, root_set)]
     absent = [s for s, _ in missing]
     _, under_hidden = _prefixes([*hidden, *absent])
     layout_wires = set(layout.tripwires)
@@ -394,8 +417,10 @@ def build_plan(
         workspace=ws,
         writable=tuple(roots),
         pinned=tuple(p for p in layout.pinned
-                     if p not in covering and not _below(p, covering) and p not in roots),
-        protected=tuple(p for p in dict.fromkeys(protected) if not _below(p, covering)),
+                     if p not in covering and not _covered(p, covering, root_set)
+                     and p not in roots),
+        protected=tuple(p for p in dict.fromkeys(protected)
+                        if not _covered(p, covering, root_set)),
         missing=tuple(missing),
         hidden_dirs=tuple(h for h in hidden if os.path.isdir(h)),
         hidden_files=tuple(h for h in hidden if not os.path.isdir(h)),
@@ -527,8 +552,10 @@ def _layout(
             elif os.path.isdir(current) and not os.path.islink(current):
                 pins.append(current)
     covering = {s for s, _ in out.missing} | set(out.protected)
-    out.protected = [p for p in dict.fromkeys(out.protected) if not _below(p, covering)]
-    out.missing = [s for s in dict.fromkeys(out.missing) if not _below(s[0], covering)]
+    root_set = set(roots)
+    out.protected = [p for p in dict.fromkeys(out.protected)
+                     if not _covered(p, covering, root_set)]
+    out.missing = [s for s in dict.fromkeys(out.missing) if not _covered(s[0], covering, root_set)]
     out.pinned = list(dict.fromkeys(out.pinned))
     return out
 

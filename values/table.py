@@ -674,7 +674,7 @@ def __init__(self, parse, unwrapped, findings):
     __v_set(self, 'findings', findings)
 CODES["def __init__(self, parse, unwrapped, findings):\n    __v_set(self, 'parse', parse)\n    __v_set(self, 'unwrapped', unwrapped)\n    __v_set(self, 'findings', findings)"] = __init__.__code__
 
-def __init__(self, path, kind, scope, protection, family, why, sentinel):
+def __init__(self, path, kind, scope, protection, family, why, sentinel, grant_below):
     __v_set(self, 'path', path)
     __v_set(self, 'kind', kind)
     __v_set(self, 'scope', scope)
@@ -682,7 +682,8 @@ def __init__(self, path, kind, scope, protection, family, why, sentinel):
     __v_set(self, 'family', family)
     __v_set(self, 'why', why)
     __v_set(self, 'sentinel', sentinel)
-CODES["def __init__(self, path, kind, scope, protection, family, why, sentinel):\n    __v_set(self, 'path', path)\n    __v_set(self, 'kind', kind)\n    __v_set(self, 'scope', scope)\n    __v_set(self, 'protection', protection)\n    __v_set(self, 'family', family)\n    __v_set(self, 'why', why)\n    __v_set(self, 'sentinel', sentinel)"] = __init__.__code__
+    __v_set(self, 'grant_below', grant_below)
+CODES["def __init__(self, path, kind, scope, protection, family, why, sentinel, grant_below):\n    __v_set(self, 'path', path)\n    __v_set(self, 'kind', kind)\n    __v_set(self, 'scope', scope)\n    __v_set(self, 'protection', protection)\n    __v_set(self, 'family', family)\n    __v_set(self, 'why', why)\n    __v_set(self, 'sentinel', sentinel)\n    __v_set(self, 'grant_below', grant_below)"] = __init__.__code__
 
 def __init__(self, path, line, reason):
     __v_set(self, 'path', path)
@@ -733,12 +734,13 @@ def __init__(self, plain, globs, trees, content_roots):
     __v_set(self, 'content_roots', content_roots)
 CODES["def __init__(self, plain, globs, trees, content_roots):\n    __v_set(self, 'plain', plain)\n    __v_set(self, 'globs', globs)\n    __v_set(self, 'trees', trees)\n    __v_set(self, 'content_roots', content_roots)"] = __init__.__code__
 
-def __init__(self, plan, wires, git, changed_dirs):
+def __init__(self, plan, wires, git, changed_dirs, agent_dirs_before):
     self.plan = plan
     self.wires = wires
     self.git = git
     self.changed_dirs = changed_dirs
-CODES['def __init__(self, plan, wires, git, changed_dirs):\n    self.plan = plan\n    self.wires = wires\n    self.git = git\n    self.changed_dirs = changed_dirs'] = __init__.__code__
+    self.agent_dirs_before = agent_dirs_before
+CODES['def __init__(self, plan, wires, git, changed_dirs, agent_dirs_before):\n    self.plan = plan\n    self.wires = wires\n    self.git = git\n    self.changed_dirs = changed_dirs\n    self.agent_dirs_before = agent_dirs_before'] = __init__.__code__
 
 def __init__(self, present, site_key, names, watched, startup, bounded):
     __v_set(self, 'present', present)

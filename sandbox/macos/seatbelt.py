@@ -26,6 +26,10 @@ def _q(path: str) -> str:
     return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _strictly_inside(path: str, root: str) -> bool:
+    return path.startswith(root.rstrip("/") + "/")
+
+
 def sbpl_profile(plan: FsPlan, *, proxy_port: int | None = None) -> str:
     """The complete profile text for ``plan`` (deterministic: golden-tested)."""
     lines = [profile_data.read_text("base.sbpl").rstrip(), ""]
@@ -47,6 +51,20 @@ def sbpl_profile(plan: FsPlan, *, proxy_port: int | None = None) -> str:
         lines.append("(deny file-write*")
         lines += [f"  (subpath {_q(p)})" for p in protected]
         lines[-1] += ")"
+    # A root granted below a read-only directory (`--allow-write
+    # ~/.config/app` in home mode) widens that path only; SBPL's last match
+    # wins, so it is allowed again, then what is protected inside it denied.
+    widened = [w for w in plan.writable if any(_strictly_inside(w, p) for p in protected)]
+    if widened:
+        lines.append(";; writable roots granted below a read-only directory")
+        lines.append("(allow file-write*")
+        lines += [f"  (subpath {_q(w)})" for w in widened]
+        lines[-1] += ")"
+        inner = [p for p in protected if any(_strictly_inside(p, w) or p == w for w in widened)]
+        if inner:
+            lines.append("(deny file-write*")
+            lines += [f"  (subpath {_q(p)})" for p in inner]
+            lines[-1] += ")"
     if plan.pinned:
         lines.append(";; ancestors of protected paths cannot be renamed or removed")
         lines.append("(deny file-write-unlink")

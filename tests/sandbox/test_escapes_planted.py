@@ -1020,7 +1020,6 @@ def test_a_command_run_in_the_home_directory_cannot_leave_startup_files_there(
 #: startup scripts in a directory the home's table tripwires -> that directory
 HOME_DIR_SCRIPTS = {
     ".gradle/init.d/x.gradle": ".gradle/init.d",
-    ".config/wezterm/wezterm.lua": ".config/wezterm",
 }
 
 
@@ -1304,3 +1303,56 @@ def test_a_home_startup_file_kept_as_a_link_is_judged_by_what_it_leads_to(
     require("PWN" in (real.read_text() if real.is_file() else (real / "b.gradle").read_text()),
             "the file the link leads to was changed", proc)
     assert _reported(proc, f"{fake_home}/{name}"), output(proc)
+
+
+#: directories read-only by default in home mode -> a file the host runs or
+#: reads there by itself
+HOME_DEFAULT_DIRS = {
+    ".config": "starship.toml",
+    ".config/alacritty": "alacritty.toml",
+    ".local/share": "nvim/site/plugin/x.lua",
+    ".local/state": "x/history",
+    ".nvm": "nvm.sh",
+    ".rustup": "toolchains/x/bin/cargo",
+    ".asdf": "shims/python",
+    ".volta": "bin/node",
+}
+
+
+@pytest.mark.parametrize("directory", list(HOME_DEFAULT_DIRS))
+def test_home_mode_keeps_the_config_data_and_version_manager_directories_read_only(
+        fake_home: Path, directory: str) -> None:
+    """From a review: in home mode `~/.config/tmux/tmux.conf` was writable
+    (while `~/.tmux.conf` was blocked), and so were prompt, editor,
+    terminal and package-manager configs, plugin directories and version
+    managers' roots: a list of names keeps missing the long tail. The
+    directories that hold them are read-only when the home is writable;
+    the control writes beside them."""
+    (fake_home / directory).mkdir(parents=True)
+    target = fake_home / directory / HOME_DEFAULT_DIRS[directory]
+    write = (f"mkdir -p {shlex.quote(str(target.parent))} && "
+             f"printf 'planted\\n' > {shlex.quote(str(target))}")
+    proc = sh(fake_home, f"echo ran > notes.txt && {_recorded(write)}",
+              env=_home_env(fake_home))
+    assert _status(fake_home, proc) != 0
+    assert (fake_home / "notes.txt").read_text() == "ran\n"
+    assert not target.exists()
+
+
+def test_a_path_granted_below_a_read_only_home_directory_is_writable_and_only_it(
+        fake_home: Path) -> None:
+    """`--allow-write ~/.config/app` in home mode widens that path only: the
+    rest of `~/.config` stays read-only, and what the table protects inside
+    the granted path (a repository's hooks) stays protected."""
+    app = fake_home / ".config" / "app"
+    app.mkdir(parents=True)
+    assert host_git(app, "init", "-q").returncode == 0
+    script = ("echo x > .config/app/settings.ini; echo $? > control.txt; "
+              "echo x > .config/other.ini; echo $? >> control.txt; "
+              "echo x > .config/app/.git/hooks/pre-commit; echo $? >> control.txt")
+    proc = sh(fake_home, script, options=("--allow-write", str(app)),
+              env=_home_env(fake_home))
+    granted, other, hook = consume_control(fake_home, proc).split()
+    assert granted == "0" and (app / "settings.ini").read_text() == "x\n"
+    assert other != "0" and not (fake_home / ".config" / "other.ini").exists()
+    assert hook != "0" and not (app / ".git" / "hooks" / "pre-commit").exists()

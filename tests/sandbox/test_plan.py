@@ -167,3 +167,36 @@ def test_a_sensitive_name_that_is_a_symlink_hides_its_target_only_when_that_is_s
     real = os.path.realpath(target.format(home=home))
     assert (real in plan.hidden_dirs + plan.hidden_files) is hidden
     assert str(work) in plan.writable
+
+
+def test_in_home_mode_a_path_granted_below_a_read_only_directory_is_writable_alone(
+        home: Path) -> None:
+    app = home / ".config" / "app"
+    (app / ".git" / "hooks").mkdir(parents=True)
+    (app / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (home / ".local" / "share").mkdir(parents=True)
+    plan = plan_for(home, home, allow_write=(str(app),))
+    assert str(home / ".config") in plan.protected  # type: ignore[attr-defined]
+    assert str(home / ".local" / "share") in plan.protected  # type: ignore[attr-defined]
+    assert plan.may_write(str(app / "settings.ini")).allowed  # type: ignore[attr-defined]
+    assert not plan.may_write(str(home / ".config" / "x.ini")).allowed  # type: ignore[attr-defined]
+    # what the table protects inside the granted path stays protected
+    assert str(app / ".git" / "hooks") in plan.protected  # type: ignore[attr-defined]
+    assert not plan.may_write(str(app / ".git" / "hooks" / "x")).allowed  # type: ignore[attr-defined]
+    # seatbelt, where the last matching rule wins: denied, allowed again, denied inside
+    from sandbox.macos.seatbelt import sbpl_profile
+
+    text = sbpl_profile(plan)  # type: ignore[arg-type]
+    config, granted = f'(subpath "{home / ".config"}")', f'(subpath "{app}")'
+    hooks = f'(subpath "{app / ".git" / "hooks"}")'
+    assert text.index(config) < text.rindex(granted) < text.rindex(hooks)
+
+
+def test_a_path_below_a_home_default_directory_is_writable_when_the_home_is_not(
+        ws: Path, home: Path) -> None:
+    """Not home mode: `--allow-write ~/.config/app` alone is that path."""
+    app = home / ".config" / "app"
+    app.mkdir(parents=True)
+    plan = plan_for(ws, home, allow_write=(str(app),))
+    assert str(home / ".config") not in plan.protected  # type: ignore[attr-defined]
+    assert plan.may_write(str(app / "x")).allowed  # type: ignore[attr-defined]

@@ -20,7 +20,8 @@ setup: system-deps $(STAMP)
 
 # bubblewrap runs the sandbox, libseccomp builds its syscall filter, ripgrep
 # backs Grep, strace watches commands for the execution oracle (fuzz/),
-# redis-server backs the test of a fleet's shared fuzzing database; all
+# redis-server backs the test of a fleet's shared fuzzing database,
+# Mercurial proves a planted `.hg/hgrc` hook never runs on the host; all
 # from the distro. As root, the escape suite also runs as an
 # unprivileged user, from a venv of the system python3 (python3-venv).
 # (The library is looked for with grep reading to the end, not grep -q:
@@ -32,6 +33,7 @@ system-deps:
 	command -v rg >/dev/null 2>&1 || missing="$$missing ripgrep"; \
 	command -v strace >/dev/null 2>&1 || missing="$$missing strace"; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	command -v hg >/dev/null 2>&1 || missing="$$missing mercurial"; \
 	if [ "$$(id -u)" = 0 ]; then \
 	  /usr/bin/python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	fi; \

@@ -30,6 +30,7 @@ import functools
 import glob
 import os
 import pwd
+import stat
 from pathlib import Path
 
 import profiles as profile_data
@@ -462,6 +463,16 @@ def _writable_roots(policy: SandboxPolicy, cwd: str, home: str) -> list[str]:
                 f"refusing to make {root} writable: it is the root or a system "
                 "directory; choose a project directory as the workspace"
             )
+        if _shared(root):
+            # From a review: `shellgate run` in /tmp made every user's files
+            # there writable to the command (and another user's planted
+            # `.git` there looked like the command's). A directory every
+            # user may create in belongs to none of them.
+            raise PolicyError(
+                f"refusing to make {root} writable: it is a directory every user shares "
+                "(world-writable, sticky); work in a directory of your own, such as "
+                f"`mktemp -d` below it"
+            )
         if "/.git/" in root + "/":
             # Attack (from a review): `--allow-write other/.git` left its
             # config writable (core.fsmonitor ran on the host's next git
@@ -472,6 +483,16 @@ def _writable_roots(policy: SandboxPolicy, cwd: str, home: str) -> list[str]:
                 "config and hooks git runs; make the repository's work tree the workspace"
             )
     return roots
+
+
+def _shared(path: str) -> bool:
+    """A world-writable sticky directory (/tmp, /var/tmp, /dev/shm): every
+    user creates in it, root's too."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return bool(st.st_mode & stat.S_ISVTX and st.st_mode & 0o002)
 
 
 def _repo_cache(state_dir: Path | None, roots: list[str]) -> Path | None:

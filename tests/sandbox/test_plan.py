@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import FilesystemPolicy, SandboxPolicy, build_plan, load_profile
+from sandbox import FilesystemPolicy, PolicyError, SandboxPolicy, build_plan, load_profile
 
 
 def plan_for(ws: Path, home: Path, **fs: object) -> object:
@@ -200,3 +200,18 @@ def test_a_path_below_a_home_default_directory_is_writable_when_the_home_is_not(
     plan = plan_for(ws, home, allow_write=(str(app),))
     assert str(home / ".config") not in plan.protected  # type: ignore[attr-defined]
     assert plan.may_write(str(app / "x")).allowed  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("shared", ["/tmp", "/var/tmp"])
+def test_a_directory_every_user_shares_is_never_a_writable_root(home: Path, shared: str) -> None:
+    """From a review: a run in /tmp could write every user's files there."""
+    if not os.path.isdir(shared) or os.stat(shared).st_mode & 0o1002 != 0o1002:
+        pytest.skip(f"{shared} is not a shared (world-writable, sticky) directory here")
+    with pytest.raises(PolicyError, match="every user shares"):
+        plan_for(Path(shared), home)
+
+
+def test_a_directory_of_ones_own_below_tmp_is_a_writable_root(tmp_path: Path,
+                                                              home: Path) -> None:
+    plan = plan_for(tmp_path, home)
+    assert str(tmp_path.resolve()) in plan.writable  # type: ignore[attr-defined]

@@ -79,7 +79,13 @@ async def judge(pipeline: Pipeline, use: ToolUse, *, tool_checks: bool = True) -
         return Judgement(tool, data, result, tool.is_read_only(data, ctx),
                          subject=ctx.subject)
     except Exception as exc:
+        from sandbox import PolicyError  # noqa: PLC0415 - loaded by now if it was raised
+
         kind = classify_tool_error(exc)
         with contextlib.suppress(Exception):
             stages.audit(ctx, "internal_error", tool=use.name, stage=stage, error=kind)
+        if isinstance(exc, PolicyError):
+            # the sandbox refuses this session's paths (a workspace in /tmp):
+            # its own words say what to change
+            return Judgement(error=f"the sandbox cannot be set up here: {exc}", internal=True)
         return Judgement(error=f"internal error in the {stage} stage ({kind})", internal=True)

@@ -278,3 +278,14 @@ def test_every_answer_the_hook_gives_is_in_the_audit_log_a_fallback_one_too(
     assert [e["tool_use_id"] for e in late] == ["toolu_late"], answered
     assert late[0]["decision"] == "ask" and "deadline" in late[0]["reason"]
     assert answered[-1]["decision"] == "none"  # npm test: Claude Code decides
+
+
+def test_a_session_in_a_directory_every_user_shares_asks_and_says_why(tmp_path: Path) -> None:
+    """The sandbox refuses /tmp as a writable root (other users' files are
+    in it): a call there is asked about, and the reason names the refusal,
+    not an internal error."""
+    code, answer = _hook(_call("Write", {"file_path": "/tmp/x.txt", "content": "x"},
+                               Path("/tmp")), _env(tmp_path))
+    assert code == 0 and _decision(answer) == "ask"
+    assert "every user shares" in _reason(answer)
+    assert "internal error" not in _reason(answer)

@@ -14,6 +14,7 @@ import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterator, Sequence
 
 SUFFIX = ".quarantined-by-shellgate"
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -307,8 +308,7 @@ def rename_aside(dir_fd: int, name: str, where: str, problems: list[str]) -> str
                         "could not be checked during the run; not moved (shellgate never moves "
                         "another user's files): look at it before running git or a tool there")
         return None
-    for n in range(100):
-        target = name + SUFFIX + (f".{n}" if n else "")
+    for target in _aside_names(name):
         try:
             os.lstat(target, dir_fd=dir_fd)
             continue  # taken
@@ -317,14 +317,44 @@ def rename_aside(dir_fd: int, name: str, where: str, problems: list[str]) -> str
         except OSError:
             continue
         try:
-            os.rename(name, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            _rename_in(dir_fd, name, target)
         except OSError as exc:
             if exc.errno != errno.ENOENT:
                 problems.append(f"cannot quarantine {os.path.join(where, name)}: {exc.strerror}")
             return None
         return target
-    problems.append(f"cannot quarantine {os.path.join(where, name)}: too many quarantined copies")
+    problems.append(f"cannot quarantine {os.path.join(where, name)}: no free name beside it")
     return None
+
+
+def _aside_names(name: str) -> Iterator[str]:
+    """The names tried for a quarantined copy: a few counted ones, then
+    unguessable ones. Attack (from a review): a command that made the 100
+    counted names first left its planted `.claude` in place."""
+    for n in range(10):
+        yield name + SUFFIX + (f".{n}" if n else "")
+    import secrets  # noqa: PLC0415 - only when the counted names are taken
+
+    for _ in range(8):
+        yield f"{name}{SUFFIX}.{secrets.token_hex(8)}"
+
+
+def _rename_in(dir_fd: int, name: str, target: str) -> None:
+    """Rename within a directory of this user's that the command may have
+    made read-only (`chmod a-w pkg` after planting `pkg/.claude`): write
+    permission is given back for the rename, then the mode put back."""
+    try:
+        os.rename(name, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        return
+    except PermissionError:
+        st = os.fstat(dir_fd)
+        if st.st_uid != os.geteuid():
+            raise
+    os.fchmod(dir_fd, stat.S_IMODE(st.st_mode) | stat.S_IRWXU)
+    try:
+        os.rename(name, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    finally:
+        os.fchmod(dir_fd, stat.S_IMODE(st.st_mode))
 
 
 def move_index_aside(top: str, gitdir: str) -> str | None:
@@ -337,3 +367,21 @@ def move_index_aside(top: str, gitdir: str) -> str | None:
         return os.path.join(gitdir, moved) if moved is not None else None
     finally:
         os.close(fd)
+
+
+def move_below(roots: Sequence[str], path: str) -> str | None:
+    """Rename ``path`` aside through directory descriptors below the
+    writable root holding it (never through a link); its new path, or None."""
+    root = next((r for r in roots if path.startswith(r.rstrip("/") + "/")), None)
+    if root is None:
+        return None
+    parent, name = os.path.split(path)
+    rel = os.path.relpath(parent, root)
+    fd = open_below(root, [] if rel == "." else rel.split("/"))
+    if fd is None:
+        return None
+    try:
+        kept = rename_aside(fd, name, parent, [])
+    finally:
+        os.close(fd)
+    return os.path.join(parent, kept) if kept is not None else None

@@ -30,7 +30,7 @@ from .gitpaths import defuse, nested_changed, open_below, rename_aside
 from .hostrun import host_files
 from .plan import FsPlan
 from .programs import temp_root
-from .repos import deep_cache, find_repos, known_agent_dirs
+from .repos import deep_cache, find_repos
 from .tripwires import Tripwires
 from .unseen import created_during, special_git_reads, unseen_reports
 
@@ -138,8 +138,6 @@ class Guards:
     git: GitGuard
     #: directories the post-run walk listed (new, or changed in the run)
     changed_dirs: tuple[str, ...] = ()
-    #: agents' settings directories known before the run (see _agent_settings)
-    agent_dirs_before: frozenset[str] = frozenset()
 
     @classmethod
     def before(cls, plan: FsPlan, *, home: str, backend: Backend | None) -> Guards:
@@ -149,11 +147,7 @@ class Guards:
         except Exception as exc:  # reported after the run; never a crash
             git.problems.append(f"gitlink check before the run failed: {exc}")
         wires = Tripwires.before(plan.writable, plan.tripwires, plan.reports, plan.links)
-        try:
-            agents = known_agent_dirs(list(plan.writable), deep_cache(runtime_dir(), plan.writable))
-        except Exception:  # nothing known: every changed one is judged new
-            agents = frozenset()
-        return cls(plan, wires, git, agent_dirs_before=agents)
+        return cls(plan, wires, git)
 
     def after(self) -> GuardOutcome:
         """Never raises: a guard that fails is a problem line."""
@@ -323,12 +317,11 @@ class Guards:
         sub/.claude/settings.local.json`; a session started in sub allowed
         `git push` unasked.
 
-        One that was there before the run (the last search after a run
-        found it) and changed during it is reported, not renamed: the user
-        may have saved a rule in it on the host meanwhile (from a review: a
-        deny rule saved in `pkg/.claude/settings.local.json` while a run
-        slept was renamed aside as made by the command), and shellgate
-        cannot tell who wrote it."""
+        One the command could not write (read-only for the run: one the
+        last search after a run found, see sandbox.hostrun) changed only on
+        the host: reported, not renamed (from a review: a deny rule the user
+        saved in `pkg/.claude/settings.local.json` while a run slept was
+        renamed aside as the command's)."""
         tops = {*roots, *self.plan.repos, *self.git.seen_worktrees}
         since = self.git.started_ns
         for path in entries:
@@ -336,10 +329,11 @@ class Guards:
             root = _root_of(roots, path)
             if root is None or parent in tops or not _touched_since(path, since):
                 continue
-            if path in self.agent_dirs_before and not os.path.islink(path):
+            if not os.path.islink(path) and not self.plan.may_write(path).allowed:
                 outcome.reports.append(
-                    f"agent settings at {path} were changed during the run, by the command or "
-                    f"on the host (a session started in {parent} obeys them): review them")
+                    f"agent settings at {path} were changed on the host during the run (the "
+                    f"command could not write them; a session started in {parent} obeys "
+                    "them): review them")
                 continue
             rel = os.path.relpath(parent, root)
             fd = open_below(root, [] if rel == "." else rel.split("/"))

@@ -117,7 +117,7 @@ def host_run_targets(
     for top in tops:
         for entry in by_scope["repo"]:
             targets.add(top, entry)
-    _nested_agent_dirs(targets, agent_dirs, roots, set(tops), by_scope["repo"])
+    _nested_agent_dirs(targets, agent_dirs, roots, set(tops))
     for top in tops:
         targets.report += _startup_file_dirs(top)
     worktrees = {r.worktree for r in repos}
@@ -155,6 +155,11 @@ def host_run_targets(
                 else:
                     targets.tripwire.append(path)
     real_home = os.path.realpath(home)
+    # Home mode: a writable root holds the whole home (`--cwd ~`). Then the
+    # directories the long tail of host-run files lives in are read-only
+    # whole (`grant_below` entries); `--allow-write ~/.config` alone is
+    # that directory, granted on purpose.
+    home_mode = any(_under(real_home, r) for r in roots)
     for entry in by_scope["home"]:
         path = real_home + "/" + entry.path
         # Attack (from a review): `--allow-write ~/.local --allow-write
@@ -162,6 +167,8 @@ def host_run_targets(
         # home's entries applied only when a root held the whole home. Each
         # entry applies wherever it lies in a writable root; a root inside
         # a blocked entry is refused (its mount would undo the block).
+        if entry.grant_below and not home_mode:
+            continue  # a writable path of the home's, granted on purpose: kept writable
         if any(_under(path, r) and path != r for r in roots):
             targets.add(real_home, entry)
         elif entry.protection == "block" and not entry.grant_below:
@@ -174,28 +181,23 @@ def host_run_targets(
 
 #: nested agents' settings directories protected by mounts; the rest are
 #: left to the search after the run
-_MOUNTED_AGENT_DIRS = 16
+_MOUNTED_AGENT_DIRS = 64
 
 
 def _nested_agent_dirs(targets: HostRunTargets, agent_dirs: frozenset[str], roots: list[str],
-                       tops: set[str], entries: list[HostFile]) -> None:
-    """The existing entries of a `.claude` or `.shellgate` below a top
-    (`pkg/.claude/settings.json`), there before the run, are protected as
-    the top's are: a session the user starts in `pkg` obeys them. A missing
-    one is not kept missing: the user may save it on the host during the
-    run (from a review: a deny rule saved in `pkg/.claude/settings.local.json`
-    while a run slept was renamed aside as the command's). What the search
-    after the run finds changed in such a directory is reported, not
-    renamed (see sandbox.guards)."""
+                       tops: set[str]) -> None:
+    """A `.claude` or `.shellgate` below a top (`pkg/.claude`), there before
+    the run, is read-only whole inside the sandbox: a session the user
+    starts in `pkg` obeys it. The mount binds the directory, not its names,
+    so the user can still save a rule in it on the host during the run
+    (from a review: a deny rule saved in `pkg/.claude/settings.local.json`
+    while a run slept was renamed aside as the command's), and a change
+    found there afterwards is the host's: reported, never moved (see
+    sandbox.guards)."""
     nested = sorted(d for d in agent_dirs
                     if os.path.dirname(d) not in tops and any(_under(d, r) for r in roots)
                     and os.path.isdir(d) and not os.path.islink(d))
-    for path in nested[:_MOUNTED_AGENT_DIRS]:
-        parent, name = os.path.split(path)
-        for entry in entries:
-            if entry.path.split("/", 1)[0] == name and os.path.lexists(
-                    os.path.join(parent, entry.path)):
-                targets.add(parent, entry)
+    targets.block += [(path, "dir", False) for path in nested[:_MOUNTED_AGENT_DIRS]]
 
 
 #: where a project keeps its virtualenv

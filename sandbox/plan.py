@@ -547,7 +547,8 @@ def _layout(
         merged[path] = (kind, stub or (old is not None and old[1]))
     _, under_roots = _prefixes(roots)
     hidden_set, under_hidden = _prefixes(hidden)
-    for path, (kind, stub) in merged.items():
+    queue = list(merged.items())
+    for path, (kind, stub) in queue:  # grows: see the link below
         if not path.startswith(under_roots) or path in hidden_set \
                 or path.startswith(under_hidden):
             continue  # outside every writable root (read-only already), or hidden
@@ -565,6 +566,17 @@ def _layout(
                 else:
                     out.tripwires.append(path)
                 break
+            if os.path.islink(current):
+                # A link on the way (`~/.config -> dotfiles/config`): the
+                # mount lands where it leads, whose own parents must be
+                # pinned too, or `mv dotfiles x && mkdir -p dotfiles/config`
+                # gives the link a fresh, writable target (from a review:
+                # shellgate's own pin of the target made all of it
+                # writable). The resolved path is protected as well.
+                real = os.path.realpath(path)
+                if real != path and real not in merged:
+                    merged[real] = (kind, stub)
+                    queue.append((real, (kind, stub)))
             if last:
                 out.protected.append(current)
                 out.pinned += pins

@@ -734,13 +734,12 @@ def __init__(self, plain, globs, trees, content_roots):
     __v_set(self, 'content_roots', content_roots)
 CODES["def __init__(self, plain, globs, trees, content_roots):\n    __v_set(self, 'plain', plain)\n    __v_set(self, 'globs', globs)\n    __v_set(self, 'trees', trees)\n    __v_set(self, 'content_roots', content_roots)"] = __init__.__code__
 
-def __init__(self, plan, wires, git, changed_dirs, agent_dirs_before):
+def __init__(self, plan, wires, git, changed_dirs):
     self.plan = plan
     self.wires = wires
     self.git = git
     self.changed_dirs = changed_dirs
-    self.agent_dirs_before = agent_dirs_before
-CODES['def __init__(self, plan, wires, git, changed_dirs, agent_dirs_before):\n    self.plan = plan\n    self.wires = wires\n    self.git = git\n    self.changed_dirs = changed_dirs\n    self.agent_dirs_before = agent_dirs_before'] = __init__.__code__
+CODES['def __init__(self, plan, wires, git, changed_dirs):\n    self.plan = plan\n    self.wires = wires\n    self.git = git\n    self.changed_dirs = changed_dirs'] = __init__.__code__
 
 def __init__(self, present, site_key, names, watched, startup, bounded):
     __v_set(self, 'present', present)

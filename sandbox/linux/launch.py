@@ -34,6 +34,7 @@ from values import field, replace, valueclass
 from ..cgroups import RunCgroup
 from ..cleanup import remove_tree
 from ..errors import SandboxUnavailable
+from ..gitpaths import move_below
 from ..plan import FsPlan
 from ..policy import SandboxPolicy
 from ..programs import system_program, temp_root, which
@@ -226,7 +227,9 @@ class Launch:
             notes = tuple(
                 f"{path} was put back as it was before the run; the version found there is "
                 f"{path}.replaced-during-run (review it: the command may have written to it)"
-                for path in restored)
+                for path in restored) + tuple(
+                f"{path} was moved to {kept} the moment it appeared" for path, kept in
+                self.watch.moved)
             return replace(result, killed_reason=self.watch.tripped,
                                        tampered=(*result.tampered, *restored),
                                        reports=(*result.reports, *notes))
@@ -453,7 +456,8 @@ def _armed_watch(plan: FsPlan, res: Resources) -> MountWatch:
     """The mount watch over every name the plan mounts over, armed before
     the sandbox exists (no watch, no run)."""
     watch = MountWatch([*plan.hidden_files, *plan.hidden_dirs, *plan.protected, *plan.pinned],
-                       files=plan.protected, sentinels=plan.sentinels)
+                       files=plan.protected, sentinels=plan.sentinels,
+                       move_aside=functools.partial(move_below, plan.writable))
     res.watches.append(watch)
     try:
         watch.arm()

@@ -57,7 +57,7 @@ import signal
 import stat
 import struct
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 _IN_Q_OVERFLOW = 0x00004000
 _IN_IGNORED = 0x00008000
@@ -85,6 +85,8 @@ class _Inotify:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        #: held while events are read and handed out (see drain)
+        self.reading = threading.Lock()
         self.fd = -1
         self.libc = ctypes.CDLL(None, use_errno=True)
         self.refs: dict[int, int] = {}
@@ -165,6 +167,7 @@ class _Inotify:
         and a protected path replaced on the host would go unnoticed (a warm
         daemon's children; tests/gateway/test_run_daemon.py)."""
         self.lock = threading.Lock()
+        self.reading = threading.Lock()
         self.thread = None
         self.subscribers.clear()
         self._forget()
@@ -174,17 +177,35 @@ class _Inotify:
             if wake in select.select([fd, wake], [], [])[0]:
                 return
             try:
-                data = os.read(fd, 65536)
-            except BlockingIOError:
-                continue
+                self._dispatch(fd)
             except OSError:
                 return
-            with self.lock:
-                events = _events(data, self.dirs)
-                subscribers = list(self.subscribers)
-            for parent, name, mask in events:
-                for watch in subscribers:
-                    watch.on_event(parent, name, mask)
+
+    def drain(self) -> None:
+        """Hand out every event already queued, now. A run ends in
+        microseconds after making a sentinel (`mkdir .kube && echo x >
+        .kube/config`), before the thread has read the event: stopping the
+        watch then dropped it, and the run was not reported as stopped."""
+        fd = self.fd
+        if fd < 0:
+            return
+        with contextlib.suppress(OSError):
+            self._dispatch(fd)
+
+    def _dispatch(self, fd: int) -> None:
+        """Read what is queued (none: return) and hand it to the runs."""
+        with self.reading:
+            while True:
+                try:
+                    data = os.read(fd, 65536)
+                except BlockingIOError:
+                    return
+                with self.lock:
+                    events = _events(data, self.dirs)
+                    subscribers = list(self.subscribers)
+                for parent, name, mask in events:
+                    for watch in subscribers:
+                        watch.on_event(parent, name, mask)
 
 
 _INOTIFY = _Inotify()
@@ -205,7 +226,8 @@ class MountWatch:
     files to put back after a trip."""
 
     def __init__(self, targets: Iterable[str], files: Iterable[str] = (),
-                 sentinels: Iterable[str] = ()) -> None:
+                 sentinels: Iterable[str] = (),
+                 move_aside: Callable[[str], str | None] | None = None) -> None:
         self.watched: dict[str, set[str]] = {}
         self.sentinels: set[str] = set()
         for target in (*targets, *sentinels):
@@ -215,6 +237,10 @@ class MountWatch:
         self.sentinels = {s.rstrip("/") for s in sentinels}
         self.tripped: str | None = None
         self.tripped_path: str | None = None
+        #: moves a sentinel aside the moment it appears (its new path, or
+        #: None); what it moved, in order
+        self._move_aside = move_aside
+        self.moved: list[tuple[str, str]] = []
         self._pid: int | None = None
         self._wds: list[int] = []
         self._lock = threading.Lock()
@@ -256,7 +282,10 @@ class MountWatch:
                 _kill(pid)
 
     def stop(self) -> None:
-        """End the watch; safe to call more than once."""
+        """End the watch, once what is queued has been seen; safe to call
+        more than once."""
+        if self._wds:
+            _INOTIFY.drain()
         with _INOTIFY.lock:
             _INOTIFY.subscribers.discard(self)
         wds, self._wds = self._wds, []
@@ -282,6 +311,16 @@ class MountWatch:
                 self.tripped = self._why(path)
             if self._pid is not None:
                 _kill(self._pid)
+        if path in self.sentinels and self._move_aside is not None:
+            # At once, not after the run: the sandbox ends only when its last
+            # process does, and one in uninterruptible sleep (`sync` after
+            # writing gigabytes) kept a planted `.claude/settings.json` in
+            # place for seconds (from a review). The post-run tripwire
+            # checks again.
+            with contextlib.suppress(Exception):
+                kept = self._move_aside(path)
+                if kept is not None:
+                    self.moved.append((path, kept))
 
     def _why(self, path: str) -> str:
         if not path:

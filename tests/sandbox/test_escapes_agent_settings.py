@@ -91,7 +91,7 @@ def test_settings_the_user_saves_in_a_nested_directory_during_a_run_are_reported
     consume_control(workspace, proc)
     assert saved.read_text() == rule, output(proc)
     assert not list((workspace / "pkg").glob("*quarantined*")), output(proc)
-    assert "pkg/.claude were changed during the run" in output(proc)
+    assert "pkg/.claude were changed on the host during the run" in output(proc)
 
 
 def test_a_planted_link_named_claude_is_renamed_aside(workspace: Path, outside: Path) -> None:
@@ -126,3 +126,29 @@ def test_agent_instructions_made_at_any_depth_are_named(workspace: Path, where: 
     consume_control(workspace, proc)
     lines = [line for line in output(proc).splitlines() if "agent instructions" in line]
     assert len(lines) == 1 and str(workspace / where) in lines[0], output(proc)
+
+
+def test_agent_settings_planted_again_where_they_were_moved_aside_are_moved_again(
+        workspace: Path, tmp_path: Path) -> None:
+    """From a review: the search after a run still remembered a `pkg/.claude`
+    it had renamed aside, so a second plant there was taken for the user's
+    and only reported."""
+    (workspace / "pkg").mkdir()
+    sh(workspace, "true")
+    for _ in range(2):
+        proc = sh(workspace, _plant("pkg/.claude"))
+        consume_control(workspace, proc)
+        assert not _obeyed(workspace / "pkg", tmp_path), output(proc)
+
+
+def test_a_known_nested_settings_directory_takes_no_new_file_from_the_command(
+        workspace: Path, tmp_path: Path) -> None:
+    """From a review: only the names already in a known `pkg/.claude` were
+    read-only, and `settings.local.json` written beside them stayed."""
+    (workspace / "pkg" / ".claude").mkdir(parents=True)
+    (workspace / "pkg" / ".claude" / "settings.json").write_text("{}")
+    sh(workspace, "true")  # the search after the run learns it
+    proc = sh(workspace, f"printf %s {shlex.quote(RULES)} > pkg/.claude/settings.local.json; "
+                         "echo $? > control.txt")
+    assert consume_control(workspace, proc).strip() != "0"
+    assert not _obeyed(workspace / "pkg", tmp_path), output(proc)

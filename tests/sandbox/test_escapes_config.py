@@ -132,3 +132,39 @@ def test_overlapping_runs_cannot_make_a_file_the_other_keeps_missing(tmp_path: P
     kept = list(home.glob(".zshrc" + QUARANTINED + "*"))
     assert len(kept) == 1 and "PWNED" in kept[0].read_text()
 
+
+
+def test_a_planted_file_is_moved_aside_even_when_the_counted_names_are_taken(
+        workspace: Path) -> None:
+    """From a review: the command made `.mcp.json.quarantined-by-shellgate`
+    and its 99 numbered siblings first; the planted `.mcp.json` then found
+    no free name and stayed."""
+    taken = " ".join(f".mcp.json{QUARANTINED}" + (f".{n}" if n else "") for n in range(100))
+    proc = sh(workspace, f"touch {taken} && echo ran > control.txt && "
+                         "echo '{\"mcpServers\": {}}' > .mcp.json")
+    consume_control(workspace, proc)
+    assert not (workspace / ".mcp.json").exists(), proc.stderr
+
+
+def test_a_sentinel_is_moved_aside_at_once_not_when_the_sandbox_ends(workspace: Path) -> None:
+    """From a review: the post-run check waits for the sandbox's last
+    process, and one in uninterruptible sleep (`sync` after gigabytes of
+    writes) kept a planted `.claude/settings.json` in place for seconds.
+    Here the host looks while the run is still ending."""
+    proc = subprocess.Popen(
+        [SHELLGATE, "run", "--cwd", str(workspace), "--", "sh", "-c",
+         "echo ran > control.txt; mkdir .claude && echo '{}' > .claude/settings.json; "
+         "sleep 30"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while not (workspace / "control.txt").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        require((workspace / "control.txt").exists(), "the command started")
+        moved = False
+        while time.monotonic() < deadline and not moved:
+            moved = bool(list(workspace.glob(".claude" + QUARANTINED + "*")))
+            time.sleep(0.01)
+        assert moved and not (workspace / ".claude").exists()
+    finally:
+        _, err = proc.communicate(timeout=60)
+    assert b"moved to" in err, err

@@ -1388,3 +1388,28 @@ def test_a_mercurial_hook_planted_in_hg_never_runs_on_the_hosts_hg_status(
     _status(workspace, proc)
     _hg(workspace, "status")
     assert not marker.exists(), output(proc)
+
+
+def test_home_mode_keeps_a_linked_config_directory_and_its_target_read_only(
+        fake_home: Path) -> None:
+    """From a review: with `~/.config -> dotfiles/config`, shellgate's own
+    pin of the link's target (the parent of `~/.config/shellgate`) was a
+    writable mount deeper than the read-only one, and the whole of it was
+    writable: a planted `core.fsmonitor` in `~/.config/git/config` ran on
+    the host's next `git status`. Renaming the target's parent away and
+    making a fresh one is refused too."""
+    real = fake_home / "dotfiles" / "config"
+    (real / "git").mkdir(parents=True)
+    (real / "git" / "config").write_text("[core]\n")
+    (fake_home / ".config").symlink_to("dotfiles/config")
+    script = ("echo x >> .config/git/config; echo $? > control.txt; "
+              "echo x > dotfiles/config/new.ini; echo $? >> control.txt; "
+              "mv dotfiles dotfiles-old; echo $? >> control.txt; "
+              "mkdir -p dotfiles/config/autostart; echo $? >> control.txt")
+    proc = sh(fake_home, script, env=_home_env(fake_home))
+    statuses = consume_control(fake_home, proc).split()
+    require(len(statuses) == 4, "the command ran every step", proc)
+    assert statuses[:3] == [s for s in statuses[:3] if s != "0"], statuses
+    assert (real / "git" / "config").read_text() == "[core]\n"
+    assert not (real / "new.ini").exists() and (fake_home / "dotfiles" / "config").is_dir()
+    assert not (fake_home / "dotfiles-old").exists()

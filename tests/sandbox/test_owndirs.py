@@ -57,9 +57,10 @@ def test_every_plan_hides_them_and_makes_missing_ones_in_a_writable_root(home: P
     for rel in (".local/state/shellgate", ".config/shellgate", ".cache/shellgate"):
         assert str(home / rel) in plan.hidden_dirs
         assert (home / rel).stat().st_mode & 0o777 == 0o700
-    # and their parents cannot be renamed away with them inside
+    # and their parents cannot be renamed away with them inside (pinned, or
+    # mounted read-only whole: the home's `.config` and `.local/state`)
     assert {str(home / ".local"), str(home / ".local/state"), str(home / ".config")} \
-        <= set(plan.pinned)
+        <= {*plan.pinned, *plan.protected}
     assert not plan.may_read(str(home / ".local/state/shellgate/audit/x.jsonl"))
 
 

@@ -369,9 +369,13 @@ def move_index_aside(top: str, gitdir: str) -> str | None:
         os.close(fd)
 
 
-def move_below(roots: Sequence[str], path: str) -> str | None:
+def move_below(roots: Sequence[str], path: str, problems: list[str] | None = None, *,
+               unreachable: str = "") -> str | None:
     """Rename ``path`` aside through directory descriptors below the
-    writable root holding it (never through a link); its new path, or None."""
+    writable root holding it (never through a link); its new path, or None
+    (a line in ``problems`` says why, ``unreachable`` naming the path's
+    state when its directory cannot be reached)."""
+    problems = [] if problems is None else problems
     root = next((r for r in roots if path.startswith(r.rstrip("/") + "/")), None)
     if root is None:
         return None
@@ -379,9 +383,12 @@ def move_below(roots: Sequence[str], path: str) -> str | None:
     rel = os.path.relpath(parent, root)
     fd = open_below(root, [] if rel == "." else rel.split("/"))
     if fd is None:
+        if unreachable:
+            problems.append(f"{path} {unreachable} and cannot be renamed aside; look there "
+                            "before running git")
         return None
     try:
-        kept = rename_aside(fd, name, parent, [])
+        kept = rename_aside(fd, name, parent, problems)
     finally:
         os.close(fd)
     return os.path.join(parent, kept) if kept is not None else None

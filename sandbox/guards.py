@@ -26,7 +26,7 @@ from .cleanup import remove_tree
 from .errors import SandboxUnavailable
 from .gitconfig import gitdirs
 from .gitguard import GitGuard
-from .gitpaths import defuse, nested_changed, open_below, rename_aside
+from .gitpaths import defuse, move_below, nested_changed, open_below, rename_aside
 from .hostrun import host_files
 from .plan import FsPlan
 from .programs import temp_root
@@ -197,7 +197,7 @@ class Guards:
         moved."""
         moved: list[str] = []
         for path, kind in special_git_reads(created):
-            kept = _rename_below(list(self.plan.writable), path, outcome.problems,
+            kept = move_below(list(self.plan.writable), path, outcome.problems,
                                  unreachable=f"is {kind}")
             if kept is not None:
                 moved.append(path)
@@ -221,7 +221,7 @@ class Guards:
         for gitdir in sorted(g for g in hit if g is not None):
             if not os.path.isdir(gitdir):
                 continue
-            kept = _rename_below(roots, gitdir, outcome.problems,
+            kept = move_below(roots, gitdir, outcome.problems,
                                  unreachable="was changed in the run")
             if kept is not None:
                 outcome.tampered.append(gitdir)
@@ -375,33 +375,12 @@ class Guards:
 
     @staticmethod
     def _quarantine_new_gitdir(found: str, roots: list[str], outcome: GuardOutcome) -> None:
-        kept = _rename_below(roots, found, outcome.problems, unreachable="appeared during the run")
+        kept = move_below(roots, found, outcome.problems, unreachable="appeared during the run")
         if kept is not None:
             outcome.tampered.append(found)
             outcome.reports.append(
                 f"a git directory was created at {found} during the run (git would use "
                 f"its config and hooks for a submodule or worktree); renamed to {kept}")
-
-
-def _rename_below(roots: list[str], path: str, problems: list[str], *,
-                  unreachable: str) -> str | None:
-    """Rename ``path`` aside through directory descriptors below the
-    writable root holding it; the new name, or None (a problem line says
-    why when its directory cannot be reached)."""
-    root = _root_of(roots, path)
-    if root is None:
-        return None
-    parent, name = os.path.split(path)
-    rel = os.path.relpath(parent, root)
-    fd = open_below(root, [] if rel == "." else rel.split("/"))
-    if fd is None:
-        problems.append(f"{path} {unreachable} and cannot be renamed aside; look there "
-                        "before running git")
-        return None
-    try:
-        return rename_aside(fd, name, parent, problems)
-    finally:
-        os.close(fd)
 
 
 def _links_below(gitdir: str, depth: int = 4) -> list[str]:

@@ -107,7 +107,7 @@ def test_a_submodule_git_directory_planted_in_the_run_is_renamed_aside(
     assert (git_ws / ".git" / "modules" / f"m{SUFFIX}").is_dir(), output(proc)
     _submodule_update(git_ws)
     assert not marker.exists(), "the host's `git submodule update` ran a planted fsmonitor"
-    assert "renamed to m" + SUFFIX in output(proc)
+    assert "renamed to " + str(git_ws / ".git" / "modules" / "m") + SUFFIX in output(proc)
 
 
 def test_the_planted_submodule_git_directory_runs_code_without_the_sandbox(

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 DATA: dict[str, tuple[str, Any]] = {
-    'host-run-files.toml': ('74f32300c9188d9f53d45584f46ddb17', _view({
+    'host-run-files.toml': ('f01b8120bb9fb7a1162f436b32d4e154', _view({
         'files': (
             _view({
                 'path': 'hooks',
@@ -1911,6 +1911,47 @@ DATA: dict[str, tuple[str, Any]] = {
                 'family': 'path',
                 'grant_below': True,
                 'why': "on PATH for deno users: what an installed tool's name runs",
+            }),
+            _view({
+                'path': '.ssh/rc',
+                'kind': 'file',
+                'scope': 'home',
+                'protection': 'block',
+                'family': 'shell',
+                'sentinel': True,
+                'why': 'sshd runs it at every login of this user',
+            }),
+            _view({
+                'path': '.claude.json',
+                'kind': 'file',
+                'scope': 'home',
+                'protection': 'block',
+                'family': 'agent',
+                'why': "Claude Code's user state: the MCP servers it starts and the projects it trusts",
+            }),
+            _view({
+                'path': '.vscode-server',
+                'kind': 'dir',
+                'scope': 'home',
+                'protection': 'block',
+                'family': 'editor',
+                'why': "VS Code's remote server: its extensions run when an editor connects",
+            }),
+            _view({
+                'path': '.npm-global/bin',
+                'kind': 'dir',
+                'scope': 'home',
+                'protection': 'block',
+                'family': 'path',
+                'why': "on PATH for npm users with a user prefix: what an installed tool's name runs",
+            }),
+            _view({
+                'path': '.inputrc',
+                'kind': 'file',
+                'scope': 'home',
+                'protection': 'block',
+                'family': 'shell',
+                'why': "readline's startup file: key bindings and macros every interactive shell loads",
             }),
         ),
     })),

@@ -981,6 +981,12 @@ HOME_PLANTS = {
     ".claude/CLAUDE.md": (".claude/CLAUDE.md", False),
     ".pyenv/shims/python": (".pyenv/shims", False),
     "go/bin/gopls": ("go/bin", False),
+    # and what a white-box review of it found
+    ".ssh/rc": (".ssh/rc", True),
+    ".claude.json": (".claude.json", False),
+    ".vscode-server/extensions/x/extension.js": (".vscode-server", False),
+    ".npm-global/bin/tsc": (".npm-global/bin", False),
+    ".inputrc": (".inputrc", False),
 }
 
 #: files also tried when they exist on the host before the run

@@ -129,8 +129,9 @@ def test_overlapping_runs_cannot_make_a_file_the_other_keeps_missing(tmp_path: P
         first.communicate(timeout=30)
     assert consume_control(home / "b", second).split() == ["ran"]
     assert not (home / ".zshrc").exists()
-    kept = list(home.glob(".zshrc" + QUARANTINED + "*"))
-    assert len(kept) == 1 and "PWNED" in kept[0].read_text()
+    # what the command made, kept for review (emptied or not: it was
+    # stopped the moment the name appeared)
+    assert len(list(home.glob(".zshrc" + QUARANTINED + "*"))) == 1
 
 
 

@@ -331,31 +331,11 @@ def build_plan(
     # the caller passes (see sandbox/owndirs.py)
     own_dirs = hidden_own_dirs(home, roots, ws, run_cwd,
                                private_tmp=private_tmp if fs.private_tmp else None)
-    hidden = _mountable(_sensitive_paths(home), _account_homes(home), [*roots, ws, run_cwd])
-    hidden += _dotenv_paths(home, [*roots, ws, run_cwd], dotenv_cache)
-    hidden += [expand(p, home, ws) for p in fs.deny_read]
-    hidden += [os.path.realpath(p) for p in hide]
-    hidden += own_dirs.hidden
-    hidden = [h for h in dict.fromkeys(hidden) if os.path.lexists(h)]
-    # One inside another is hidden by it already; mounted too, bubblewrap
-    # would make its mount point inside the outer one's read-only tmpfs and
-    # fail (a review: the audit log in the hidden state directory stopped
-    # every `shellgate tool Bash` call).
-    outer = set(hidden)
-    hidden = [h for h in hidden if not _below(h, outer)]
+    hidden = _hidden_paths(fs.deny_read, home, [*roots, ws, run_cwd], ws,
+                           [*(os.path.realpath(p) for p in hide), *own_dirs.hidden], dotenv_cache)
     # A read-deny wins over a write-allow: a root inside a hidden path is dropped.
     roots = [r for r in roots if not any(_inside(r, h) for h in hidden)]
-    # The gateway's own code (selfcode.py): a root at or below it is dropped,
-    # any inside a root is blocked below.
-    own = own_code(roots)
-    notes: list[str] = []
-    kept = [r for r in roots if not any(_inside(r, c) for c in own)]
-    if len(kept) < len(roots):
-        notes.append("the gateway's own code or import path holds "
-                     + ", ".join(r for r in roots if r not in kept)
-                     + ": not writable in this run (start shellgate from an install "
-                     "outside it to write there)")
-    roots = kept
+    roots, own, notes = _without_own_code(roots)
 
     scan = find_repos(roots, _repo_cache(state_dir, roots))
     repos = list(scan.repos)
@@ -391,24 +371,14 @@ def build_plan(
     # made in one since the last run is looked at after the run, and
     # quarantined if the run touched it (see sandbox.guards).
     blocked = {p for p, _, _ in block}
-    # A path blocked in one scope and tripwired in another (`.zshrc` at the
-    # top of a writable home) is blocked. A tripwire at or below a missing
-    # blocked path is its sentinel's (one tripwire, the first missing
-    # component, moves whatever was made there aside).
     in_roots, under_roots = _prefixes(roots)
     protected = [*layout.protected, *read_only]
     covering = set(protected)
     root_set = set(roots)
     missing = [s for s in layout.missing if not _covered(s[0], covering, root_set)]
     absent = [s for s, _ in missing]
-    _, under_hidden = _prefixes([*hidden, *absent])
-    layout_wires = set(layout.tripwires)
-    tripwires = [p for p in (*targets.tripwire, *layout.tripwires)
-                 if (p not in blocked or p in layout_wires)
-                 and p.startswith(under_roots)
-                 and not p.startswith(under_hidden)
-                 and p not in hidden]
-    tripwires = [p for p in tripwires if p not in absent] + absent
+    tripwires = _tripwire_paths(targets.tripwire, layout.tripwires, blocked, under_roots,
+                                hidden, absent)
     reports = [p for p in targets.report if p in in_roots or p.startswith(under_roots)]
     tripwire_set = set(tripwires)
     if any(_inside(run_cwd, h) for h in hidden):
@@ -437,6 +407,56 @@ def build_plan(
         unscanned=tuple(unscanned),
         notes=tuple(notes),
     )
+
+
+def _hidden_paths(deny_read: tuple[str, ...], home: str, seen: list[str], ws: str,
+                  extra: list[str], dotenv_cache: Path | None) -> list[str]:
+    """What the command may not read: the sensitive list, other accounts'
+    homes, other projects' dotenv files, the policy's read-denies and
+    ``extra`` (the sandbox's own state) — existing, and outermost only."""
+    hidden = _mountable(_sensitive_paths(home), _account_homes(home), seen)
+    hidden += _dotenv_paths(home, seen, dotenv_cache)
+    hidden += [expand(p, home, ws) for p in deny_read]
+    hidden += extra
+    hidden = [h for h in dict.fromkeys(hidden) if os.path.lexists(h)]
+    # One inside another is hidden by it already; mounted too, bubblewrap
+    # would make its mount point inside the outer one's read-only tmpfs and
+    # fail (a review: the audit log in the hidden state directory stopped
+    # every `shellgate tool Bash` call).
+    outer = set(hidden)
+    return [h for h in hidden if not _below(h, outer)]
+
+
+def _without_own_code(roots: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """The gateway's own code (selfcode.py): a root at or below it is
+    dropped (said in a note), any inside a root is blocked by the caller.
+    (roots kept, the code's paths, notes)"""
+    own = own_code(roots)
+    notes: list[str] = []
+    kept = [r for r in roots if not any(_inside(r, c) for c in own)]
+    if len(kept) < len(roots):
+        notes.append("the gateway's own code or import path holds "
+                     + ", ".join(r for r in roots if r not in kept)
+                     + ": not writable in this run (start shellgate from an install "
+                     "outside it to write there)")
+    return kept, own, notes
+
+
+def _tripwire_paths(wires: list[str], layout_wires: list[str], blocked: set[str],
+                    under_roots: tuple[str, ...], hidden: list[str],
+                    absent: list[str]) -> list[str]:
+    """The tripwires in the writable roots: a path blocked in one scope and
+    tripwired in another is blocked; one at or below a hidden path is the
+    hiding's; one at or below a missing blocked path is that path's, whose
+    first missing component is itself a tripwire."""
+    _, under_hidden = _prefixes([*hidden, *absent])
+    from_layout = set(layout_wires)
+    kept = [p for p in (*wires, *layout_wires)
+            if (p not in blocked or p in from_layout)
+            and p.startswith(under_roots)
+            and not p.startswith(under_hidden)
+            and p not in hidden]
+    return [p for p in kept if p not in absent] + absent
 
 
 def _prefixes(paths: list[str]) -> tuple[set[str], tuple[str, ...]]:

@@ -104,6 +104,7 @@ TIOCLINUX = 0x541C
 PERSONALITY_QUERY = 0xFFFFFFFF
 # Set-user-ID / set-group-ID mode bits, and the open flags that create.
 S_ISUID, S_ISGID = 0o4000, 0o2000
+_S_IFMT = 0o170000  # the file-type bits of a mode (stat.S_IFMT is a function)
 O_CREAT, O_TMPFILE_BIT = 0o100, 0o20000000
 
 AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
@@ -241,6 +242,32 @@ def _setid_rules() -> list[Rule]:
     return rules
 
 
+def _special_file_rules() -> list[Rule]:
+    """No FIFO and no device node can be made.
+
+    Attack (from a review): `mkfifo .gitignore` (or `.gitattributes`,
+    `.mailmap`, `.python-version`, `.tool-versions`, `.envrc`, an editor's
+    per-directory config …) at any depth of the workspace. The host's tools
+    open those names by themselves with a blocking open, and a FIFO with no
+    writer holds them for ever: the user's next `git status`, or the shell
+    prompt that asks a version manager which interpreter to use. The names
+    are an open-ended list and the post-run search skips package caches,
+    so the file type is refused instead, wherever the command asks for it
+    (the filter cannot see paths). What this costs: a FIFO in the
+    sandbox's own /tmp too; GNU make 4.4 then says `jobserver mkfifo: …
+    Operation not permitted` and uses a pipe, as it does on any system
+    without FIFOs. A device node needs CAP_MKNOD, which the sandbox never
+    has; refused here as well, so no later capability slip makes one.
+    """
+    why = ("making a FIFO or device node (a FIFO named like a file host tools read by "
+           "themselves, `.gitignore` at any depth, hangs them)")
+    return [
+        Rule(name, errno.EPERM, why, (_masked(index, _S_IFMT, kind),))
+        for name, index in (("mknod", 1), ("mknodat", 2))
+        for kind in (stat.S_IFIFO, stat.S_IFCHR, stat.S_IFBLK)
+    ]
+
+
 def filter_rules(spec: SeccompSpec) -> tuple[Rule, ...]:
     """Every rule of the filter for ``spec``, in the order they are added."""
     rules = [Rule(name, errno.EPERM, why) for name, why in BLOCKED_SYSCALLS.items()]
@@ -257,6 +284,7 @@ def filter_rules(spec: SeccompSpec) -> tuple[Rule, ...]:
     ]
     rules += _personality_rules()
     rules += _setid_rules()
+    rules += _special_file_rules()
     allowed = {*([AF_UNIX] if spec.allow_unix else []),
                *([AF_INET, AF_INET6] if spec.allow_inet else [])}
     names = {**_FAMILY_NAMES, AF_UNIX: "AF_UNIX", AF_INET: "AF_INET", AF_INET6: "AF_INET6"}

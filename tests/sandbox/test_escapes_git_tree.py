@@ -282,35 +282,70 @@ def test_a_symlink_planted_as_a_submodule_git_directory_is_renamed_aside(
 
 
 #: a file git reads by itself, made a FIFO -> a host git command that read it
-GIT_READ_FIFOS = {
-    ".gitignore": ("status", "--short"),
-    "sub/.gitignore": ("status", "--short"),
-    "sub/.gitattributes": ("check-attr", "-a", "sub/x"),
-    ".gitattributes": ("check-attr", "-a", "README.md"),
-    ".mailmap": ("log", "-1", "--format=%aN"),
+#: where a FIFO would hang a host tool that opens the name by itself: git's
+#: per-directory files (at the top, below, under a package cache the
+#: post-run search skips, past its depth), its index and a `.git`, a
+#: version manager's pin read at every shell prompt; and the sandbox's own
+#: /tmp (the file type is refused wherever it is asked for)
+FIFO_PLACES = {
+    ".gitignore": ".gitignore",
+    "sub/.gitattributes": "sub/.gitattributes",
+    ".mailmap": ".mailmap",
+    "under a package cache": ".cache/pkg/.gitignore",
+    "past the search's depth": "/".join(["d"] * 70) + "/.gitignore",
+    ".git/index": ".git/index",
+    "sub/.git": "sub/.git",
+    ".python-version": ".python-version",
+    "the sandbox's /tmp": "/tmp/fifo",
+}
+#: every way to ask for one: the tool, mknod(1), and the syscall itself
+FIFO_MAKERS = {
+    "mkfifo": "mkfifo {path}",
+    "mknod p": "mknod {path} p",
+    "os.mkfifo": "python3 -c 'import os, sys; os.mkfifo(sys.argv[1])' {path}",
 }
 
 
-@pytest.mark.parametrize("name", list(GIT_READ_FIFOS))
-def test_a_fifo_where_git_reads_a_file_by_itself_is_moved_aside(git_ws: Path, name: str) -> None:
+def test_a_fifo_named_like_a_file_git_reads_hangs_host_git(tmp_path: Path) -> None:
+    """The control for the test below, on the host: `mkfifo .gitignore`
+    makes the host's next `git status` wait for ever."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    assert host_git(repo, "init", "-q").returncode == 0
+    subprocess.run(["bash", "-c", "mkfifo .gitignore"], cwd=repo, check=True)
+    with pytest.raises(subprocess.TimeoutExpired):
+        subprocess.run(["git", "-C", str(repo), "status", "--short"], capture_output=True,
+                       timeout=2, check=False)
+
+
+#: each place with mkfifo, each other maker at the top
+FIFO_CASES = [(place, "mkfifo") for place in FIFO_PLACES] + [
+    (".gitignore", maker) for maker in FIFO_MAKERS if maker != "mkfifo"]
+
+
+@pytest.mark.parametrize(("place", "maker"), FIFO_CASES)
+def test_no_fifo_can_be_made_where_a_host_tool_would_wait_on_it(
+    git_ws: Path, place: str, maker: str
+) -> None:
     """Attack (from a review): `mkfifo .gitignore`. git opens the files it
     reads by itself (ignore and attribute rules at every depth, the
-    mailmap) with a blocking open: the host's next `git status` hung for
-    ever, and shellgate's own post-run question to git waited 20 s and said
-    only that git did not answer. The FIFO is renamed aside and named; git
-    on the host answers at once."""
+    mailmap, the index) with a blocking open, as version managers open
+    their pin at every prompt: the host's next `git status` hung for ever.
+    The post-run search renamed such a FIFO aside where it looked, but not
+    under the package caches it skips, nor past its depth, nor under names
+    it did not know. The filter refuses the file type; the command goes on
+    (the control) and git on the host answers at once."""
+    path = FIFO_PLACES[place]
     (git_ws / "sub").mkdir()
     (git_ws / "sub" / "x").write_text("x\n")
-    started = time.monotonic()
-    proc = sh(git_ws, f"mkfifo {name} && echo ran > control.txt")
-    took = time.monotonic() - started
-    consume_control(git_ws, proc)
-    assert not (git_ws / name).is_fifo()
-    kept = list((git_ws / name).parent.glob((git_ws / name).name + SUFFIX + "*"))
-    assert len(kept) == 1 and kept[0].is_fifo()  # the command's FIFO, kept for review
-    assert not (git_ws / name).exists()
-    assert name.rsplit("/", 1)[-1] in output(proc) and "FIFO" in output(proc)
-    assert took < 15  # the post-run step did not wait on git
-    kept[0].unlink()
-    answer = host_git(git_ws, *GIT_READ_FIFOS[name])  # raises TimeoutExpired if it hangs
+    prepare = f"rm -f {path}; mkdir -p $(dirname {path}) && "
+    attempt = FIFO_MAKERS[maker].format(path=path)
+    proc = sh(git_ws, f"{prepare}{attempt}; "
+                      f"if [ -p {path} ]; then echo made > control.txt; "
+                      f"else echo refused > control.txt; fi")
+    assert consume_control(git_ws, proc) == "refused\n", output(proc)
+    assert "Operation not permitted" in output(proc)
+    fifos = [p for p in git_ws.rglob("*") if p.is_fifo()]
+    assert fifos == []
+    answer = host_git(git_ws, "status", "--short")  # raises TimeoutExpired if it hangs
     assert answer.returncode == 0, answer.stderr

@@ -21,8 +21,8 @@ setup: system-deps $(STAMP)
 # bubblewrap runs the sandbox, libseccomp builds its syscall filter, ripgrep
 # backs Grep, strace watches commands for the execution oracle (fuzz/),
 # redis-server backs the test of a fleet's shared fuzzing database,
-# Mercurial proves a planted `.hg/hgrc` hook never runs on the host; all
-# from the distro. As root, the escape suite also runs as an
+# Mercurial, darcs, Fossil and Breezy prove a program planted in their
+# repository directories never runs on the host; all from the distro. As root, the escape suite also runs as an
 # unprivileged user, from a venv of the system python3 (python3-venv).
 # (The library is looked for with grep reading to the end, not grep -q:
 # under pipefail, ldconfig killed by grep's early close made it look
@@ -34,6 +34,9 @@ system-deps:
 	command -v strace >/dev/null 2>&1 || missing="$$missing strace"; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	command -v hg >/dev/null 2>&1 || missing="$$missing mercurial"; \
+	command -v darcs >/dev/null 2>&1 || missing="$$missing darcs"; \
+	command -v fossil >/dev/null 2>&1 || missing="$$missing fossil"; \
+	command -v brz >/dev/null 2>&1 || missing="$$missing brz"; \
 	if [ "$$(id -u)" = 0 ]; then \
 	  /usr/bin/python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	fi; \

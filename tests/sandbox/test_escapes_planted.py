@@ -1364,38 +1364,6 @@ def test_a_path_granted_below_a_read_only_home_directory_is_writable_and_only_it
     assert hook != "0" and not (app / ".git" / "hooks" / "pre-commit").exists()
 
 
-def _hg(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    """Mercurial on the host as the user runs it (no user hgrc)."""
-    return subprocess.run(["hg", *args], cwd=repo, capture_output=True, timeout=30,
-                          check=False, env={**os.environ, "HGRCPATH": "", "HGPLAIN": "1"})
-
-
-@pytest.mark.skipif(shutil.which("hg") is None,
-                    reason="Mercurial is not installed (make test installs it as root)")
-@pytest.mark.parametrize("existing", [False, True], ids=["new", "existing"])
-def test_a_mercurial_hook_planted_in_hg_never_runs_on_the_hosts_hg_status(
-        workspace: Path, tmp_path: Path, existing: bool) -> None:
-    """From a review: `.hg/hgrc` hooks and extensions run on the host's next
-    `hg status`, and `.hg` was writable. The control plants the same hook
-    without the sandbox, and `hg status` runs it."""
-    marker = tmp_path / "hook-ran"
-    hgrc = f"[hooks]\npre-status = touch {marker}\n"
-    control = tmp_path / "control-repo"
-    control.mkdir()
-    assert _hg(control, "init").returncode == 0
-    (control / ".hg" / "hgrc").write_text(hgrc)
-    _hg(control, "status")
-    require(marker.exists(), "hg runs a pre-status hook from .hg/hgrc")
-    marker.unlink()
-    assert _hg(workspace, "init").returncode == 0
-    if existing:
-        (workspace / ".hg" / "hgrc").write_text("[ui]\n")
-    proc = sh(workspace, _recorded(f"printf %s {shlex.quote(hgrc)} > .hg/hgrc"))
-    _status(workspace, proc)
-    _hg(workspace, "status")
-    assert not marker.exists(), output(proc)
-
-
 def test_home_mode_keeps_a_linked_config_directory_and_its_target_read_only(
         fake_home: Path) -> None:
     """From a review: with `~/.config -> dotfiles/config`, shellgate's own

@@ -1,0 +1,142 @@
+"""Escape tests: every version control system's own directory, proved with
+the real tool. Each one obeys a file in its repository directory that runs
+a program on the host later: Mercurial's `.hg/hgrc` hooks on `hg status`,
+darcs's `_darcs/prefs/defaults` prehooks on any command, Fossil's checkout
+database naming the repository whose `before-commit` hook runs on
+`fossil commit`, Breezy's `.bzr/branch/branch.conf` whose `post_commit`
+Python is evaluated on `brz commit`.
+
+For each tool: the control plants the same thing without the sandbox and
+the host tool runs it; then the sandboxed command plants it into a
+repository that existed before the run, and into one it makes itself, and
+the host tool runs nothing. A tool that is not installed is skipped with
+its reason (`make test` installs them as root).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from escape_kit import consume_control, output, require, sh
+
+pytestmark = [pytest.mark.sandbox]
+
+
+@dataclass(frozen=True)
+class Proof:
+    """One tool's attack. Shell strings; ``{marker}`` is the file the
+    planted program touches."""
+
+    tool: str
+    #: makes a repository in the current directory (on the host, or by the
+    #: sandboxed command for a repository it makes itself)
+    init: str
+    #: plants the program in an existing repository
+    plant: str
+    #: what the user later runs on the host
+    trigger: str
+
+
+PROOFS = {
+    "hg": Proof(
+        "hg", "hg init",
+        "printf '[hooks]\\npre-status = touch {marker}\\n' >> .hg/hgrc",
+        "hg status"),
+    "darcs": Proof(
+        "darcs", "darcs init -q",
+        "printf 'ALL prehook touch {marker}\\nALL run-prehook\\n' >> _darcs/prefs/defaults",
+        "darcs whatsnew"),
+    # the repository database lives outside the checkout (in the home
+    # here); the checkout's `.fslckout` names it, so re-opening the
+    # checkout on a planted database is the attack (hooks are that
+    # database's settings)
+    "fossil": Proof(
+        "fossil", "fossil init $HOME/origin.fossil >/dev/null && fossil open -k $HOME/origin.fossil",
+        "rm -f .fslckout; fossil init planted.fossil >/dev/null && fossil hook add "
+        "-R planted.fossil --command 'touch {marker}' --type before-commit --sequence 1 "
+        "&& fossil open --force planted.fossil",
+        "echo x > f.txt && fossil add f.txt && fossil commit -m x --no-warnings"),
+    # `post_commit` is Python, split at spaces and evaluated (chr(32) is
+    # the space the command needs)
+    "brz": Proof(
+        "brz", "brz init -q .",
+        "printf '%s\\n' 'post_commit = __import__(\"os\").system(\"touch\"+chr(32)+"
+        "\"{marker}\")or(str)' >> .bzr/branch/branch.conf",
+        "echo x > f.txt && brz add -q f.txt && brz commit -q -m x"),
+}
+
+
+def _env(home: Path) -> dict[str, str]:
+    """What each tool needs to run at all, in a home of the test's own:
+    a user name and e-mail, no user configuration of the real home."""
+    return {**os.environ, "HOME": str(home), "USER": "tester", "LOGNAME": "tester",
+            "FOSSIL_HOME": str(home), "BRZ_EMAIL": "Tester <tester@example.invalid>",
+            "HGRCPATH": "", "HGPLAIN": "1", "HGUSER": "tester"}
+
+
+def _host(script: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[bytes]:
+    """The user running ``script`` on the host, later."""
+    return subprocess.run(["bash", "-c", script], cwd=cwd, capture_output=True, timeout=60,
+                          check=False, env=_env(home))
+
+
+def _installed(tool: str) -> None:
+    if shutil.which(tool) is None:
+        pytest.skip(f"{tool} is not installed (make test installs it as root)")
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    where = tmp_path / "home"
+    where.mkdir()
+    return where
+
+
+@pytest.mark.parametrize("name", list(PROOFS))
+def test_the_planted_program_runs_on_the_host_without_the_sandbox(
+        tmp_path: Path, home: Path, name: str) -> None:
+    """The control: on the host, the plant makes the tool run the program."""
+    proof = PROOFS[name]
+    _installed(proof.tool)
+    repo = tmp_path / "control" / "repo"
+    repo.mkdir(parents=True)
+    marker = tmp_path / "ran"
+    made = _host(f"{proof.init} && {proof.plant.format(marker=marker)}", repo, home)
+    assert made.returncode == 0, output(made)
+    _host(proof.trigger, repo, home)
+    require(marker.exists(), f"{proof.tool} runs the program planted by: {proof.plant}")
+
+
+@pytest.mark.parametrize("existing", [True, False], ids=["existing", "new"])
+@pytest.mark.parametrize("name", list(PROOFS))
+def test_a_program_planted_in_a_repository_directory_never_runs_on_the_host(
+        workspace: Path, tmp_path: Path, home: Path, name: str, existing: bool) -> None:
+    """From a review: `.hg/hgrc` hooks ran on the host's next `hg status`,
+    and the other systems' directories were writable. The repository is the
+    workspace, made before the run (existing) or by the command (new); the
+    sandboxed command plants the program, and reports that it ran."""
+    proof = PROOFS[name]
+    _installed(proof.tool)
+    marker = tmp_path / "ran"
+    if existing:
+        made = _host(proof.init, workspace, home)
+        assert made.returncode == 0, output(made)
+    # the tools' own settings (user name, config database) go to a home
+    # inside the workspace: the real one is read-only in the sandbox
+    setup = ("export HOME=$PWD/.tool-home USER=tester FOSSIL_HOME=$PWD/.tool-home "
+             "BRZ_EMAIL='Tester <tester@example.invalid>'; mkdir -p $HOME; ")
+    attack = proof.plant.format(marker=marker)
+    if not existing:
+        attack = f"{proof.init} && {attack}"
+    proc = sh(workspace, f"{setup}( {attack} ) >/dev/null 2>&1; echo ran > control.txt")
+    if b"was created during the run" not in proc.stderr:
+        # (a new repository directory is a sentinel: the sandbox may stop
+        # the command at once, before the control)
+        assert consume_control(workspace, proc) == "ran\n"
+    _host(proof.trigger, workspace, home)
+    assert not marker.exists(), output(proc)

@@ -280,3 +280,85 @@ def assert_secret_absent(ws: Path, proc: subprocess.CompletedProcess[bytes], sec
     for path in ws.rglob("*"):
         if path.is_file() and not path.is_symlink():
             assert secret.encode() not in path.read_bytes(), f"secret copied into {path}"
+
+
+# -- planting and judging (test_escapes_planted*.py, test_escapes_home.py) -----------
+
+#: what an existing host file holds before a run
+HOST_VERSION = "the host's own version\n"
+
+
+def fsmonitor_script(path: str, marker: Path) -> str:
+    """Shell that appends a `core.fsmonitor` touching ``marker`` to the git
+    config file ``path``."""
+    return f"printf '[core]\\n\\tfsmonitor = touch %s\\n' {marker} >> {path}"
+
+
+def expand(template: str, marker: Path) -> str:
+    """A table's attack as shell: ``{marker}``, ``{hook:PATH}`` (an executable
+    hook touching the marker) and ``{fsm:PATH}`` (a core.fsmonitor appended)."""
+    script = template.replace("{marker}", str(marker))
+    for tag, make in (("{hook:", hook_script), ("{fsm:", fsmonitor_script)):
+        while tag in script:
+            start = script.index(tag)
+            end = script.index("}", start)
+            script = script[:start] + make(script[start + len(tag) : end], marker) \
+                + script[end + 1 :]
+    return script
+
+
+def recorded(write: str) -> str:
+    """Shell that runs ``write`` and records its exit status in control.txt
+    (the control: it proves the command ran, and says whether the write
+    failed during the run)."""
+    return f"( {write} ) >/dev/null 2>&1; echo $? > control.txt"
+
+
+def control_status(ws: Path, proc: subprocess.CompletedProcess[bytes]) -> int:
+    if stopped(proc) and b"was created during the run" in proc.stderr:
+        # a sentinel name in a git directory appeared: the sandbox stopped
+        # the command at once (the kill names it: the write did happen)
+        return 137
+    text = consume_control(ws, proc).strip()
+    require(text.isdigit(), f"control.txt holds the write's exit status, not {text!r}", proc)
+    return int(text)
+
+
+def reported(proc: subprocess.CompletedProcess[bytes], name: str) -> bool:
+    """Does a `shellgate:` line on stderr name ``name``?"""
+    lines = proc.stderr.decode("utf-8", "replace").splitlines()
+    return any(line.startswith("shellgate:") and name in line for line in lines)
+
+
+def stopped(proc: subprocess.CompletedProcess[bytes]) -> bool:
+    """Did shellgate stop the command (a protected path was replaced)?"""
+    return b"shellgate: killed:" in proc.stderr
+
+
+def unsandboxed(cwd: Path, script: str, env: dict[str, str] | None = None) -> None:
+    """The same attack, run as a plain process (for the controls)."""
+    subprocess.run(["sh", "-c", script], cwd=cwd, capture_output=True, timeout=20, check=False,
+                   env=env if env is not None else dict(os.environ))
+
+
+def git_setup(repo: Path, *args: str) -> None:
+    proc = host_git(repo, *args)
+    assert proc.returncode == 0, proc.stderr.decode()
+
+
+def init_repo(path: Path) -> Path:
+    """A repository with one commit, made on the host."""
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "README.md").write_text("hello\n")
+    for args in (["init", "-q"], ["add", "README.md"], ["commit", "-q", "-m", "init"]):
+        git_setup(path, *args)
+    return path
+
+
+def text_of(path: Path) -> str | None:
+    return path.read_text() if path.is_file() and not path.is_symlink() else None
+
+
+def undone(after: str | None, before: str | None) -> bool:
+    """Is the host's file as it was before the run?"""
+    return after == before

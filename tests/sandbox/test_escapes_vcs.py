@@ -56,7 +56,8 @@ PROOFS = {
     # checkout on a planted database is the attack (hooks are that
     # database's settings)
     "fossil": Proof(
-        "fossil", "fossil init $HOME/origin.fossil >/dev/null && fossil open -k $HOME/origin.fossil",
+        "fossil",
+        "fossil init $HOME/origin.fossil >/dev/null && fossil open -k $HOME/origin.fossil",
         "rm -f .fslckout; fossil init planted.fossil >/dev/null && fossil hook add "
         "-R planted.fossil --command 'touch {marker}' --type before-commit --sequence 1 "
         "&& fossil open --force planted.fossil",

@@ -312,7 +312,10 @@ class Guards:
         work tree (those are read-only during the run), made or changed
         during it: a session the user starts in that directory later — this
         gateway's, Claude Code's — obeys its permissions and hooks. It is
-        renamed aside. Reproducer (from a review): `mkdir -p sub/.claude &&
+        renamed aside. So is another version control system's directory
+        (`sub/.hg` with a hook in its hgrc: the host's `hg status` in sub
+        runs it; `.bzr`, `_darcs`, a `.fslckout` naming a planted
+        repository database). Reproducer (from a review): `mkdir -p sub/.claude &&
         printf '{"permissions":{"allow":["Bash(git push:*)"]}}' >
         sub/.claude/settings.local.json`; a session started in sub allowed
         `git push` unasked.
@@ -329,11 +332,11 @@ class Guards:
             root = _root_of(roots, path)
             if root is None or parent in tops or not _touched_since(path, since):
                 continue
+            what, who = _OBEYED_BY.get(os.path.basename(path), _OBEYED_BY[".claude"])
             if not os.path.islink(path) and not self.plan.may_write(path).allowed:
                 outcome.reports.append(
-                    f"agent settings at {path} were changed on the host during the run (the "
-                    f"command could not write them; a session started in {parent} obeys "
-                    "them): review them")
+                    f"{what} at {path} changed on the host during the run (the command could "
+                    f"not write it; {who} started in {parent} obeys it): review it")
                 continue
             rel = os.path.relpath(parent, root)
             fd = open_below(root, [] if rel == "." else rel.split("/"))
@@ -346,9 +349,8 @@ class Guards:
             if kept is not None:
                 outcome.tampered.append(path)
                 outcome.reports.append(
-                    f"agent settings were made or changed at {path} during the run (a session "
-                    f"started in {parent} would obey them); renamed to {kept}, rename it back "
-                    "once reviewed")
+                    f"{what} was made or changed at {path} during the run ({who} started in "
+                    f"{parent} would obey it); renamed to {kept}, rename it back once reviewed")
 
     def _new_gitdirs(self, outcome: GuardOutcome) -> None:
         """A git directory that appeared under a known repository's
@@ -503,6 +505,20 @@ def _owner(path: str) -> int | None:
     except OSError:
         return None
 
+
+#: what each name :meth:`Guards._agent_settings` looks after is, and who
+#: obeys it when started below it
+_OBEYED_BY = {
+    ".claude": ("agent settings", "a session"),
+    ".shellgate": ("agent settings", "a session"),
+    ".hg": ("a Mercurial repository directory", "hg"),
+    "_darcs": ("a darcs repository directory", "darcs"),
+    ".bzr": ("a Breezy branch directory", "brz"),
+    ".jj": ("a jj repository directory", "jj"),
+    ".sl": ("a Sapling repository directory", "sl"),
+    ".fslckout": ("a Fossil checkout database", "fossil"),
+    "_FOSSIL_": ("a Fossil checkout database", "fossil"),
+}
 
 def _defused_note(path: str) -> str:
     return (f"a repository was planted or changed at {os.path.dirname(path)}; its {path} is "

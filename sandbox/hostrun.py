@@ -188,7 +188,9 @@ def _nested_agent_dirs(targets: HostRunTargets, agent_dirs: frozenset[str], root
                        tops: set[str]) -> None:
     """A `.claude` or `.shellgate` below a top (`pkg/.claude`), there before
     the run, is read-only whole inside the sandbox: a session the user
-    starts in `pkg` obeys it. The mount binds the directory, not its names,
+    starts in `pkg` obeys it. So is another version control system's
+    directory there (`vendor/lib/.hg`, `.bzr`, a `.fslckout`): its tool run
+    in `vendor/lib` obeys it. The mount binds the directory, not its names,
     so the user can still save a rule in it on the host during the run
     (from a review: a deny rule saved in `pkg/.claude/settings.local.json`
     while a run slept was renamed aside as the command's), and a change
@@ -196,8 +198,10 @@ def _nested_agent_dirs(targets: HostRunTargets, agent_dirs: frozenset[str], root
     sandbox.guards)."""
     nested = sorted(d for d in agent_dirs
                     if os.path.dirname(d) not in tops and any(_under(d, r) for r in roots)
-                    and os.path.isdir(d) and not os.path.islink(d))
-    targets.block += [(path, "dir", False) for path in nested[:_MOUNTED_AGENT_DIRS]]
+                    and not os.path.islink(d) and os.path.exists(d))
+    # (Fossil's checkout database is a file: bound read-only as one)
+    targets.block += [(path, "dir" if os.path.isdir(path) else "file", False)
+                      for path in nested[:_MOUNTED_AGENT_DIRS]]
 
 
 #: where a project keeps its virtualenv

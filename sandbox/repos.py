@@ -44,13 +44,23 @@ def _repo_marker(name: str) -> bool:
 
 #: agents' settings directories, obeyed by a session started below them
 AGENT_DIRS = frozenset({".claude", ".shellgate"})
+#: other version control systems' own directories and checkout files,
+#: obeyed by the tool run anywhere below them: Mercurial's `.hg/hgrc`
+#: hooks, darcs's prefs, Breezy's `branch.conf`, Fossil's checkout
+#: database naming the repository whose hooks run, jj's and Sapling's
+#: repository configuration (profiles/host-run-files.toml blocks them at
+#: the tops; these are the ones below)
+VCS_MARKS = frozenset({".hg", "_darcs", ".bzr", ".jj", ".sl", ".fslckout", "_FOSSIL_"})
+#: what a tool started below obeys, recorded by the search after a run
+OBEYED = AGENT_DIRS | VCS_MARKS
 
 
 def _deep_marker(name: str) -> bool:
-    """What the search after the run records: a repository's marks, and an
-    agent's settings directory by name — as a link or a file too (a link
-    named `.claude` would carry a session's settings elsewhere)."""
-    return _repo_marker(name) or name in AGENT_DIRS
+    """What the search after the run records: a repository's marks, an
+    agent's settings directory and another version control system's
+    directory by name — as a link or a file too (a link named `.claude`
+    would carry a session's settings elsewhere)."""
+    return _repo_marker(name) or name in OBEYED
 
 
 REPO_SPEC = WalkSpec(
@@ -74,9 +84,9 @@ REPO_SPEC = WalkSpec(
 #: re-checked (one lstat each, from the cache); only the changed ones are
 #: listed again.
 DEEP_SPEC = WalkSpec(
-    name="repos-deep-2",  # 2: agents' settings directories are recorded too
+    name="repos-deep-3",  # 3: other version control systems' directories too
     match_file=_deep_marker,
-    match_dirs=frozenset({".git"}) | AGENT_DIRS,
+    match_dirs=frozenset({".git"}) | OBEYED,
     # package and build caches nobody runs git in (the home's, mostly: a
     # writable home would otherwise cost a stat of every cached file's
     # directory on every run)
@@ -109,7 +119,8 @@ class RepoScan:
     #: bare git directories (HEAD beside objects and refs, any name): git
     #: takes one for a repository from any directory below it
     bare: tuple[str, ...] = ()
-    #: `.claude` and `.shellgate` entries at any depth (the deep search only)
+    #: what a tool started below obeys (:data:`OBEYED`: `.claude`, `.hg`,
+    #: `.fslckout` …) at any depth (the deep search only)
     agent_dirs: tuple[str, ...] = ()
 
 
@@ -134,7 +145,7 @@ def find_repos(
                    and is_bare_gitdir(os.path.dirname(path))})
     repos = tuple(Repo(w, resolve_gitdir(w)) for w in worktrees)
     agents = sorted(p for p in result.found
-                    if os.path.basename(p) in AGENT_DIRS) if deep else []
+                    if os.path.basename(p) in OBEYED) if deep else []
     return RepoScan(repos, (*result.unscanned, *result.unlistable), result.unchecked,
                     result.changed, tuple(bare), tuple(agents))
 
@@ -169,7 +180,8 @@ def deep_cache(state_dir: Path, roots: list[str] | tuple[str, ...]) -> Path:
 
 
 def known_agent_dirs(roots: list[str], cache: Path | None) -> frozenset[str]:
-    """The agents' settings directories the last search after a run found
-    in ``roots`` (read from its cache: nothing is listed)."""
+    """What a tool started below obeys (:data:`OBEYED`) that the last
+    search after a run found in ``roots`` (read from its cache: nothing is
+    listed)."""
     return frozenset(p for p in recorded(DEEP_SPEC, roots, cache)
-                     if os.path.basename(p) in AGENT_DIRS)
+                     if os.path.basename(p) in OBEYED)

@@ -91,7 +91,7 @@ def test_settings_the_user_saves_in_a_nested_directory_during_a_run_are_reported
     consume_control(workspace, proc)
     assert saved.read_text() == rule, output(proc)
     assert not list((workspace / "pkg").glob("*quarantined*")), output(proc)
-    assert "pkg/.claude were changed on the host during the run" in output(proc)
+    assert "pkg/.claude changed on the host during the run" in output(proc)
 
 
 def test_a_planted_link_named_claude_is_renamed_aside(workspace: Path, outside: Path) -> None:

@@ -113,31 +113,46 @@ def test_the_planted_program_runs_on_the_host_without_the_sandbox(
     require(marker.exists(), f"{proof.tool} runs the program planted by: {proof.plant}")
 
 
-@pytest.mark.parametrize("existing", [True, False], ids=["existing", "new"])
+#: where the repository is: the workspace's top or a directory below it
+#: (`vendor/lib`, where the search after a run finds it), there before the
+#: run or made by the command
+PLACES = {"existing": (".", True), "new": (".", False),
+          "nested existing": ("vendor/lib", True), "nested new": ("vendor/lib", False)}
+
+
+@pytest.mark.parametrize("place", list(PLACES))
 @pytest.mark.parametrize("name", list(PROOFS))
 def test_a_program_planted_in_a_repository_directory_never_runs_on_the_host(
-        workspace: Path, tmp_path: Path, home: Path, name: str, existing: bool) -> None:
+        workspace: Path, tmp_path: Path, home: Path, name: str, place: str) -> None:
     """From a review: `.hg/hgrc` hooks ran on the host's next `hg status`,
-    and the other systems' directories were writable. The repository is the
-    workspace, made before the run (existing) or by the command (new); the
-    sandboxed command plants the program, and reports that it ran."""
+    and the other systems' directories were writable — at the top of the
+    workspace, and below it where only `.git` was looked for. The sandboxed
+    command plants the program in a repository there before the run (read
+    only for the run: the search after an earlier run found a nested one)
+    or made by itself (renamed aside after the run, or the run stopped at
+    once), and reports that it ran."""
     proof = PROOFS[name]
     _installed(proof.tool)
+    where, existing = PLACES[place]
+    repo = workspace / where
+    repo.mkdir(parents=True, exist_ok=True)
     marker = tmp_path / "ran"
     if existing:
-        made = _host(proof.init, workspace, home)
+        made = _host(proof.init, repo, home)
         assert made.returncode == 0, output(made)
+        sh(workspace, "true")  # the search after a run learns a nested one
     # the tools' own settings (user name, config database) go to a home
     # inside the workspace: the real one is read-only in the sandbox
     setup = ("export HOME=$PWD/.tool-home USER=tester FOSSIL_HOME=$PWD/.tool-home "
-             "BRZ_EMAIL='Tester <tester@example.invalid>'; mkdir -p $HOME; ")
+             f"BRZ_EMAIL='Tester <tester@example.invalid>'; mkdir -p $HOME; cd {where}; ")
     attack = proof.plant.format(marker=marker)
     if not existing:
         attack = f"{proof.init} && {attack}"
-    proc = sh(workspace, f"{setup}( {attack} ) >/dev/null 2>&1; echo ran > control.txt")
+    proc = sh(workspace, f"{setup}( {attack} ) >/dev/null 2>&1; echo ran > "
+                         f"{workspace}/control.txt")
     if b"was created during the run" not in proc.stderr:
-        # (a new repository directory is a sentinel: the sandbox may stop
-        # the command at once, before the control)
+        # (a new repository directory at the top is a sentinel: the sandbox
+        # may stop the command at once, before the control)
         assert consume_control(workspace, proc) == "ran\n"
-    _host(proof.trigger, workspace, home)
+    _host(proof.trigger, repo, home)
     assert not marker.exists(), output(proc)

@@ -12,6 +12,7 @@ module whose name says it runs or reads something (``*.command``,
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from .gitask import ConfigEntry, GitView, Unknown, ask_git, ask_gitlinks
@@ -137,7 +138,104 @@ def _programs_of(view: GitView, cwd: str) -> list[str]:
         out.append(f"core.worktree={view.toplevel}")
     out += [f"hook {name}" for name in _READ_HOOKS
             if os.path.lexists(os.path.join(view.hooks, name))]
+    out += _data_elsewhere(view)
     return out
+
+
+def _data_elsewhere(view: GitView) -> list[str]:
+    """Where git would read the repository's history from outside its work
+    tree: a git directory or common directory elsewhere, an object store
+    or pack directory that is a link out, a pack file or loose-object
+    directory linked out, an alternate object store. Attack (from a
+    review): a project's `.git` file saying `gitdir: ~/other/.git`, or a
+    `.git/commondir` naming another repository, and `git log -p` or `git
+    show HEAD:secret` printed that repository's files; `git cat-file
+    --batch-all-objects --batch` prints every object of a pack linked in.
+
+    A linked worktree's git directory (`C/worktrees/N`, whose `gitdir`
+    file names this work tree's `.git` back) and its common directory are
+    the same repository's: what the project cannot plant (it would have to
+    write inside the other repository)."""
+    top = view.toplevel
+    if not top or not view.gitdir:
+        return []
+    real_top = os.path.realpath(top)
+    gitdir = os.path.realpath(view.gitdir)
+    common = os.path.realpath(view.commondir or view.gitdir)
+    linked = _linked_worktree(gitdir, common, real_top)
+    owned = [real_top, *([gitdir, common] if linked else [])]
+    out: list[str] = []
+    for what, path in (("git directory", gitdir), ("common git directory", common)):
+        if not _within_any(path, owned):
+            out.append(f"<the {what} {path} lies outside the work tree: git reads its history>")
+    for path in _object_stores(common):
+        if not _within_any(path, owned):
+            out.append(f"<objects are read from {path}, outside the work tree>")
+    return list(dict.fromkeys(out))
+
+
+def _linked_worktree(gitdir: str, common: str, top: str) -> bool:
+    """Is ``gitdir`` a linked worktree's own directory under ``common``,
+    naming this work tree back (git writes `<gitdir>/gitdir` when it adds
+    the worktree)?"""
+    if os.path.dirname(gitdir) != os.path.join(common, "worktrees"):
+        return False
+    try:
+        with open(os.path.join(gitdir, "gitdir"), "rb") as handle:
+            named = handle.read(4096).rstrip(b"\r\n").decode("utf-8", "surrogateescape")
+    except OSError:
+        return False
+    return os.path.realpath(os.path.dirname(named)) == top
+
+
+#: loose objects live in objects/00 … objects/ff
+_LOOSE = tuple(f"{i:02x}" for i in range(256))
+#: alternates looked at, nested ones included (git stops at 5 levels)
+_MAX_ALTERNATES = 16
+
+
+def _object_stores(common: str) -> list[str]:
+    """Every directory or file git reads objects from, as the kernel
+    resolves it: the object store, its pack directory and each entry
+    there, each loose-object directory, and the alternates (a line a path,
+    relative to the object store, `#` a comment; followed as git follows
+    them)."""
+    objects = os.path.join(common, "objects")
+    out = [os.path.realpath(objects)]
+    pack = os.path.join(objects, "pack")
+    out.append(os.path.realpath(pack))
+    with contextlib.suppress(OSError):
+        out += [os.path.realpath(e.path) for e in os.scandir(pack) if e.is_symlink()]
+    out += [os.path.realpath(os.path.join(objects, d)) for d in _LOOSE
+            if os.path.islink(os.path.join(objects, d))]
+    pending: list[str] = [out[0]]
+    seen: set[str] = set()
+    while pending and len(seen) < _MAX_ALTERNATES:
+        store = pending.pop()
+        if store in seen:
+            continue
+        seen.add(store)
+        for name in ("alternates", "http-alternates"):
+            try:
+                with open(os.path.join(store, "info", name), "rb") as handle:
+                    lines = handle.read(1 << 16).splitlines()
+            except OSError:
+                continue
+            for raw in lines:
+                line = raw.strip().decode("utf-8", "surrogateescape")
+                if not line or line.startswith("#"):
+                    continue
+                if name == "http-alternates" or "://" in line:
+                    out.append(f"<{line}>")  # fetched: never inside the work tree
+                    continue
+                target = os.path.realpath(os.path.join(store, line.strip('"')))
+                out.append(target)
+                pending.append(target)
+    return out
+
+
+def _within_any(path: str, places: list[str]) -> bool:
+    return any(_inside(path, place) for place in places)
 
 
 def _unchecked_modules(view: GitView, links: tuple[str, ...]) -> list[str]:

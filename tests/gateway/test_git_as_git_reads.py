@@ -166,6 +166,91 @@ def test_a_work_tree_elsewhere_is_a_read_outside(tmp_path: Path) -> None:
     assert result.verdict is not Verdict.ALLOW, result.reason
 
 
+SECRET = "another-repositorys-s3cret"
+
+
+def _other(tmp_path: Path) -> Path:
+    """A repository elsewhere on the machine whose history holds a secret."""
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    (other / "s.txt").write_text(f"{SECRET}\n")
+    git(other, "add", "s.txt")
+    git(other, "commit", "-qm", "s")
+    return other
+
+
+def gitdir_file(project: Path, other: Path) -> None:
+    """The project's `.git` is a file naming the other's git directory."""
+    (project / ".git").write_text(f"gitdir: {other / '.git'}\n")
+
+
+def commondir(project: Path, other: Path) -> None:
+    """The project's git directory names the other's as its common one."""
+    git(project, "init", "-q")
+    (project / ".git" / "commondir").write_text(f"{other / '.git'}\n")
+
+
+def alternates(project: Path, other: Path) -> None:
+    """The other's object store as an alternate, and its commit as HEAD."""
+    git(project, "init", "-q")
+    (project / ".git" / "objects" / "info" / "alternates").write_text(
+        f"{other / '.git' / 'objects'}\n")
+    head = git(other, "rev-parse", "HEAD").stdout.strip()
+    branch = git(project, "symbolic-ref", "HEAD").stdout.strip()
+    (project / ".git" / Path(branch)).parent.mkdir(parents=True, exist_ok=True)
+    (project / ".git" / branch).write_text(head + "\n")
+
+
+def linked_packs(project: Path, other: Path) -> None:
+    """The pack directory a link to the other's, its commit as HEAD."""
+    git(other, "gc", "-q")
+    alternates(project, other)
+    (project / ".git" / "objects" / "info" / "alternates").unlink()
+    pack = project / ".git" / "objects" / "pack"
+    pack.rmdir()
+    pack.symlink_to(other / ".git" / "objects" / "pack")
+
+
+HISTORY_ELSEWHERE: dict[str, Callable[[Path, Path], None]] = {
+    "a .git file naming another git directory": gitdir_file,
+    "a commondir naming another repository": commondir,
+    "an alternate object store": alternates,
+    "a pack directory linked out": linked_packs,
+}
+
+
+@pytest.mark.parametrize("case", list(HISTORY_ELSEWHERE))
+@pytest.mark.parametrize("command", ["git log -p", "git show HEAD:s.txt"])
+def test_history_read_from_another_repository_is_a_read_outside(
+        tmp_path: Path, case: str, command: str) -> None:
+    """From a review: a project's `.git` file naming `~/other/.git`, or a
+    `.git/commondir` naming another repository, and `git log -p` printed
+    that repository's files — allowed, so run on the host unasked under
+    `shellgate hook`. The same through an alternate object store or a
+    pack directory linked in. The control runs the read with git."""
+    other = _other(tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    HISTORY_ELSEWHERE[case](project, other)
+    shown = subprocess.run(command, shell=True, cwd=project, env=ENV, capture_output=True,
+                           text=True, check=False, timeout=30)
+    assert SECRET in shown.stdout, f"control: git printed no secret: {shown.stderr}"
+    result = analyze_in_workspace(command, str(project))
+    assert result.verdict is not Verdict.ALLOW, result.reason
+    assert "outside the work tree" in result.reason
+
+
+def test_a_linked_worktrees_reads_of_its_own_repository_stay_allowed(tmp_path: Path) -> None:
+    """`git worktree add ../feature`: the worktree's git directory and its
+    common one lie in the main checkout, and name the worktree back."""
+    main = committed(tmp_path / "main")
+    git(main, "worktree", "add", "-q", str(tmp_path / "feature"))
+    for command in ("git log -p", "git show HEAD:a.txt", "git status"):
+        result = analyze_in_workspace(command, str(tmp_path / "feature"))
+        assert result.verdict is Verdict.ALLOW, (command, result.reason)
+
+
 def test_a_repository_that_runs_nothing_still_allows_its_reads(tmp_path: Path) -> None:
     repo = committed(tmp_path / "repo")
     for command in ("git status", "git log -p", "git diff HEAD", "git rev-parse HEAD"):

@@ -31,7 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +50,7 @@ from .hook_host import (
     same_file_as_host_run,
     write_candidates,
 )
+from .hook_reach import glob_reach, grep_reach, webfetch_reach
 from .hook_shell import environment_redirects, language_options, shimmed, startup_options_apply
 
 if TYPE_CHECKING:
@@ -193,6 +194,13 @@ def _answer(payload: Mapping[str, Any]) -> dict[str, Any] | None:
         # number that is an address in another spelling: `127.1`,
         # `0x7f000001`, `2130706433`): Claude Code's would (a review)
         return decision("deny", f"shellgate: {got.error}")
+    if judged == "Glob":
+        # a pattern the gateway's Glob refuses (`../*`, `/etc/*`, `~/x`):
+        # Claude Code's lists it, and checks only its `path`
+        dirs = tuple(d for d in judge_.permissions.additional_dirs if os.path.isdir(d))
+        said = glob_reach(call, cwd, judge_.home, dirs)
+        if said is not None:
+            return said
     core = core_input(judged, call)
     if core is not None and core != call:
         again = judge_.run(judged, core)
@@ -317,8 +325,10 @@ class _Judge:
         protected = self.protected_write(name, data, got)
         if protected is not None:
             return decision("deny", f"shellgate: {protected}")
-        if name == "Grep":
-            said = self.grep_reach(data)
+        if name in ("Grep", "Glob"):
+            dirs = tuple(d for d in self.permissions.additional_dirs if os.path.isdir(d))
+            reach = grep_reach if name == "Grep" else glob_reach
+            said = reach(data, self.cwd, self.home, dirs)
             if said is not None:
                 return said
         if name == "WebFetch" and result.decision is not Decision.DENY:
@@ -545,86 +555,6 @@ class _Judge:
             return True  # ~/.claude/settings.json: the hook itself is named there
         return any(part.lower() == ".git" for p in (where.display, where.real)
                    for part in p.split("/"))
-
-    def grep_reach(self, data: Mapping[str, Any]) -> dict[str, Any] | None:
-        """Claude Code's Grep is ripgrep over the tree, dotenv files
-        included; the gateway's own Grep leaves them out, so its allow says
-        nothing here. Judged as the ripgrep command Claude Code runs. From a
-        review: ``Grep {"pattern": "KEY", "glob": ".env"}`` was allowed, and
-        ripgrep's globs override its ignore rules: it printed the project's
-        ``.env``. A negative glob (``!.env*``) keeps them out."""
-        import shlex  # noqa: PLC0415
-
-        from ..workspace import analyze_in_workspace  # noqa: PLC0415
-
-        pattern, root = data.get("pattern"), data.get("path") or self.cwd
-        if not isinstance(pattern, str) or not isinstance(root, str):
-            return None
-        argv = ["rg", "--hidden"]
-        glob = data.get("glob")
-        for g in claude_code_globs(glob if isinstance(glob, str) else ""):
-            argv += ["--glob", g]
-        argv += ["-e", pattern, "--", root]
-        dirs = tuple(d for d in self.permissions.additional_dirs if os.path.isdir(d))
-        analysis = analyze_in_workspace(shlex.join(argv), self.cwd, extra_dirs=dirs,
-                                        home=self.home)
-        if analysis.hard_limit or analysis.verdict.value == "deny":
-            return decision("deny", f"shellgate: Claude Code's Grep {analysis.reason}")
-        if any(p.sensitive is not None for s in analysis.subcommands for p in s.paths):
-            return decision("ask", f"shellgate: Claude Code's Grep {analysis.reason} (its "
-                            "ripgrep searches dotenv files; a glob such as !.env* keeps "
-                            "them out)")
-        return None
-
-
-#: seconds the hook waits for the system resolver (Claude Code's own
-#: deadline for the hook is well beyond)
-RESOLVE_TIMEOUT_S = 3.0
-
-
-def webfetch_reach(data: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Claude Code fetches the URL itself: the name is resolved here, as
-    the gateway's WebFetch resolves it before connecting, and every address
-    judged the same way. From a review: `localhost`, a hosts-file name for
-    169.254.169.254 and `metadata.google.internal` got no decision while
-    the gateway's WebFetch refuses them all. A name that does not resolve
-    in time asks (it may resolve for Claude Code a moment later)."""
-    import asyncio  # noqa: PLC0415
-    import ipaddress  # noqa: PLC0415
-
-    from ..tools.web_guard import AddressPolicy, parse_url, system_resolver  # noqa: PLC0415
-
-    url = data.get("url")
-    target = parse_url(url) if isinstance(url, str) else None
-    if target is None or isinstance(target, str) or target.literal is not None:
-        return None  # refused or judged by the tool's own check already
-
-    async def resolve() -> Sequence[str]:
-        return await asyncio.wait_for(system_resolver(target.host, target.port),
-                                      RESOLVE_TIMEOUT_S)
-
-    try:
-        found = asyncio.run(resolve())
-    except (OSError, TimeoutError) as exc:
-        return decision("ask", f"shellgate: {target.host} could not be resolved to judge "
-                        f"its addresses ({exc.__class__.__name__})")
-    policy = AddressPolicy()
-    for text in dict.fromkeys(found):
-        ip = ipaddress.ip_address(text.split("%", 1)[0])
-        why = policy.refusal(ip)
-        if why is not None:
-            return decision("deny", f"shellgate: {target.host} resolves to {ip}, which is "
-                            f"{why}; WebFetch reaches public addresses only")
-    return None
-
-
-def claude_code_globs(glob: str) -> list[str]:
-    """The ``--glob`` values Claude Code's Grep passes for its ``glob``:
-    split at spaces, and at commas outside a ``{…}`` pattern."""
-    out: list[str] = []
-    for raw in glob.split():
-        out.extend([raw] if "{" in raw and "}" in raw else [g for g in raw.split(",") if g])
-    return out
 
 
 def _glob_matches(targets: list[str]) -> list[str]:

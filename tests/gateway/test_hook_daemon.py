@@ -134,6 +134,7 @@ def test_the_daemon_answers_every_call_as_the_hook_does_in_its_own_process(
         ("Write", {"file_path": str(workspace / ".git" / "hooks" / "pre-commit"),
                    "content": "x"}),
         ("Glob", {"pattern": "**/*.md"}),
+        ("Glob", {"pattern": "keys/*"}),  # through a link out of the project
         ("Grep", {"pattern": "KEY", "glob": ".env"}),
         ("WebFetch", {"url": "http://169.254.169.254/latest/meta-data/", "prompt": "p"}),
         # the answers only the hook gives: what the host runs, what only the
@@ -148,6 +149,7 @@ def test_the_daemon_answers_every_call_as_the_hook_does_in_its_own_process(
         ("mcp__srv__tool", {"x": 1}),
     ]
     (workspace / ".env").write_text("KEY=1\n")
+    (workspace / "keys").symlink_to(home / ".ssh")
     (workspace / "creds.inc").write_text("[http]\n\tproxy = http://u:pw@p:1\n")
     _warm(_call("Bash", {"command": "true"}, workspace), env)
     alone = {**env, "SHELLGATE_HOOK_DAEMON": "0"}

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 DATA: dict[str, tuple[str, Any]] = {
-    'host-run-files.toml': ('f01b8120bb9fb7a1162f436b32d4e154', _view({
+    'host-run-files.toml': ('0625a816f2018f0f1e5fa213e139d8f9', _view({
         'files': (
             _view({
                 'path': 'hooks',
@@ -1616,6 +1616,46 @@ DATA: dict[str, tuple[str, Any]] = {
                 'protection': 'block',
                 'family': 'vcs',
                 'why': "Fossil's checkout database names its settings and hooks",
+            }),
+            _view({
+                'path': '.fos',
+                'kind': 'file',
+                'scope': 'repo',
+                'protection': 'block',
+                'family': 'vcs',
+                'why': "Fossil's checkout database (the name it opens where neither .fslckout nor _FOSSIL_ is) names its settings and hooks",
+            }),
+            _view({
+                'path': '.bazaar',
+                'kind': 'dir',
+                'scope': 'home',
+                'protection': 'block',
+                'family': 'vcs',
+                'why': 'Breezy imports the plugins in ~/.bazaar/plugins on every brz command',
+            }),
+            _view({
+                'path': '.darcs',
+                'kind': 'dir',
+                'scope': 'home',
+                'protection': 'block',
+                'family': 'vcs',
+                'why': "darcs's user defaults name prehooks run on every darcs command",
+            }),
+            _view({
+                'path': '.fossil',
+                'kind': 'file',
+                'scope': 'home',
+                'protection': 'tripwire',
+                'family': 'vcs',
+                'why': "Fossil's global settings (editor, ssh-command, hooks) run on fossil commands",
+            }),
+            _view({
+                'path': '.jjconfig.toml',
+                'kind': 'file',
+                'scope': 'home',
+                'protection': 'tripwire',
+                'family': 'vcs',
+                'why': "jj's user configuration (aliases, fsmonitor) runs on jj commands",
             }),
             _view({
                 'path': '.config/tmux',

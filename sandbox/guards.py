@@ -32,7 +32,7 @@ from .plan import FsPlan
 from .programs import temp_root
 from .repos import deep_cache, find_repos
 from .tripwires import Tripwires
-from .unseen import created_during, special_git_reads, unseen_reports
+from .unseen import created_during, special_files, unseen_reports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -173,8 +173,13 @@ class Guards:
         except Exception as exc:
             outcome.problems.append(f"the search for planted git directories failed: {exc}")
         try:
-            created = created_during(self.changed_dirs, self.git.started_ns)
-            moved = self._special_git_reads(created, outcome)
+            created, complete = created_during(self.changed_dirs, self.git.started_ns)
+            if not complete:
+                outcome.problems.append(
+                    f"more files were made during the run than were looked at ({len(created)}); "
+                    "one a host tool opens by itself (.gitignore, .hgignore …) may lead to a "
+                    "device: look before running git or hg there")
+            moved = self._special_files(created, outcome)
             # the names other checks own are reported by them
             owned = {*self.plan.tripwires, *self.plan.reports, *self.plan.protected, *moved}
             paths = [p for p in created if p not in owned]
@@ -189,22 +194,24 @@ class Guards:
             outcome.problems.append(f"the search for files git does not show failed: {exc}")
         return outcome
 
-    def _special_git_reads(self, created: list[str], outcome: GuardOutcome) -> list[str]:
-        """A file git reads by itself (`.gitignore`, `.gitattributes`,
-        `.mailmap` …) made during the run as a FIFO, a socket or a device is
-        renamed aside: the host's next `git status` there would hang for
-        ever, and so would the post-run question to git below. The paths
-        moved."""
+    def _special_files(self, created: list[str], outcome: GuardOutcome) -> list[str]:
+        """A file made during the run that a host tool opening it by itself
+        would wait on or read without end — a FIFO, socket or device, or a
+        link to one or into /proc (`.gitignore`, `.hgignore`, `.bzrignore`,
+        `.python-version` …: git, hg, brz and version managers open such
+        names by themselves) — is renamed aside, before git is asked
+        anything below. The paths moved."""
         moved: list[str] = []
-        for path, kind in special_git_reads(created):
+        for path, kind in special_files(created):
             kept = move_below(list(self.plan.writable), path, outcome.problems,
-                                 unreachable=f"is {kind}")
+                              unreachable=f"is {kind}")
             if kept is not None:
                 moved.append(path)
                 outcome.tampered.append(path)
                 outcome.reports.append(
-                    f"{path} was made {kind} during the run, where git reads a regular file by "
-                    f"itself (git there would hang); renamed to {kept}")
+                    f"{path} was made {kind} during the run; a host tool that opens it by "
+                    f"itself (git, hg, a shell prompt) would hang or read without end; "
+                    f"renamed to {kept}")
         return moved
 
     def _quarantine_gitdirs(self, changed: list[str], outcome: GuardOutcome) -> None:
@@ -325,7 +332,11 @@ class Guards:
         the host: reported, not renamed (from a review: a deny rule the user
         saved in `pkg/.claude/settings.local.json` while a run slept was
         renamed aside as the command's)."""
-        tops = {*roots, *self.plan.repos, *self.git.seen_worktrees}
+        # the tops whose own entries were protected during the run; not the
+        # work trees git's gitlinks lead to below the plan's search (from a
+        # review: a `.hg` planted at the top of a submodule five levels down
+        # was taken for a protected top's, and stayed)
+        tops = {*roots, *self.plan.repos}
         since = self.git.started_ns
         for path in entries:
             parent = os.path.dirname(path)
@@ -518,6 +529,7 @@ _OBEYED_BY = {
     ".sl": ("a Sapling repository directory", "sl"),
     ".fslckout": ("a Fossil checkout database", "fossil"),
     "_FOSSIL_": ("a Fossil checkout database", "fossil"),
+    ".fos": ("a Fossil checkout database", "fossil"),
 }
 
 def _defused_note(path: str) -> str:

@@ -50,7 +50,7 @@ AGENT_DIRS = frozenset({".claude", ".shellgate"})
 #: database naming the repository whose hooks run, jj's and Sapling's
 #: repository configuration (profiles/host-run-files.toml blocks them at
 #: the tops; these are the ones below)
-VCS_MARKS = frozenset({".hg", "_darcs", ".bzr", ".jj", ".sl", ".fslckout", "_FOSSIL_"})
+VCS_MARKS = frozenset({".hg", "_darcs", ".bzr", ".jj", ".sl", ".fslckout", "_FOSSIL_", ".fos"})
 #: what a tool started below obeys, recorded by the search after a run
 OBEYED = AGENT_DIRS | VCS_MARKS
 

@@ -45,47 +45,65 @@ _POLICY = SandboxPolicy(
 )
 
 
-#: files git opens by itself wherever they lie in a work tree (ignore and
-#: attribute rules at every depth, the top's mailmap, submodule list and
-#: git-lfs config): git reads them with a plain blocking open, so a FIFO
-#: under one of these names hangs the host's `git status` (`.gitignore`),
-#: `git add` (`.gitattributes`) or `git log` (`.mailmap`) for ever. git
-#: refuses a symbolic link under these names (O_NOFOLLOW, git >= 2.32).
-GIT_READS = frozenset({".gitignore", ".gitattributes", ".mailmap", ".gitmodules", ".lfsconfig"})
+#: what a host tool may open by itself under any name and wait on, or
+#: read without end: the user's `git status` (`.gitignore`), `hg status`
+#: (`.hgignore`, which Mercurial follows as a link), `brz status`
+#: (`.bzrignore`), a shell prompt's version manager (`.python-version`)
+_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device",
+          stat.S_IFBLK: "a device"}
+#: what a link may lead to and stay: reading it ends at once
+_HARMLESS = frozenset({"/dev/null"})
 
 
-def special_git_reads(paths: list[str]) -> list[tuple[str, str]]:
-    """(path, what it is) for each of ``paths`` named as a file git reads
-    by itself that a blocking open would wait on: a FIFO, a socket, a
-    device."""
+def special_files(paths: list[str]) -> list[tuple[str, str]]:
+    """(path, what it is) for each of ``paths`` that a host tool opening
+    it by itself could wait on or read without end: a FIFO, socket or
+    device (a FIFO cannot be made in the sandbox; one that was there may be
+    linked in), or a link to one or into /proc or /sys (from a review:
+    `.hgignore -> /dev/stdin` hung the host's `hg status` on the terminal,
+    `-> /dev/zero` grew it past 1.5 GB). Looked up without opening."""
     out: list[tuple[str, str]] = []
     for path in paths:
-        if os.path.basename(path) not in GIT_READS:
-            continue
         try:
             mode = os.lstat(path).st_mode
         except OSError:
             continue
         kind = _KINDS.get(stat.S_IFMT(mode))
+        if kind is None and stat.S_ISLNK(mode):
+            kind = _link_kind(path)
         if kind is not None:
             out.append((path, kind))
     return out
 
 
-_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device",
-          stat.S_IFBLK: "a device"}
+def _link_kind(link: str) -> str | None:
+    """What a link leads to, when it is one of :data:`_KINDS` or the
+    kernel's own files (a link to nothing, or to a plain file, is None)."""
+    real = os.path.realpath(link)
+    if real in _HARMLESS:
+        return None
+    if real.startswith(("/proc/", "/sys/")) or real in ("/proc", "/sys"):
+        return f"a link to {real}"
+    try:
+        kind = _KINDS.get(stat.S_IFMT(os.stat(link).st_mode))
+    except OSError:
+        return None
+    return f"a link to {kind} ({real})" if kind is not None else None
 
 
-def created_during(dirs: tuple[str, ...], since_ns: int, budget: float = 1.0) -> list[str]:
+def created_during(dirs: tuple[str, ...], since_ns: int,
+                   budget: float = 1.0) -> tuple[list[str], bool]:
     """Files and links in ``dirs`` whose ctime is at or after ``since_ns``
     (created, renamed into place, or changed in their mode or links), as
     many as ``budget`` seconds find (a run that touched 300,000
-    directories must not hold the result for minutes)."""
+    directories must not hold the result for minutes), and whether that
+    was all of them (from a review: 10,050 files made first hid a link
+    made after them)."""
     out: list[str] = []
     deadline = time.monotonic() + budget
     for directory in dict.fromkeys(dirs):
         if time.monotonic() > deadline or len(out) >= _MAX_PATHS:
-            break
+            return out, False
         try:
             entries = list(os.scandir(directory))
         except OSError:
@@ -97,7 +115,7 @@ def created_during(dirs: tuple[str, ...], since_ns: int, budget: float = 1.0) ->
                 continue
             if not stat.S_ISDIR(st.st_mode) and st.st_ctime_ns >= since_ns:
                 out.append(entry.path)
-    return out
+    return out, True
 
 
 def unseen_reports(

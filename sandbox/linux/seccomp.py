@@ -257,14 +257,16 @@ def _special_file_rules() -> list[Rule]:
     sandbox's own /tmp too; GNU make 4.4 then says `jobserver mkfifo: …
     Operation not permitted` and uses a pipe, as it does on any system
     without FIFOs. A device node needs CAP_MKNOD, which the sandbox never
-    has; refused here as well, so no later capability slip makes one.
+    has; refused here as well, so no later capability slip makes one. A
+    socket node made by mknod serves nobody (a listening socket is made by
+    bind) and is a special file under a name of the command's choosing.
     """
-    why = ("making a FIFO or device node (a FIFO named like a file host tools read by "
-           "themselves, `.gitignore` at any depth, hangs them)")
+    why = ("making a FIFO, device or socket node (a FIFO named like a file host tools read "
+           "by themselves, `.gitignore` at any depth, hangs them)")
     return [
         Rule(name, errno.EPERM, why, (_masked(index, _S_IFMT, kind),))
         for name, index in (("mknod", 1), ("mknodat", 2))
-        for kind in (stat.S_IFIFO, stat.S_IFCHR, stat.S_IFBLK)
+        for kind in (stat.S_IFIFO, stat.S_IFCHR, stat.S_IFBLK, stat.S_IFSOCK)
     ]
 
 

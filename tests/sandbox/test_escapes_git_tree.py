@@ -8,6 +8,8 @@ Judged from the host, with a control proving each attack ran (see escape_kit).
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -304,6 +306,60 @@ FIFO_MAKERS = {
     "mknod p": "mknod {path} p",
     "os.mkfifo": "python3 -c 'import os, sys; os.mkfifo(sys.argv[1])' {path}",
 }
+
+
+#: links a command may leave where a host tool opens a name by itself:
+#: (the link, where it leads)
+DEVICE_LINKS = {
+    ".hgignore to the terminal": (".hgignore", "/dev/stdin"),
+    ".hgignore to endless zeros": (".hgignore", "/dev/zero"),
+    ".bzrignore to the terminal": (".bzrignore", "/dev/tty"),
+    "a nested .gitignore through /proc": ("sub/.gitignore", "/proc/self/fd/0"),
+    ".python-version by a relative path": (".python-version", "../../../../../../../dev/zero"),
+}
+
+
+@pytest.mark.skipif(shutil.which("hg") is None,
+                    reason="Mercurial is not installed (make test installs it as root)")
+def test_an_hgignore_linked_to_the_terminal_hangs_host_hg(tmp_path: Path) -> None:
+    """The control for the test below, on the host: `hg status` waits on
+    `.hgignore -> /dev/stdin` for as long as its input stays open."""
+    subprocess.run(["hg", "init", str(tmp_path)], check=True, capture_output=True,
+                   env={**os.environ, "HGRCPATH": ""})
+    (tmp_path / ".hgignore").symlink_to("/dev/stdin")
+    read, write = os.pipe()  # an input that stays open, as a terminal does
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            subprocess.run(["hg", "status"], cwd=tmp_path, stdin=read,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=3,
+                           check=False, env={**os.environ, "HGRCPATH": ""})
+    finally:
+        os.close(read)
+        os.close(write)
+
+
+@pytest.mark.parametrize("case", list(DEVICE_LINKS))
+def test_a_link_to_a_device_where_a_host_tool_reads_by_itself_is_moved_aside(
+        git_ws: Path, case: str) -> None:
+    """From a review: `.hgignore -> /dev/stdin` hung the host's `hg status`
+    on the terminal, `-> /dev/zero` grew it past 1.5 GB; `.bzrignore` hung
+    `brz status`. No FIFO can be made, but a link to a device can: one
+    made during the run, under any name, is renamed aside and named."""
+    name, target = DEVICE_LINKS[case]
+    proc = sh(git_ws, f"mkdir -p $(dirname {name}) && ln -s {target} {name} && "
+                      "echo ran > control.txt")
+    consume_control(git_ws, proc)
+    assert not (git_ws / name).is_symlink(), output(proc)
+    kept = list((git_ws / name).parent.glob((git_ws / name).name + SUFFIX + "*"))
+    assert len(kept) == 1 and kept[0].is_symlink()  # the command's link, kept for review
+    assert name.rsplit("/", 1)[-1] in output(proc)
+
+
+def test_a_link_to_dev_null_stays(git_ws: Path) -> None:
+    """`ln -s /dev/null x` (a log silenced, a config masked) reads nothing."""
+    proc = sh(git_ws, "ln -s /dev/null .hgignore && echo ran > control.txt")
+    consume_control(git_ws, proc)
+    assert (git_ws / ".hgignore").is_symlink(), output(proc)
 
 
 def test_a_fifo_named_like_a_file_git_reads_hangs_host_git(tmp_path: Path) -> None:

@@ -90,6 +90,12 @@ HOME_PLANTS = {
     ".bash_completion": (".bash_completion", False),
     ".local/share/bash-completion/completions/git": (".local/share/bash-completion", False),
     ".screenrc": (".screenrc", False),
+    # other version control systems' user configuration (a review: each ran
+    # the planted program on the host's next command)
+    ".bazaar/plugins/x/__init__.py": (".bazaar", False),
+    ".darcs/defaults": (".darcs", False),
+    ".fossil": (".fossil", False),
+    ".jjconfig.toml": (".jjconfig.toml", False),
     ".xsession": (".xsession", False),
     ".pam_environment": (".pam_environment", False),
     ".config/i3/config": (".config/i3", False),

@@ -156,3 +156,29 @@ def test_a_program_planted_in_a_repository_directory_never_runs_on_the_host(
         assert consume_control(workspace, proc) == "ran\n"
     _host(proof.trigger, repo, home)
     assert not marker.exists(), output(proc)
+
+
+def test_a_repository_planted_at_the_top_of_a_deep_submodule_never_runs_on_the_host(
+        git_ws: Path, tmp_path: Path, home: Path) -> None:
+    """From a review: a submodule five levels down — deeper than the plan
+    looks for repositories, so its top is not protected during the run —
+    was still taken for a protected top after it, and an `.hg` planted there
+    stayed: the host's `hg status` in the submodule ran its hook."""
+    _installed("hg")
+    source = tmp_path / "lib"
+    source.mkdir()
+    made = _host("git init -q && git -c user.name=t -c user.email=t@x commit -q "
+                 "--allow-empty -m lib", source, home)
+    assert made.returncode == 0, output(made)
+    where = "d1/d2/d3/d4/d5/sub"
+    made = _host(f"git -c protocol.file.allow=always submodule add -q {source} {where} && "
+                 "git -c user.name=t -c user.email=t@x commit -qm sub", git_ws, home)
+    assert made.returncode == 0, output(made)
+    sh(git_ws, "true")  # the search after a run learns the tree
+    marker = tmp_path / "ran"
+    plant = PROOFS["hg"].plant.format(marker=marker)
+    proc = sh(git_ws, f"cd {where} && hg init && {plant}; echo ran > {git_ws}/control.txt")
+    assert consume_control(git_ws, proc) == "ran\n"
+    _host("hg status", git_ws / where, home)
+    assert not marker.exists(), output(proc)
+    assert "Mercurial" in output(proc)

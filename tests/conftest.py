@@ -89,6 +89,11 @@ def pytest_unconfigure(config: Any) -> None:
 #: path of the home (a planted `.env`, a credential store) appears or
 #: vanishes during it, so across the workers such a test runs alone
 HOME_LOCK = Path(os.environ.get("TMPDIR", "/tmp")) / f"shellgate-tests-home-{os.getuid()}.lock"
+#: passed exclusively on the way to HOME_LOCK, held by a test waiting for
+#: it exclusively: flock grants a new shared lock while an exclusive one
+#: waits, so the other worker's stream of sandboxed tests kept such a test
+#: waiting 20 s and more
+HOME_GATE = HOME_LOCK.with_suffix(".gate")
 
 
 @pytest.fixture(autouse=True)
@@ -97,9 +102,16 @@ def _home_lock(request: pytest.FixtureRequest) -> Iterator[None]:
     if not marks & {"sandbox", "mutates_home"}:
         yield
         return
+    gate = os.open(HOME_GATE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     fd = os.open(HOME_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX if "mutates_home" in marks else fcntl.LOCK_SH)
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        if "mutates_home" in marks:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # the gate held: no new shared lock meanwhile
+        else:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            fcntl.flock(gate, fcntl.LOCK_UN)
         yield
     finally:
         os.close(fd)
+        os.close(gate)

@@ -12,6 +12,7 @@ word, not a path — the oracle watches whether the tool opens it
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -57,13 +58,16 @@ ALLOWED = [c for c in _commands()
 @pytest.fixture(scope="module")
 def seen() -> Iterator[dict[str, tuple[str, ...]]]:
     """What the oracle saw of every allowed command, run 24 to a sandbox
-    (Oracle.observe_batch: each judged on its own process tree)."""
+    (Oracle.observe_batch: each judged on its own process tree), two
+    sandboxes at a time: most of a batch's time is spent waiting (on
+    processes starting under strace, on `tail -f` until its timeout)."""
     oracle = Oracle(ROOT / "fuzz" / "fixture")
     items = [(c, own_programs(analyze_bash(c, PROJECT, home=HOME))) for c in ALLOWED]
+    batches = [items[start:start + 24] for start in range(0, len(items), 24)]
     out: dict[str, tuple[str, ...]] = {}
-    for start in range(0, len(items), 24):
-        for obs in oracle.observe_batch(items[start:start + 24], timeout=5):
-            out[obs.command] = obs.findings
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for observed in pool.map(lambda batch: oracle.observe_batch(batch, timeout=5), batches):
+            out.update((obs.command, obs.findings) for obs in observed)
     yield out
     oracle.close()
 

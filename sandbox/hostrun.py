@@ -118,6 +118,7 @@ def host_run_targets(
         for entry in by_scope["repo"]:
             targets.add(top, entry)
     _nested_agent_dirs(targets, agent_dirs, roots, set(tops))
+    _fossil_repositories(targets, tops, agent_dirs, roots)
     for top in tops:
         targets.report += _startup_file_dirs(top)
     worktrees = {r.worktree for r in repos}
@@ -177,6 +178,55 @@ def host_run_targets(
                 raise PolicyError(f"refusing to make {inside} writable: the host runs what is "
                                   f"in {path} by itself ({entry.why})")
     return targets
+
+
+#: the names of a Fossil checkout's database, in the order fossil looks
+FOSSIL_CHECKOUTS = (".fslckout", "_FOSSIL_", ".fos")
+
+
+def _fossil_repositories(targets: HostRunTargets, tops: list[str],
+                         agent_dirs: frozenset[str], roots: list[str]) -> None:
+    """A Fossil checkout names its repository database, whose settings
+    hold the hooks `fossil commit` runs; one inside a writable root is
+    read-only. Attack (from a review): `fossil hook add -R proj.fossil
+    --type before-commit …` on the workspace's own `proj.fossil`; the
+    checkout file itself was protected, the database it names was not."""
+    checkouts = [os.path.join(top, name) for top in tops for name in FOSSIL_CHECKOUTS]
+    checkouts += [d for d in agent_dirs if os.path.basename(d) in FOSSIL_CHECKOUTS]
+    for checkout in checkouts:
+        if not os.path.isfile(checkout) or os.path.islink(checkout):
+            continue
+        named = fossil_repository(checkout)
+        if named is None:
+            continue
+        database = os.path.realpath(os.path.join(os.path.dirname(checkout), named))
+        if not any(_under(database, r) for r in roots):
+            continue
+        if os.path.isfile(database):
+            targets.block.append((database, "file", False))
+        elif not os.path.lexists(database):
+            targets.tripwire.append(database)  # made by the command: named after the run
+
+
+def fossil_repository(checkout: str) -> str | None:
+    """The repository database a Fossil checkout names (its `vvar` table's
+    `repository`), read without locking or writing; None when the file is
+    no database of that shape."""
+    import sqlite3  # noqa: PLC0415 -- only where a Fossil checkout is
+    from urllib.parse import quote  # noqa: PLC0415
+
+    try:
+        connection = sqlite3.connect(f"file:{quote(checkout)}?mode=ro&immutable=1", uri=True,
+                                     timeout=0.1)
+    except sqlite3.Error:
+        return None
+    try:
+        row = connection.execute("SELECT value FROM vvar WHERE name = 'repository'").fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        connection.close()
+    return row[0] if row and isinstance(row[0], str) and row[0] else None
 
 
 #: nested agents' settings directories protected by mounts; the rest are

@@ -182,3 +182,38 @@ def test_a_repository_planted_at_the_top_of_a_deep_submodule_never_runs_on_the_h
     _host("hg status", git_ws / where, home)
     assert not marker.exists(), output(proc)
     assert "Mercurial" in output(proc)
+
+
+FOSSIL_HOOK = ("fossil hook add -R proj.fossil --command 'touch {marker}' "
+               "--type before-commit --sequence 1")
+
+
+@pytest.mark.parametrize("where", [".", "vendor/lib"])
+def test_a_hook_added_to_a_fossil_repository_database_in_the_workspace_never_runs(
+        workspace: Path, tmp_path: Path, home: Path, where: str) -> None:
+    """From a review: the checkout file was protected, but the repository
+    database it names lay in the workspace (`fossil init proj.fossil;
+    fossil open proj.fossil`), and the command added a before-commit hook
+    to it; the host's next `fossil commit` ran it. The control adds the
+    same hook without the sandbox."""
+    _installed("fossil")
+    marker = tmp_path / "ran"
+    control = tmp_path / "control"
+    control.mkdir()
+    opened = "fossil init proj.fossil >/dev/null && fossil open -k proj.fossil >/dev/null"
+    made = _host(f"{opened} && {FOSSIL_HOOK.format(marker=marker)}", control, home)
+    assert made.returncode == 0, output(made)
+    _host(PROOFS["fossil"].trigger, control, home)
+    require(marker.exists(), "fossil commit runs a hook added to the repository database")
+    marker.unlink()
+    repo = workspace / where
+    repo.mkdir(parents=True, exist_ok=True)
+    made = _host(opened, repo, home)
+    assert made.returncode == 0, output(made)
+    sh(workspace, "true")  # the search after a run learns a nested checkout
+    setup = "export HOME=$PWD/.tool-home USER=tester; mkdir -p $HOME; "
+    proc = sh(workspace, f"{setup}cd {where} && ( {FOSSIL_HOOK.format(marker=marker)} ) "
+                         f">/dev/null 2>&1; echo ran > {workspace}/control.txt")
+    assert consume_control(workspace, proc) == "ran\n"
+    _host(PROOFS["fossil"].trigger, repo, home)
+    assert not marker.exists(), output(proc)

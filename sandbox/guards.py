@@ -30,7 +30,7 @@ from .gitpaths import defuse, move_below, nested_changed, open_below, rename_asi
 from .hostrun import host_files
 from .plan import FsPlan
 from .programs import temp_root
-from .repos import deep_cache, find_repos
+from .repos import DEEP_SPEC, RepoScan, deep_cache, find_repos
 from .tripwires import Tripwires
 from .unseen import created_during, special_files, unseen_reports
 
@@ -44,6 +44,8 @@ _FALLBACK: list[Path] = []
 #: that made very many directories — which is how a review hid a planted
 #: repository from a 2 s search (300,000 empty directories, then a/b/c/.git)
 _AFTER_BUDGET_S = 10.0
+#: directories reached through new links that are searched after a run
+_MAX_LINKED = 16
 
 
 def runtime_dir() -> Path:
@@ -180,6 +182,7 @@ class Guards:
                     "one a host tool opens by itself (.gitignore, .hgignore …) may lead to a "
                     "device: look before running git or hg there")
             moved = self._special_files(created, outcome)
+            self._linked_in(created, outcome)
             # the names other checks own are reported by them
             owned = {*self.plan.tripwires, *self.plan.reports, *self.plan.protected, *moved}
             paths = [p for p in created if p not in owned]
@@ -250,6 +253,41 @@ class Guards:
         scan = find_repos(roots, deep_cache(runtime_dir(), self.plan.writable), deep=True,
                           budget=_AFTER_BUDGET_S, revalidate_budget=_AFTER_BUDGET_S)
         self.changed_dirs = scan.changed
+        self._judge_scan(scan, roots, outcome)
+
+    def _linked_in(self, created: list[str], outcome: GuardOutcome) -> None:
+        """A link made during the run to a directory the search after it
+        passes over (a package cache: `.cache`, `.npm` …) makes that
+        directory one the user works in: `ln -s .cache/tools tools` with a
+        repository planted in `.cache/tools`, and the host's `cd tools && hg
+        status` ran its hook (from a review). Those directories are
+        searched too."""
+        roots = list(self.plan.writable)
+        targets: list[str] = []
+        for path in created:
+            if not os.path.islink(path):
+                continue
+            real = os.path.realpath(path)
+            root = _root_of(roots, real)
+            if root is None or not os.path.isdir(real):
+                continue
+            parts = os.path.relpath(real, root).split("/")
+            if set(parts) & DEEP_SPEC.skip_dirs or len(parts) >= DEEP_SPEC.max_depth:
+                targets.append(real)
+        targets = list(dict.fromkeys(targets))
+        if targets:
+            scan = find_repos(targets[:_MAX_LINKED], None, deep=True, budget=1.0,
+                              revalidate_budget=1.0)
+            self._judge_scan(scan, roots, outcome)
+            if len(targets) > _MAX_LINKED:
+                outcome.problems.append(
+                    f"{len(targets)} links made during the run lead into directories the "
+                    f"search passes over (such as {targets[_MAX_LINKED]}); look there before "
+                    "running git")
+
+    def _judge_scan(self, scan: RepoScan, roots: list[str], outcome: GuardOutcome) -> None:
+        """What a search after the run found, judged: planted repositories,
+        bare git directories and what tools started below obey."""
         known = set(self.plan.repos) | self.git.seen_worktrees
         since = self.git.started_ns
         others: list[str] = []

@@ -217,3 +217,36 @@ def test_a_hook_added_to_a_fossil_repository_database_in_the_workspace_never_run
     assert consume_control(workspace, proc) == "ran\n"
     _host(PROOFS["fossil"].trigger, repo, home)
     assert not marker.exists(), output(proc)
+
+
+#: a repository planted where the search after a run does not look (a
+#: package cache), then made a place the user works in by a link
+LINKED_PLANTS = {
+    "hg": ("hg init && " + PROOFS["hg"].plant, "hg status"),
+    "git": ("git init -q && git config core.fsmonitor 'touch {marker}; :'", "git status"),
+}
+
+
+@pytest.mark.parametrize("tool", list(LINKED_PLANTS))
+def test_a_repository_planted_in_a_cache_and_linked_in_never_runs_on_the_host(
+        workspace: Path, tmp_path: Path, home: Path, tool: str) -> None:
+    """From a review: the search after a run passes over package caches
+    (`.cache`, `.npm` …); `mkdir -p .cache/tools`, a repository with a
+    planted hook there, and `ln -s .cache/tools tools` — the host's `cd
+    tools && hg status` ran the hook. The control plants the same without
+    the sandbox."""
+    _installed(tool)
+    plant, trigger = LINKED_PLANTS[tool]
+    marker = tmp_path / "ran"
+    script = (f"mkdir -p .cache/tools && (cd .cache/tools && {plant.format(marker=marker)}) "
+              ">/dev/null 2>&1 && ln -s .cache/tools tools")
+    control = tmp_path / "control"
+    control.mkdir()
+    _host(script, control, home)
+    _host(trigger, control / "tools", home)
+    require(marker.exists(), f"{trigger} in the linked cache directory runs the plant")
+    marker.unlink()
+    proc = sh(workspace, f"{script}; echo ran > control.txt")
+    assert consume_control(workspace, proc) == "ran\n", output(proc)
+    _host(trigger, workspace / "tools", home)
+    assert not marker.exists(), output(proc)

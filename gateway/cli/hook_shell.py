@@ -61,6 +61,10 @@ def language_options(env: Mapping[str, str]) -> list[str]:
     found = [o for o in env.get("BASHOPTS", "").split(":") if o in _LANGUAGE_OPTIONS]
     found += [o for o in env.get("SHELLOPTS", "").split(":")
               if o in _LANGUAGE_OPTIONS and o != "braceexpand"]
+    if "POSIXLY_CORRECT" in env:
+        # bash starts in posix mode when it is set, to any value, as with
+        # SHELLOPTS=posix (from a review: that stopped an allow, this not)
+        found.append("posix (POSIXLY_CORRECT)")
     return found
 
 

@@ -211,7 +211,8 @@ def test_webfetch_to_a_name_or_spelling_that_reaches_a_private_address_is_denied
 
 
 @pytest.mark.parametrize("exported", [{"BASHOPTS": "checkwinsize:dotglob"},
-                                      {"SHELLOPTS": "braceexpand:hashall:physical"}])
+                                      {"SHELLOPTS": "braceexpand:hashall:physical"},
+                                      {"POSIXLY_CORRECT": "1"}])
 def test_shell_options_exported_to_claude_codes_shell_stop_an_allow(
         workspace: Path, tmp_path: Path, exported: dict[str, str]) -> None:
     """Claude Code's shell inherits the environment the hook sees: with
@@ -248,6 +249,18 @@ def test_what_the_environment_or_a_shim_sends_elsewhere_is_not_allowed(
     assert "KEY" in ran.stdout, "control: CDPATH led cd to the home's .ssh"
     assert _ask("Bash", {"command": "cd .ssh && cat id_rsa"}, workspace,
                 _env(tmp_path, CDPATH=cdpath)) is None
+    # a version manager's shim first on PATH runs what the project's pin
+    # names (`.python-version`, `.tool-versions`): not the system's program
+    shims = home / ".pyenv" / "shims"
+    shims.mkdir(parents=True)
+    (shims / "cat").write_text("#!/bin/sh\necho SHIM-CAT\n")
+    (shims / "cat").chmod(0o755)
+    shimmed = f"{shims}:{os.environ['PATH']}"
+    ran = subprocess.run(["bash", "-c", "cat README.md"], cwd=workspace, text=True,
+                         capture_output=True, env={**os.environ, "PATH": shimmed}, check=False)
+    assert "SHIM-CAT" in ran.stdout, "control: the shim ran in cat's place"
+    assert _ask("Bash", {"command": "cat README.md"}, workspace,
+                _env(tmp_path, PATH=shimmed)) is None
 
 
 def test_writes_the_parser_or_a_glob_hid_and_reads_of_hidden_paths_are_denied(

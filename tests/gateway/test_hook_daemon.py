@@ -147,7 +147,13 @@ def test_the_daemon_answers_every_call_as_the_hook_does_in_its_own_process(
         ("Bash", {"command": "cat creds.inc"}),
         ("Read", {"file_path": str(workspace / "creds.inc")}),
         ("mcp__srv__tool", {"x": 1}),
+        ("WebFetch", {"url": "http://localhost:8080/", "prompt": "p"}),
+        ("Write", {"file_path": str(workspace / "notes.txt"), "content": "x"}),  # a hard link
+        ("Bash", {"command": "cat *.md"}),  # dotglob on in ~/.bashrc
     ]
+    (workspace / "notes.txt").write_text("n\n")
+    os.link(workspace / "notes.txt", workspace / "other-name.txt")
+    (home / ".bashrc").write_text("shopt -s dotglob\n")
     (workspace / ".env").write_text("KEY=1\n")
     (workspace / "keys").symlink_to(home / ".ssh")
     (workspace / "creds.inc").write_text("[http]\n\tproxy = http://u:pw@p:1\n")

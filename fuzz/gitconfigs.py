@@ -5,9 +5,15 @@ Each case writes a configuration in one of the forms git's parser accepts
 (a byte-order mark, CRLF, a header's case and spacing, a key on the
 header's line, quoted and continued values, comments) — directly or
 through includes of every form and depth, under true and false conditions
-— or a decoy (commented, another section, a false condition). The real
-`git status` then runs in the repository; whenever it ran the planted
-monitor, :func:`sandbox.repository_programs` must have said so.
+— or a decoy (commented, another section, a false condition), in a
+repository of one of the layouts git understands (its git directory
+elsewhere behind a `.git` file, a linked worktree and its common
+directory, a worktree's own `config.worktree`, a submodule's git directory
+under `.git/modules`). The real `git status` then runs in the repository;
+whenever it ran the planted monitor, :func:`sandbox.repository_programs`
+must have said so, and every git directory git used must be in the
+sandbox's model of the layout (:func:`sandbox.repository_gitdirs`, what a
+run protects).
 
 :func:`missed_secret` does the same for credentials: a file holding one
 entry git reads as a credential, spelled apart in the ways git joins
@@ -24,7 +30,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from sandbox import file_secrets, repository_programs
+from sandbox import file_secrets, repository_gitdirs, repository_programs, resolve_gitdir
 
 ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_PAGER": "cat", "LC_ALL": "C"}
 
@@ -55,44 +61,109 @@ def _write(path: Path, text: str, rng: random.Random) -> None:
     path.write_bytes(data)
 
 
-def plant(repo: Path, rng: random.Random, marker: Path) -> None:
-    """Write one case into ``repo``'s configuration; its program touches
-    ``marker``."""
+def plant(config: Path, rng: random.Random, marker: Path) -> None:
+    """Write one case into the configuration file ``config`` (includes
+    beside it); its program touches ``marker``."""
     command = f"touch {marker}; :"
     body = _entry(rng, command) if rng.random() < 0.7 else _decoy(rng, command)
     depth = rng.choice([0, 0, 1, 2, 5, 9])
-    target = repo / ".git" / "config"
+    target = config
     text = target.read_text()
     if depth == 0:
         _write(target, text + body, rng)
         return
     for i in range(depth):
         name = f"inc{i}.cfg"
-        form = rng.choice([name, f"./{name}", str(repo / ".git" / name)])
+        form = rng.choice([name, f"./{name}", str(config.parent / name)])
         condition = rng.choice(["[include]", '[includeIf "gitdir:**"]',
                                 '[includeIf "gitdir:/nowhere/"]', '[includeIf "onbranch:*"]'])
         _write(target, text + f"{condition}\n\tpath = {form}\n", rng)
-        target, text = repo / ".git" / name, ""
+        target, text = config.parent / name, ""
     _write(target, body, rng)
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, env=ENV, capture_output=True,
+                   timeout=30)
+
+
+#: the layouts git understands that a repository may come in: (where git
+#: runs, the git directory whose configuration is planted)
+LAYOUTS = ("plain", "gitfile", "worktree", "worktree config", "submodule")
+
+
+def _layout(top: Path, kind: str, rng: random.Random) -> tuple[Path, Path]:
+    """Make a repository of ``kind`` under ``top``."""
+    repo = top / "r"
+    _git(top, "init", "-q", str(repo))
+    (repo / "a").write_text("a\n")
+    if kind == "plain":
+        return repo, repo / ".git"
+    if kind == "gitfile":
+        # the git directory elsewhere, named by a `.git` file in any of the
+        # spellings git reads (relative, absolute, a trailing CR)
+        # (inside the work tree too, where only its configuration decides)
+        inside = rng.random() < 0.5
+        store = repo / ".store" if inside else top / "store"
+        store.mkdir()
+        (repo / ".git").rename(store / "r.git")
+        named = rng.choice([".store/r.git" if inside else "../store/r.git", str(store / "r.git")])
+        (repo / ".git").write_bytes(f"gitdir: {named}{rng.choice(['', chr(13)])}\n".encode())
+        return repo, store / "r.git"
+    _git(repo, "-c", "user.name=f", "-c", "user.email=f@x", "commit", "-q", "--allow-empty",
+         "-m", "i")
+    if kind in ("worktree", "worktree config"):
+        _git(repo, "worktree", "add", "-q", str(top / "w"))
+        if kind == "worktree config":
+            _git(repo, "config", "extensions.worktreeConfig", "true")
+            gitdir = repo / ".git" / "worktrees" / "w"
+            (gitdir / "config.worktree").write_text("")
+            return top / "w", gitdir
+        return top / "w", repo / ".git"
+    source = top / "source"
+    _git(top, "init", "-q", str(source))
+    _git(source, "-c", "user.name=f", "-c", "user.email=f@x", "commit", "-q",
+         "--allow-empty", "-m", "s")
+    _git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source),
+         "sub")
+    (repo / "sub" / "changed").write_text("x\n")  # status looks into it
+    return repo, repo / ".git" / "modules" / "sub"
 
 
 def missed(seed: int) -> bytes | None:
     """One case: the configuration git ran a program from while shellgate
-    named none (its first bytes), or None."""
+    named none, or a git directory git used that the sandbox's model of
+    the layout leaves out (a description and the first bytes), or None."""
     rng = random.Random(seed)  # noqa: S311 - reproducible cases, no secret
     with tempfile.TemporaryDirectory(prefix="shellgate-git-") as tmp:
-        repo = Path(tmp) / "r"
-        subprocess.run(["git", "init", "-q", str(repo)], check=True, env=ENV,
-                       capture_output=True, timeout=30)
-        (repo / "a").write_text("a\n")
+        kind = rng.choice(LAYOUTS)
+        where, gitdir = _layout(Path(tmp), kind, rng)
         marker = Path(tmp) / "RAN"
-        plant(repo, rng, marker)
-        said = repository_programs(str(repo))
-        subprocess.run(["git", "status", "--short"], cwd=repo, env=ENV, capture_output=True,
+        config = gitdir / ("config.worktree" if kind == "worktree config" else "config")
+        plant(config, rng, marker)
+        said = repository_programs(str(where))
+        subprocess.run(["git", "status", "--short"], cwd=where, env=ENV, capture_output=True,
                        check=False, timeout=30)
         if marker.exists() and not said:
-            return (repo / ".git" / "config").read_bytes()[:300]
+            return f"{kind}: ".encode() + config.read_bytes()[:300]
+        unmodelled = _unmodelled(where)
+        if unmodelled:
+            return f"{kind}: the sandbox leaves out {unmodelled}".encode()
     return None
+
+
+def _unmodelled(where: Path) -> list[str]:
+    """The git directories git itself uses at ``where`` (its own and the
+    common one) that the sandbox's model of the layout does not list for
+    protection."""
+    asked = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--git-dir",
+                            "--git-common-dir"], cwd=where, env=ENV, capture_output=True,
+                           text=True, check=False, timeout=30)
+    if asked.returncode != 0:
+        return []
+    own = resolve_gitdir(str(where))
+    modelled = {os.path.realpath(d) for d in repository_gitdirs(own)} if own else set()
+    return [d for d in asked.stdout.split("\n") if d and os.path.realpath(d) not in modelled]
 
 
 #: (section header, key, value) of entries git reads as credentials

@@ -56,6 +56,8 @@ _LAZY = {
     "file_secrets": "gitsecrets",
     "repositories_secrets": "gitsecrets",
     "may_include": "gitconfig",
+    "repository_gitdirs": "gitconfig",
+    "resolve_gitdir": "gitconfig",
     "runtime_dir": "guards",
     "config_dir": "owndirs",
     "own_dirs": "owndirs",
@@ -83,7 +85,7 @@ if TYPE_CHECKING:
     from .background import BackgroundProcess, start_background
     from .doctor import Probe, run_probes, sandbox_works
     from .dotenv_scan import DotenvBelow, dotenv_below
-    from .gitconfig import may_include
+    from .gitconfig import may_include, repository_gitdirs, resolve_gitdir
     from .gitprograms import repository_programs
     from .gitsecrets import config_secrets, file_secrets, repositories_secrets
     from .guards import runtime_dir
@@ -150,7 +152,9 @@ __all__ = [
     "rehearse",
     "report_lines",
     "repositories_secrets",
+    "repository_gitdirs",
     "repository_programs",
+    "resolve_gitdir",
     "run",
     "run_probes",
     "runtime_dir",

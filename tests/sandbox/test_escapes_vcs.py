@@ -69,6 +69,18 @@ PROOFS = {
         "printf '%s\\n' 'post_commit = __import__(\"os\").system(\"touch\"+chr(32)+"
         "\"{marker}\")or(str)' >> .bzr/branch/branch.conf",
         "echo x > f.txt && brz add -q f.txt && brz commit -q -m x"),
+    # not packaged by Debian: skipped here with that reason, run where a
+    # user has installed them (the repository configuration's editor runs
+    # on `jj describe`; Sapling's hooks are Mercurial's)
+    "jj": Proof(
+        "jj", "jj git init -q 2>/dev/null || jj git init",
+        "mkdir -p .jj/repo && printf 'ui.editor = \"touch {marker}\"\\n' "
+        ">> .jj/repo/config.toml",
+        "jj describe"),
+    "sl": Proof(
+        "sl", "sl init",
+        "printf '[hooks]\\npre-status = touch {marker}\\n' >> .sl/config",
+        "sl status"),
 }
 
 
@@ -86,9 +98,15 @@ def _host(script: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[byt
                           check=False, env=_env(home))
 
 
+#: what make test cannot install: not packaged by Debian
+_UNPACKAGED = frozenset({"jj", "sl"})
+
+
 def _installed(tool: str) -> None:
     if shutil.which(tool) is None:
-        pytest.skip(f"{tool} is not installed (make test installs it as root)")
+        why = ("is not packaged by Debian; install it to run this proof" if tool in _UNPACKAGED
+               else "is not installed (make test installs it as root)")
+        pytest.skip(f"{tool} {why}")
 
 
 @pytest.fixture

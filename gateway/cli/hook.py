@@ -121,12 +121,13 @@ def record(payload: Mapping[str, Any], said: dict[str, Any] | None) -> None:
     answers waiting beside the log (a deadline, a crash, a log that could
     not be written), each marked as recorded late."""
     from ..audit import FileAudit, audit_key, audit_location  # noqa: PLC0415
-    from .hook_guard import unrecorded_path  # noqa: PLC0415
+    from .hook_guard import unrecorded_paths  # noqa: PLC0415
 
     audit = FileAudit(Path(os.path.realpath(audit_location(None, os.environ))),
                       key=audit_key(os.environ))
-    for late in _take_unrecorded(unrecorded_path()):
-        audit.emit("hook.answered", **late, fallback=True, recorded_late=True)
+    for where in unrecorded_paths():
+        for late in _take_unrecorded(where):
+            audit.emit("hook.answered", **late, fallback=True, recorded_late=True)
     output = (said or {}).get("hookSpecificOutput", {})
     audit.emit("hook.answered", tool_use_id=str(payload.get("tool_use_id") or ""),
                tool_name=str(payload.get("tool_name") or ""),

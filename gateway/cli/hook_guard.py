@@ -30,6 +30,7 @@ import json
 import os
 import re
 import select
+import stat
 import sys
 import time
 
@@ -285,17 +286,24 @@ UNRECORDED_NAME = "unrecorded-hook-answers"
 MAX_UNRECORDED_BYTES = 1 << 20
 
 
-def unrecorded_path() -> str | None:
-    """Where fallback answers wait for the next judgement to log them."""
-    try:
+def unrecorded_paths() -> list[str]:
+    """Where fallback answers wait for the next judgement to log them:
+    beside the log, and in the user's private runtime directory for when
+    nothing can be written there (from a review: a log whose directory is
+    unwritable lost the fallback answer its failure caused)."""
+    out: list[str] = []
+    # a broken install: nothing to write beside, no runtime directory
+    with contextlib.suppress(Exception):
         from ..pathnames import audit_path  # noqa: PLC0415 - best effort, in a fallback
 
         location = audit_path(None, os.environ)
-    except Exception:  # a broken install: nothing to write beside
-        return None
-    if location.endswith(".jsonl"):
-        return f"{location}.{UNRECORDED_NAME}"
-    return os.path.join(location, UNRECORDED_NAME)
+        out.append(f"{location}.{UNRECORDED_NAME}" if location.endswith(".jsonl")
+                   else os.path.join(location, UNRECORDED_NAME))
+    with contextlib.suppress(Exception):
+        from sandbox import runtime_dir  # noqa: PLC0415 - best effort, in a fallback
+
+        out.append(os.path.join(runtime_dir(), UNRECORDED_NAME))
+    return out
 
 
 def note_unrecorded(payload: Any, answer: dict[str, Any]) -> None:
@@ -305,9 +313,6 @@ def note_unrecorded(payload: Any, answer: dict[str, Any]) -> None:
     or an unwritable log too). Best effort: the answer is given whatever
     happens here."""
     with contextlib.suppress(Exception):
-        where = unrecorded_path()
-        if where is None:
-            return
         call = payload if isinstance(payload, dict) else {}
         output = answer.get("hookSpecificOutput", {})
         line = json.dumps({
@@ -318,14 +323,28 @@ def note_unrecorded(payload: Any, answer: dict[str, Any]) -> None:
             "decision": output.get("permissionDecision"),
             "reason": str(output.get("permissionDecisionReason") or "")[:MAX_REASON_CHARS],
         }, ensure_ascii=True) + "\n"
+        for where in unrecorded_paths():
+            if _append(where, line):
+                return
+
+
+def _append(where: str, line: str) -> bool:
+    """Append ``line`` to the side file ``where``; False when it cannot be
+    written."""
+    try:
         os.makedirs(os.path.dirname(where), mode=0o700, exist_ok=True)
         fd = os.open(where, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
                      | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
-        try:
-            if os.fstat(fd).st_size < MAX_UNRECORDED_BYTES:
-                os.write(fd, line.encode("ascii"))
-        finally:
-            os.close(fd)
+    except OSError:
+        return False
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode) and os.fstat(fd).st_size < MAX_UNRECORDED_BYTES:
+            os.write(fd, line.encode("ascii"))
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def fallback_deny(tool_input: Any, why: str) -> dict[str, Any] | None:

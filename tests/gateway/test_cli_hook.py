@@ -280,6 +280,26 @@ def test_every_answer_the_hook_gives_is_in_the_audit_log_a_fallback_one_too(
     assert answered[-1]["decision"] == "none"  # npm test: Claude Code decides
 
 
+def test_an_answer_given_while_the_log_cannot_be_written_is_logged_once_it_can(
+        workspace: Path, tmp_path: Path) -> None:
+    """From a review: with the log's directory unwritable (here a file
+    where the directory should be), the judgement failed, the guard
+    answered alone — and its answer, meant to wait beside the log, was
+    lost. It waits in the user's private runtime directory instead, and
+    the first call after the log is writable again logs it, marked late."""
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    env = _env(tmp_path, XDG_RUNTIME_DIR=str(runtime))
+    (tmp_path / "audit").write_text("not a directory\n")
+    broken = {**_call("Bash", {"command": "ls"}, workspace), "tool_use_id": "toolu_broken"}
+    code, said = _hook(broken, env)
+    assert code == 0 and _decision(said) == "ask"  # the guard's fallback
+    (tmp_path / "audit").unlink()
+    _hook(_call("Bash", {"command": "cat README.md"}, workspace), env)
+    late = [e for e in _answered(tmp_path) if e.get("recorded_late")]
+    assert [e["tool_use_id"] for e in late] == ["toolu_broken"], _answered(tmp_path)
+
+
 def test_a_session_in_a_directory_every_user_shares_asks_and_says_why(tmp_path: Path) -> None:
     """The sandbox refuses /tmp as a writable root (other users' files are
     in it): a call there is asked about, and the reason names the refusal,

@@ -159,6 +159,48 @@ def _data_elsewhere(view: GitView) -> list[str]:
     top = view.toplevel
     if not top or not view.gitdir:
         return []
+    key = _layout_key(view)
+    kept = _ELSEWHERE.get(key) if key is not None else None
+    if kept is not None:
+        return kept
+    found = _history_elsewhere(view)
+    if key is not None:
+        if len(_ELSEWHERE) >= _MAX_KEPT:
+            _ELSEWHERE.pop(next(iter(_ELSEWHERE)))
+        _ELSEWHERE[key] = found
+    return found
+
+
+#: answers of :func:`_data_elsewhere`, by the identity of what they read
+_ELSEWHERE: dict[tuple[object, ...], list[str]] = {}
+_MAX_KEPT = 256
+
+
+def _layout_key(view: GitView) -> tuple[object, ...] | None:
+    """What :func:`_history_elsewhere` read, by identity: the directories
+    whose entries it looked at (a link added or replaced changes their
+    ctime) and the files it read. None where alternates name other stores
+    (what lies behind them is not in the key: asked afresh)."""
+    common = view.commondir or view.gitdir
+    objects = os.path.join(common, "objects")
+    paths = (view.toplevel, view.gitdir, common, objects, os.path.join(objects, "pack"),
+             os.path.join(objects, "info"), os.path.join(view.gitdir, "gitdir"))
+    key: list[object] = [view.toplevel, view.gitdir, common]
+    for path in paths:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            key.append(None)
+            continue
+        key.append((st.st_dev, st.st_ino, st.st_mode, st.st_ctime_ns, st.st_mtime_ns))
+    for name in ("alternates", "http-alternates"):
+        if os.path.lexists(os.path.join(objects, "info", name)):
+            return None
+    return tuple(key)
+
+
+def _history_elsewhere(view: GitView) -> list[str]:
+    top = view.toplevel
     real_top = os.path.realpath(top)
     gitdir = os.path.realpath(view.gitdir)
     common = os.path.realpath(view.commondir or view.gitdir)

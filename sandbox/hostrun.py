@@ -184,49 +184,89 @@ def host_run_targets(
 FOSSIL_CHECKOUTS = (".fslckout", "_FOSSIL_", ".fos")
 
 
+#: files SQLite reads beside a database before the database itself: a hot
+#: rollback journal or a write-ahead log is replayed into it on the next open
+SQLITE_SIDECARS = ("-journal", "-wal", "-shm")
+
+
 def _fossil_repositories(targets: HostRunTargets, tops: list[str],
                          agent_dirs: frozenset[str], roots: list[str]) -> None:
     """A Fossil checkout names its repository database, whose settings
     hold the hooks `fossil commit` runs; one inside a writable root is
-    read-only. Attack (from a review): `fossil hook add -R proj.fossil
-    --type before-commit …` on the workspace's own `proj.fossil`; the
-    checkout file itself was protected, the database it names was not."""
+    read-only — as named (a link) and where it leads — and so are the
+    files SQLite replays into it and into the checkout. Attacks (from
+    reviews): `fossil hook add -R proj.fossil --type before-commit …` on
+    the workspace's own `proj.fossil`; a hot journal `proj.fossil-journal`
+    holding the pages of a copy with the hook, replayed by the host's next
+    `fossil commit` ("recovered 56 pages"); `link.fossil` re-pointed at a
+    planted database."""
     checkouts = [os.path.join(top, name) for top in tops for name in FOSSIL_CHECKOUTS]
     checkouts += [d for d in agent_dirs if os.path.basename(d) in FOSSIL_CHECKOUTS]
     for checkout in checkouts:
         if not os.path.isfile(checkout) or os.path.islink(checkout):
             continue
+        _protect_database(targets, checkout, roots, sidecars_only=True)  # the table has it
         named = fossil_repository(checkout)
         if named is None:
             continue
-        database = os.path.realpath(os.path.join(os.path.dirname(checkout), named))
-        if not any(_under(database, r) for r in roots):
-            continue
-        if os.path.isfile(database):
-            targets.block.append((database, "file", False))
-        elif not os.path.lexists(database):
-            targets.tripwire.append(database)  # made by the command: named after the run
+        spelled = os.path.normpath(os.path.join(os.path.dirname(checkout), named))
+        for database in dict.fromkeys((spelled, os.path.realpath(spelled))):
+            _protect_database(targets, database, roots)
+
+
+def _protect_database(targets: HostRunTargets, database: str, roots: list[str], *,
+                      sidecars_only: bool = False) -> None:
+    """``database`` and its SQLite sidecars read-only where they are in a
+    writable root; a missing one is a tripwire (made by the command: named
+    and moved aside after the run)."""
+    if not any(_under(database, r) for r in roots):
+        return
+    sidecars = [database + suffix for suffix in SQLITE_SIDECARS]
+    for path in sidecars if sidecars_only else [database, *sidecars]:
+        if os.path.lexists(path):
+            targets.block.append((path, "file", False))
+        else:
+            targets.tripwire.append(path)
+
+
+#: SQLite's virtual machine steps a checkout's reading may take (counted
+#: by a progress handler every 1,000), then it is abandoned
+_MAX_STEPS = 1000
 
 
 def fossil_repository(checkout: str) -> str | None:
     """The repository database a Fossil checkout names (its `vvar` table's
-    `repository`), read without locking or writing; None when the file is
-    no database of that shape."""
+    `repository`), read without locking or writing, within a bounded
+    number of steps; None when the file is no database of that shape.
+    A checkout can come in a cloned repository: from a review, one whose
+    `vvar` was a view over an endless recursive query hung the plan."""
     import sqlite3  # noqa: PLC0415 -- only where a Fossil checkout is
     from urllib.parse import quote  # noqa: PLC0415
+
+    steps = [0]
+
+    def progress() -> int:
+        steps[0] += 1
+        return 1 if steps[0] > _MAX_STEPS else 0  # non-zero: interrupted
 
     try:
         connection = sqlite3.connect(f"file:{quote(checkout)}?mode=ro&immutable=1", uri=True,
                                      timeout=0.1)
-    except sqlite3.Error:
+    except (sqlite3.Error, ValueError):
         return None
     try:
+        connection.set_progress_handler(progress, 1000)
+        kind = connection.execute(
+            "SELECT type FROM sqlite_master WHERE name = 'vvar'").fetchone()
+        if kind != ("table",):
+            return None  # a view or a trigger's doing is no checkout fossil wrote
         row = connection.execute("SELECT value FROM vvar WHERE name = 'repository'").fetchone()
     except sqlite3.Error:
         return None
     finally:
         connection.close()
-    return row[0] if row and isinstance(row[0], str) and row[0] else None
+    value = row[0] if row else None
+    return value if isinstance(value, str) and value and "\0" not in value else None
 
 
 #: nested agents' settings directories protected by mounts; the rest are

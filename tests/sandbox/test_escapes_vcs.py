@@ -268,3 +268,62 @@ def test_a_repository_planted_in_a_cache_and_linked_in_never_runs_on_the_host(
     assert consume_control(workspace, proc) == "ran\n", output(proc)
     _host(trigger, workspace / "tools", home)
     assert not marker.exists(), output(proc)
+
+
+@pytest.mark.parametrize("left", ["proj.fossil-journal", "proj.fossil-wal",
+                                  ".fslckout-journal", "link.fossil"])
+def test_nothing_sqlite_or_fossil_replays_into_the_database_is_left_by_a_run(
+        workspace: Path, home: Path, left: str) -> None:
+    """From a review: with the database read-only, a run left a hot
+    journal beside it (`proj.fossil-journal` holding the pages of a copy
+    with a before-commit hook); the host's next `fossil commit` recovered
+    it and ran the hook — the same through `.fslckout-journal`, and by
+    re-pointing `link.fossil`, the link the checkout names, at a planted
+    database. After the run, none of them is as the command left it."""
+    _installed("fossil")
+    (workspace / "data").mkdir()
+    made = _host("fossil init data/proj.fossil >/dev/null && ln -s data/proj.fossil "
+                 "proj.fossil && ln -s data/proj.fossil link.fossil && "
+                 "fossil open -k link.fossil >/dev/null", workspace, home)
+    assert made.returncode == 0, output(made)
+    database = (workspace / "data" / "proj.fossil").resolve()
+    target = workspace / left if not left.startswith("proj.fossil") else Path(
+        f"{database}{left.removeprefix('proj.fossil')}")
+    write = (f"rm -f {target}; ln -s planted.fossil {target}" if left == "link.fossil"
+             else f"printf 'planted' > {target}")
+    proc = sh(workspace, f"( {write} ) >/dev/null 2>&1; echo ran > control.txt")
+    if b"was replaced or removed during the run" not in proc.stderr:
+        # (a protected link replaced stops the command at once, before the control)
+        assert consume_control(workspace, proc) == "ran\n"
+    if left == "link.fossil":
+        assert os.readlink(target) == "data/proj.fossil", output(proc)
+    else:
+        assert not target.exists(), output(proc)
+
+
+@pytest.mark.parametrize("checkout", ["an endless view", "a NUL in the name"])
+def test_a_hostile_fossil_checkout_from_a_clone_neither_hangs_nor_breaks_a_run(
+        workspace: Path, checkout: str) -> None:
+    """From a review: a `.fslckout` that came in a cloned repository, its
+    `vvar` a view over an endless recursive query, hung the plan at 100%
+    CPU; a repository name holding a NUL stopped every run with an
+    internal error. Both are no checkout shellgate can read: the run goes
+    on, at once."""
+    import sqlite3
+    import time
+
+    db = sqlite3.connect(workspace / ".fslckout")
+    if checkout == "an endless view":
+        db.execute("CREATE VIEW vvar(name, value) AS WITH RECURSIVE c(x) AS "
+                   "(SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT 'repository', x FROM c "
+                   "WHERE x < 0")
+    else:
+        db.execute("CREATE TABLE vvar(name TEXT PRIMARY KEY, value CLOB)")
+        db.execute("INSERT INTO vvar VALUES (?, ?)", ("repository", "a\x00b.fossil"))
+    db.commit()
+    db.close()
+    started = time.monotonic()
+    proc = sh(workspace, "echo ran > control.txt")
+    assert consume_control(workspace, proc) == "ran\n", output(proc)
+    assert proc.returncode == 0, output(proc)
+    assert time.monotonic() - started < 20

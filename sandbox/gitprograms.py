@@ -196,6 +196,12 @@ def _layout_key(view: GitView) -> tuple[object, ...] | None:
     for name in ("alternates", "http-alternates"):
         if os.path.lexists(os.path.join(objects, "info", name)):
             return None
+    for name in _LOOSE:  # an object file linked in changes its directory
+        try:
+            st = os.lstat(os.path.join(objects, name))
+        except OSError:
+            continue
+        key.append((name, st.st_ino, st.st_mode, st.st_ctime_ns, st.st_mtime_ns))
     return tuple(key)
 
 
@@ -236,41 +242,73 @@ _LOOSE = tuple(f"{i:02x}" for i in range(256))
 _MAX_ALTERNATES = 16
 
 
+#: bytes of an alternates file read; a longer one is not understood
+_MAX_ALTERNATES_BYTES = 1 << 20
+
+
 def _object_stores(common: str) -> list[str]:
     """Every directory or file git reads objects from, as the kernel
     resolves it: the object store, its pack directory and each entry
-    there, each loose-object directory, and the alternates (a line a path,
-    relative to the object store, `#` a comment; followed as git follows
-    them)."""
+    there, each loose-object directory and each object file in it that is
+    a link, and the alternates (a line a path, relative to the object
+    store, `#` a comment; followed as git follows them). What is not
+    understood is named as a place outside (`<…>`): an alternate in C
+    quotes, an alternates file past 1 MiB, more stores than are followed.
+    From a review: each of those, and a loose object linked to another
+    repository's (git checks no hash on reading), printed its content."""
     objects = os.path.join(common, "objects")
     out = [os.path.realpath(objects)]
     pack = os.path.join(objects, "pack")
     out.append(os.path.realpath(pack))
     with contextlib.suppress(OSError):
         out += [os.path.realpath(e.path) for e in os.scandir(pack) if e.is_symlink()]
-    out += [os.path.realpath(os.path.join(objects, d)) for d in _LOOSE
-            if os.path.islink(os.path.join(objects, d))]
-    pending: list[str] = [out[0]]
-    seen: set[str] = set()
-    while pending and len(seen) < _MAX_ALTERNATES:
+    out += _loose_links(objects)
+    out += _alternates(out[0])
+    return out
+
+
+def _loose_links(objects: str) -> list[str]:
+    """Where the loose-object directories, and the object files in them,
+    that are links lead."""
+    out: list[str] = []
+    for name in _LOOSE:
+        path = os.path.join(objects, name)
+        if os.path.islink(path):
+            out.append(os.path.realpath(path))
+            continue
+        with contextlib.suppress(OSError):
+            out += [os.path.realpath(e.path) for e in os.scandir(path) if e.is_symlink()]
+    return out
+
+
+def _alternates(store: str) -> list[str]:
+    """The stores ``store``'s alternates name, nested ones too."""
+    out: list[str] = []
+    pending, seen = [store], set[str]()
+    while pending:
         store = pending.pop()
         if store in seen:
             continue
+        if len(seen) >= _MAX_ALTERNATES:
+            return [*out, f"<more than {_MAX_ALTERNATES} alternate object stores>"]
         seen.add(store)
         for name in ("alternates", "http-alternates"):
             try:
                 with open(os.path.join(store, "info", name), "rb") as handle:
-                    lines = handle.read(1 << 16).splitlines()
+                    data = handle.read(_MAX_ALTERNATES_BYTES + 1)
             except OSError:
                 continue
-            for raw in lines:
+            if len(data) > _MAX_ALTERNATES_BYTES:
+                out.append(f"<{name} of {store} past {_MAX_ALTERNATES_BYTES} bytes>")
+                continue
+            for raw in data.splitlines():
                 line = raw.strip().decode("utf-8", "surrogateescape")
                 if not line or line.startswith("#"):
                     continue
-                if name == "http-alternates" or "://" in line:
-                    out.append(f"<{line}>")  # fetched: never inside the work tree
+                if name == "http-alternates" or "://" in line or line.startswith('"'):
+                    out.append(f"<{line}>")  # fetched, or quoted as C quotes: outside
                     continue
-                target = os.path.realpath(os.path.join(store, line.strip('"')))
+                target = os.path.realpath(os.path.join(store, line))
                 out.append(target)
                 pending.append(target)
     return out

@@ -212,11 +212,58 @@ def linked_packs(project: Path, other: Path) -> None:
     pack.symlink_to(other / ".git" / "objects" / "pack")
 
 
+def quoted_alternate(project: Path, other: Path) -> None:
+    """The alternate in C quotes, its first slash an octal escape: git
+    unquotes it."""
+    alternates(project, other)
+    path = str(other / ".git" / "objects")
+    (project / ".git" / "objects" / "info" / "alternates").write_text(
+        '"\\057' + path[1:] + '"\n')
+
+
+def long_alternates(project: Path, other: Path) -> None:
+    """A 70 KB comment before the alternate."""
+    alternates(project, other)
+    info = project / ".git" / "objects" / "info" / "alternates"
+    info.write_text("#" + "x" * 70_000 + "\n" + info.read_text())
+
+
+def many_alternates(project: Path, other: Path) -> None:
+    """Twenty stores, the one naming the other repository's last read."""
+    alternates(project, other)
+    stores = []
+    for n in range(20):
+        store = project / "alt" / f"s{n}"
+        (store / "info").mkdir(parents=True)
+        stores.append(os.path.relpath(store, project / ".git" / "objects"))
+    (project / "alt" / "s1" / "info" / "alternates").write_text(
+        f"{other / '.git' / 'objects'}\n")
+    (project / ".git" / "objects" / "info" / "alternates").write_text(
+        "".join(f"{s}\n" for s in stores))
+
+
+def linked_loose_object(project: Path, other: Path) -> None:
+    """Each of the other's loose objects linked in, under its own name."""
+    alternates(project, other)
+    (project / ".git" / "objects" / "info" / "alternates").unlink()
+    source = other / ".git" / "objects"
+    for directory in source.iterdir():
+        if len(directory.name) == 2:
+            mine = project / ".git" / "objects" / directory.name
+            mine.mkdir(exist_ok=True)
+            for item in directory.iterdir():
+                (mine / item.name).symlink_to(item)
+
+
 HISTORY_ELSEWHERE: dict[str, Callable[[Path, Path], None]] = {
     "a .git file naming another git directory": gitdir_file,
     "a commondir naming another repository": commondir,
     "an alternate object store": alternates,
     "a pack directory linked out": linked_packs,
+    "an alternate in C quotes": quoted_alternate,
+    "an alternate past a long comment": long_alternates,
+    "an alternate of the twentieth store": many_alternates,
+    "loose objects linked out": linked_loose_object,
 }
 
 

@@ -18,6 +18,7 @@ import contextlib
 import functools
 import os
 import stat
+import time
 from pathlib import Path
 
 from values import field, valueclass
@@ -32,7 +33,7 @@ from .plan import FsPlan
 from .programs import temp_root
 from .repos import DEEP_SPEC, RepoScan, deep_cache, find_repos
 from .tripwires import Tripwires
-from .unseen import created_during, special_files, unseen_reports
+from .unseen import created_during, made_below, special_files, unseen_reports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ _FALLBACK: list[Path] = []
 _AFTER_BUDGET_S = 10.0
 #: directories reached through new links that are searched after a run
 _MAX_LINKED = 16
+#: seconds the package caches are looked through after a run
+_CACHES_BUDGET_S = 1.0
 
 
 def runtime_dir() -> Path:
@@ -140,6 +143,7 @@ class Guards:
     git: GitGuard
     #: directories the post-run walk listed (new, or changed in the run)
     changed_dirs: tuple[str, ...] = ()
+    caches: tuple[str, ...] = ()
 
     @classmethod
     def before(cls, plan: FsPlan, *, home: str, backend: Backend | None) -> Guards:
@@ -176,12 +180,14 @@ class Guards:
             outcome.problems.append(f"the search for planted git directories failed: {exc}")
         try:
             created, complete = created_during(self.changed_dirs, self.git.started_ns)
+            passed_over, all_seen = self._made_in_caches(created)
+            complete = complete and all_seen
             if not complete:
                 outcome.problems.append(
                     f"more files were made during the run than were looked at ({len(created)}); "
                     "one a host tool opens by itself (.gitignore, .hgignore …) may lead to a "
                     "device: look before running git or hg there")
-            moved = self._special_files(created, outcome)
+            moved = self._special_files(created + passed_over, outcome)
             self._linked_in(created, outcome)
             # the names other checks own are reported by them
             owned = {*self.plan.tripwires, *self.plan.reports, *self.plan.protected, *moved}
@@ -253,7 +259,33 @@ class Guards:
         scan = find_repos(roots, deep_cache(runtime_dir(), self.plan.writable), deep=True,
                           budget=_AFTER_BUDGET_S, revalidate_budget=_AFTER_BUDGET_S)
         self.changed_dirs = scan.changed
+        self.caches = scan.caches
         self._judge_scan(scan, roots, outcome)
+
+    def _made_in_caches(self, created: list[str]) -> tuple[list[str], bool]:
+        """What was made during the run in the package caches the search
+        after it passes over, and in the directories new links lead to
+        there: `ripgrep --hidden` and git enter them (from a review:
+        `.cache/x/.ignore -> /dev/zero` ran rg out of memory). Whether it
+        was all of it."""
+        roots = list(self.plan.writable)
+        tops = list(self.caches)
+        for path in created:
+            if os.path.islink(path):
+                real = os.path.realpath(path)
+                root = _root_of(roots, real)
+                if root is not None and os.path.isdir(real) and (
+                        set(os.path.relpath(real, root).split("/")) & DEEP_SPEC.skip_dirs):
+                    tops.append(real)
+        out: list[str] = []
+        deadline = time.monotonic() + _CACHES_BUDGET_S
+        for top in dict.fromkeys(tops):
+            found, whole = made_below(top, self.git.started_ns,
+                                      max(0.0, deadline - time.monotonic()))
+            out += found
+            if not whole:
+                return out, False
+        return out, True
 
     def _linked_in(self, created: list[str], outcome: GuardOutcome) -> None:
         """A link made during the run to a directory the search after it

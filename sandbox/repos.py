@@ -83,14 +83,17 @@ REPO_SPEC = WalkSpec(
 #: directory's ctime moves, not its parents', so every directory is
 #: re-checked (one lstat each, from the cache); only the changed ones are
 #: listed again.
+_CACHES = frozenset({".cache", ".npm", ".pnpm-store", ".rustup", ".gradle", ".m2"})
 DEEP_SPEC = WalkSpec(
-    name="repos-deep-3",  # 3: other version control systems' directories too
+    name="repos-deep-4",  # 4: the caches passed over are noted
     match_file=_deep_marker,
     match_dirs=frozenset({".git"}) | OBEYED,
     # package and build caches nobody runs git in (the home's, mostly: a
     # writable home would otherwise cost a stat of every cached file's
-    # directory on every run)
-    skip_dirs=frozenset({".cache", ".npm", ".pnpm-store", ".rustup", ".gradle", ".m2"}),
+    # directory on every run); noted, for what is looked for in them alone
+    # (sandbox.unseen.made_below)
+    skip_dirs=_CACHES,
+    note_dirs=_CACHES,
     max_depth=64,
     budget_s=5.0,
     revalidate_budget_s=5.0,
@@ -122,6 +125,8 @@ class RepoScan:
     #: what a tool started below obeys (:data:`OBEYED`: `.claude`, `.hg`,
     #: `.fslckout` …) at any depth (the deep search only)
     agent_dirs: tuple[str, ...] = ()
+    #: the package caches the deep search passed over
+    caches: tuple[str, ...] = ()
 
 
 def find_repos(
@@ -146,8 +151,10 @@ def find_repos(
     repos = tuple(Repo(w, resolve_gitdir(w)) for w in worktrees)
     agents = sorted(p for p in result.found
                     if os.path.basename(p) in OBEYED) if deep else []
+    caches = sorted(p for p in result.found
+                    if os.path.basename(p) in _CACHES and os.path.isdir(p)) if deep else []
     return RepoScan(repos, (*result.unscanned, *result.unlistable), result.unchecked,
-                    result.changed, tuple(bare), tuple(agents))
+                    result.changed, tuple(bare), tuple(agents), tuple(caches))
 
 
 def is_bare_gitdir(path: str) -> bool:

@@ -78,17 +78,70 @@ def special_files(paths: list[str]) -> list[tuple[str, str]]:
 
 def _link_kind(link: str) -> str | None:
     """What a link leads to, when it is one of :data:`_KINDS` or the
-    kernel's own files (a link to nothing, or to a plain file, is None)."""
-    real = os.path.realpath(link)
-    if real in _HARMLESS:
-        return None
-    if real.startswith(("/proc/", "/sys/")) or real in ("/proc", "/sys"):
-        return f"a link to {real}"
-    try:
-        kind = _KINDS.get(stat.S_IFMT(os.stat(link).st_mode))
-    except OSError:
-        return None
-    return f"a link to {kind} ({real})" if kind is not None else None
+    kernel's own files (a link to nothing, or to a plain file, is None).
+    Followed a link at a time, each target judged by its spelling before
+    anything is resolved in this process: `/dev/stdin`, `/dev/fd/0` and
+    `/proc/self/…` name this process's own files here and the terminal in
+    the user's shell (from a review: with shellgate's stdin /dev/null, the
+    link looked harmless)."""
+    current = link
+    for _ in range(_MAX_HOPS):
+        try:
+            text = os.readlink(current)
+        except (OSError, ValueError):
+            return None
+        raw = os.path.join(os.path.dirname(current), text)
+        spelled = os.path.normpath(raw)
+        # where the kernel would look: the parent as it resolves, the name
+        candidate = os.path.join(os.path.realpath(os.path.dirname(raw)), os.path.basename(raw))
+        for path in (spelled, os.path.normpath(candidate)):
+            if path in _HARMLESS:
+                return None
+            if path.startswith(_KERNEL_TREES) or path in ("/dev", "/proc", "/sys"):
+                return f"a link to {path}"
+        if not os.path.islink(candidate):
+            try:
+                kind = _KINDS.get(stat.S_IFMT(os.stat(candidate).st_mode))
+            except (OSError, ValueError):
+                return None
+            return f"a link to {kind} ({candidate})" if kind is not None else None
+        current = candidate
+    return "a link that leads through too many links"
+
+
+#: where every name is the kernel's (a device, a process's file)
+_KERNEL_TREES = ("/dev/", "/proc/", "/sys/")
+#: links followed, as the kernel follows them
+_MAX_HOPS = 40
+
+
+def made_below(top: str, since_ns: int, budget: float) -> tuple[list[str], bool]:
+    """Files and links anywhere below ``top`` whose ctime is at or after
+    ``since_ns``, as many as ``budget`` seconds find, and whether that was
+    all (for the trees the search after a run passes over)."""
+    out: list[str] = []
+    deadline = time.monotonic() + budget
+    pending = [top]
+    while pending:
+        if time.monotonic() > deadline or len(out) >= _MAX_PATHS:
+            return out, False
+        directory = pending.pop()
+        try:
+            # a directory no entry was made in since: its subdirectories
+            # only (a name made, renamed or linked in moves its ctime)
+            changed = os.lstat(directory).st_ctime_ns >= since_ns
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                elif changed and entry.stat(follow_symlinks=False).st_ctime_ns >= since_ns:
+                    out.append(entry.path)
+            except OSError:
+                continue
+    return out, True
 
 
 def created_during(dirs: tuple[str, ...], since_ns: int,

@@ -734,12 +734,13 @@ def __init__(self, plain, globs, trees, content_roots):
     __v_set(self, 'content_roots', content_roots)
 CODES["def __init__(self, plain, globs, trees, content_roots):\n    __v_set(self, 'plain', plain)\n    __v_set(self, 'globs', globs)\n    __v_set(self, 'trees', trees)\n    __v_set(self, 'content_roots', content_roots)"] = __init__.__code__
 
-def __init__(self, plan, wires, git, changed_dirs):
+def __init__(self, plan, wires, git, changed_dirs, caches):
     self.plan = plan
     self.wires = wires
     self.git = git
     self.changed_dirs = changed_dirs
-CODES['def __init__(self, plan, wires, git, changed_dirs):\n    self.plan = plan\n    self.wires = wires\n    self.git = git\n    self.changed_dirs = changed_dirs'] = __init__.__code__
+    self.caches = caches
+CODES['def __init__(self, plan, wires, git, changed_dirs, caches):\n    self.plan = plan\n    self.wires = wires\n    self.git = git\n    self.changed_dirs = changed_dirs\n    self.caches = caches'] = __init__.__code__
 
 def __init__(self, present, site_key, names, watched, startup, bounded):
     __v_set(self, 'present', present)
@@ -842,14 +843,15 @@ def __init__(self, reason):
     __v_set(self, 'reason', reason)
 CODES["def __init__(self, reason):\n    __v_set(self, 'reason', reason)"] = __init__.__code__
 
-def __init__(self, repos, unscanned, unchecked, changed, bare, agent_dirs):
+def __init__(self, repos, unscanned, unchecked, changed, bare, agent_dirs, caches):
     __v_set(self, 'repos', repos)
     __v_set(self, 'unscanned', unscanned)
     __v_set(self, 'unchecked', unchecked)
     __v_set(self, 'changed', changed)
     __v_set(self, 'bare', bare)
     __v_set(self, 'agent_dirs', agent_dirs)
-CODES["def __init__(self, repos, unscanned, unchecked, changed, bare, agent_dirs):\n    __v_set(self, 'repos', repos)\n    __v_set(self, 'unscanned', unscanned)\n    __v_set(self, 'unchecked', unchecked)\n    __v_set(self, 'changed', changed)\n    __v_set(self, 'bare', bare)\n    __v_set(self, 'agent_dirs', agent_dirs)"] = __init__.__code__
+    __v_set(self, 'caches', caches)
+CODES["def __init__(self, repos, unscanned, unchecked, changed, bare, agent_dirs, caches):\n    __v_set(self, 'repos', repos)\n    __v_set(self, 'unscanned', unscanned)\n    __v_set(self, 'unchecked', unchecked)\n    __v_set(self, 'changed', changed)\n    __v_set(self, 'bare', bare)\n    __v_set(self, 'agent_dirs', agent_dirs)\n    __v_set(self, 'caches', caches)"] = __init__.__code__
 
 def __init__(self, required, optional):
     __v_set(self, 'required', required)

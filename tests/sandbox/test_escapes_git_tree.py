@@ -316,6 +316,9 @@ DEVICE_LINKS = {
     ".bzrignore to the terminal": (".bzrignore", "/dev/tty"),
     "a nested .gitignore through /proc": ("sub/.gitignore", "/proc/self/fd/0"),
     ".python-version by a relative path": (".python-version", "../../../../../../../dev/zero"),
+    "through /dev/fd": (".hgignore", "/dev/fd/0"),
+    "a link to /dev itself": ("d", "/dev"),
+    "in a package cache the search passes over": (".cache/x/.ignore", "/dev/zero"),
 }
 
 
@@ -353,6 +356,15 @@ def test_a_link_to_a_device_where_a_host_tool_reads_by_itself_is_moved_aside(
     kept = list((git_ws / name).parent.glob((git_ws / name).name + SUFFIX + "*"))
     assert len(kept) == 1 and kept[0].is_symlink()  # the command's link, kept for review
     assert name.rsplit("/", 1)[-1] in output(proc)
+
+
+def test_a_link_to_a_device_in_a_cache_linked_in_is_moved_aside(git_ws: Path) -> None:
+    """From a review: `.cache/y/.ignore -> /dev/zero` and `t -> .cache/y`:
+    `rg --hidden` (Claude Code's Grep) read the device through either."""
+    proc = sh(git_ws, "mkdir -p .cache/y && ln -s /dev/zero .cache/y/.ignore && "
+                      "ln -s .cache/y t && echo ran > control.txt")
+    consume_control(git_ws, proc)
+    assert not (git_ws / ".cache" / "y" / ".ignore").is_symlink(), output(proc)
 
 
 def test_a_link_to_dev_null_stays(git_ws: Path) -> None:

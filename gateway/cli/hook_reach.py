@@ -55,6 +55,9 @@ def grep_reach(data: Mapping[str, Any], cwd: str, home: str,
 #: a glob's own characters, left unquoted in the listing judged; the rest
 #: of the pattern is quoted
 _GLOB_CHARS = frozenset("*?[]")
+#: characters of glob syntaxes other than bash's (escapes, braces left
+#: whole, extglob groups)
+_OTHER_SYNTAX = frozenset("\\{}()")
 def _glob_word(pattern: str) -> str:
     """``pattern`` (no braces) as one bash word that expands as the glob
     does."""
@@ -109,17 +112,23 @@ def glob_reach(data: Mapping[str, Any], cwd: str, home: str,
         if out is not None:
             return decision("ask", f"shellgate: Claude Code's Glob of {pattern} lists {out[0]} "
                             f"({out[1]}), outside the working directories")
-    if "**" in pattern:
+    # Syntax a glob library reads and bash does not — a backslash escape, a
+    # brace group of one (`{keys}/*`), extglob (`@(keys)/*`): from a
+    # review, ripgrep's and node's globs listed keys/id_rsa through them.
+    # Judged as a `**` is: by every link below where the pattern starts.
+    other_syntax = any(c in alt for alt in patterns for c in _OTHER_SYNTAX)
+    if "**" in pattern or other_syntax:
         fixed = []  # the pattern's leading directories: the walk starts there
         for part in pattern.split("/")[:-1]:
-            if any(c in part for c in "*?[{"):
+            if any(c in part for c in "*?[{}()\\!@+"):
                 break
             fixed.append(part)
         start = os.path.join(cwd, root, "/".join(fixed)) if fixed else os.path.join(cwd, root)
         out = _link_out(os.path.normpath(start), (cwd, *dirs))
         if out is not None:
             return decision("ask", f"shellgate: Claude Code's Glob of {pattern} may follow "
-                            f"{out[0]}, a link to {out[1]}, outside the working directories")
+                            f"{out[0]}, a link to {out[1]}, outside the working directories"
+                            + (" (its syntax is no shell's)" if other_syntax else ""))
     return None
 
 

@@ -26,6 +26,12 @@ CASES = [
     ("up/proj/../*", "ask"),
     ("../*", "ask"),
     ("**/id_*", "deny"),
+    # other glob syntaxes (ripgrep's, node's): a brace group of one, an
+    # escape, extglob
+    ("{keys}/*", "ask"),
+    ("k\\eys/*", "ask"),
+    ("@(keys)/*", "ask"),
+    ("!(src)/*", "ask"),
     ("**/*.txt", "ask"),  # src/vendor/notes.txt, two links down
     ("src/*.py", "allow"),
     ("lib/**/*.{py,md}", "allow"),

@@ -12,7 +12,6 @@ module whose name says it runs or reads something (``*.command``,
 
 from __future__ import annotations
 
-import contextlib
 import os
 
 from .gitask import ConfigEntry, GitView, Unknown, ask_git, ask_gitlinks
@@ -260,8 +259,7 @@ def _object_stores(common: str) -> list[str]:
     out = [os.path.realpath(objects)]
     pack = os.path.join(objects, "pack")
     out.append(os.path.realpath(pack))
-    with contextlib.suppress(OSError):
-        out += [os.path.realpath(e.path) for e in os.scandir(pack) if e.is_symlink()]
+    out += _links_in(pack)
     out += _loose_links(objects)
     out += _alternates(out[0])
     return out
@@ -276,9 +274,17 @@ def _loose_links(objects: str) -> list[str]:
         if os.path.islink(path):
             out.append(os.path.realpath(path))
             continue
-        with contextlib.suppress(OSError):
-            out += [os.path.realpath(e.path) for e in os.scandir(path) if e.is_symlink()]
+        out += _links_in(path)
     return out
+
+
+def _links_in(directory: str) -> list[str]:
+    """Where the links in ``directory`` lead (none when it cannot be
+    listed). contextlib stays out: `check` imports this module cold."""
+    try:
+        return [os.path.realpath(e.path) for e in os.scandir(directory) if e.is_symlink()]
+    except OSError:
+        return []
 
 
 def _alternates(store: str) -> list[str]:

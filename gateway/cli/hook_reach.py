@@ -13,7 +13,6 @@ its own, narrower implementation) is not enough.
 
 from __future__ import annotations
 
-import glob
 import os
 import shlex
 from collections.abc import Mapping, Sequence
@@ -141,6 +140,8 @@ def _dir_out(root: str, pattern: str, places: tuple[str, ...]) -> tuple[str, str
     expands on the host now) that lies outside ``places`` as the kernel
     resolves it: `up/*` with `up -> ..` lists the project's parent even
     when every name there leads back inside."""
+    import glob  # noqa: PLC0415 -- a Glob call's alone
+
     from ..resolver import Resolver  # noqa: PLC0415
 
     resolve = Resolver()

@@ -105,6 +105,7 @@ def repository_programs(cwd: str, env: dict[str, str] | None = None) -> tuple[st
     out: list[str] = []
     seen: set[str] = set()
     pending = [(os.path.abspath(cwd), 0)]
+    top = ""
     while pending:
         where, depth = pending.pop()
         view = ask_git(where, env)
@@ -116,7 +117,9 @@ def repository_programs(cwd: str, env: dict[str, str] | None = None) -> tuple[st
         if len(seen) > _MAX_SUBMODULES or depth > _MAX_DEPTH:
             return (f"<more than {_MAX_SUBMODULES} submodules or {_MAX_DEPTH} levels of them: "
                     "what git runs in them is not looked at>",)
-        found = _programs_of(view, where if depth == 0 else view.toplevel)
+        if depth == 0:
+            top = view.toplevel or where
+        found = _programs_of(view, where if depth == 0 else view.toplevel, top)
         if found:
             out += found
             continue  # the index is not read where the configuration runs programs
@@ -128,20 +131,29 @@ def repository_programs(cwd: str, env: dict[str, str] | None = None) -> tuple[st
     return tuple(dict.fromkeys(out))
 
 
-def _programs_of(view: GitView, cwd: str) -> list[str]:
+def _programs_of(view: GitView, cwd: str, top: str) -> list[str]:
+    """What ``view``'s repository makes a read run or read outside: its
+    entries that name a program, a work tree elsewhere, the hook a read
+    runs, history elsewhere. ``cwd``: where git runs; ``top``: the work
+    tree of the repository git starts in (a submodule's must lie in it)."""
+    # `core.worktree` is judged by where git puts the work tree, not by
+    # its presence: every submodule's git directory names its work tree
+    # back (`../../../lib`), and every read in a superproject asked
     out = [f"{e.key}={e.value if e.value is not None else 'true'}"
-           for e in view.repository_entries() if program_entry(e)]
-    if view.toplevel and not _inside(cwd, view.toplevel):
+           for e in view.repository_entries()
+           if program_entry(e) and e.key.lower() != "core.worktree"]
+    if view.toplevel and not (_inside(cwd, view.toplevel) and _inside(view.toplevel, top)):
         # core.worktree (or GIT_WORK_TREE) elsewhere: `git diff` and `git
-        # grep` print the files there
+        # grep` print the files there — a submodule's too, which `git
+        # status` and `git diff` at the top run git in
         out.append(f"core.worktree={view.toplevel}")
     out += [f"hook {name}" for name in _READ_HOOKS
             if os.path.lexists(os.path.join(view.hooks, name))]
-    out += _data_elsewhere(view)
+    out += _data_elsewhere(view, top)
     return out
 
 
-def _data_elsewhere(view: GitView) -> list[str]:
+def _data_elsewhere(view: GitView, top: str) -> list[str]:
     """Where git would read the repository's history from outside its work
     tree: a git directory or common directory elsewhere, an object store
     or pack directory that is a link out, a pack file or loose-object
@@ -155,14 +167,14 @@ def _data_elsewhere(view: GitView) -> list[str]:
     file names this work tree's `.git` back) and its common directory are
     the same repository's: what the project cannot plant (it would have to
     write inside the other repository)."""
-    top = view.toplevel
-    if not top or not view.gitdir:
+    if not view.toplevel or not view.gitdir:
         return []
     key = _layout_key(view)
+    key = (top, *key) if key is not None else None
     kept = _ELSEWHERE.get(key) if key is not None else None
     if kept is not None:
         return kept
-    found = _history_elsewhere(view)
+    found = _history_elsewhere(view, top)
     if key is not None:
         if len(_ELSEWHERE) >= _MAX_KEPT:
             _ELSEWHERE.pop(next(iter(_ELSEWHERE)))
@@ -204,13 +216,17 @@ def _layout_key(view: GitView) -> tuple[object, ...] | None:
     return tuple(key)
 
 
-def _history_elsewhere(view: GitView) -> list[str]:
-    top = view.toplevel
-    real_top = os.path.realpath(top)
+def _history_elsewhere(view: GitView, top: str) -> list[str]:
+    real_top = os.path.realpath(view.toplevel)
     gitdir = os.path.realpath(view.gitdir)
     common = os.path.realpath(view.commondir or view.gitdir)
-    linked = _linked_worktree(gitdir, common, real_top)
-    owned = [real_top, *([gitdir, common] if linked else [])]
+    # the same repository's: a linked worktree's, or a git directory whose
+    # own core.worktree puts its work tree here (a submodule's, under the
+    # superproject's `.git/modules`) — the project cannot plant either, it
+    # would have to write inside the other repository
+    linked = _linked_worktree(gitdir, common, real_top) or any(
+        e.key.lower() == "core.worktree" and e.scope == "local" for e in view.entries)
+    owned = [real_top, os.path.realpath(top), *([gitdir, common] if linked else [])]
     out: list[str] = []
     for what, path in (("git directory", gitdir), ("common git directory", common)):
         if not _within_any(path, owned):

@@ -298,6 +298,34 @@ def test_a_linked_worktrees_reads_of_its_own_repository_stay_allowed(tmp_path: P
         assert result.verdict is Verdict.ALLOW, (command, result.reason)
 
 
+def test_a_superprojects_reads_are_allowed_and_a_submodule_work_tree_elsewhere_is_not(
+        tmp_path: Path) -> None:
+    """Every submodule's git directory names its work tree back
+    (`core.worktree = ../../../lib`): counted as a program, it made every
+    git read in a superproject ask. What matters is where git puts the
+    work tree: re-pointed outside the superproject, `git diff
+    --submodule=diff` printed the files there (the control)."""
+    lib = committed(tmp_path / "lib")
+    (lib / "s.txt").write_text("public\n")
+    git(lib, "add", "s.txt")
+    git(lib, "commit", "-qm", "s")
+    sup = committed(tmp_path / "super")
+    git(sup, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
+    git(sup, "commit", "-qm", "sub")
+    for where, command in [(sup, "git status"), (sup, "git log -p"), (sup, "git diff"),
+                           (sup / "lib", "git log -p"), (sup / "lib", "git status")]:
+        result = analyze_in_workspace(command, str(where))
+        assert result.verdict is Verdict.ALLOW, (where, command, result.reason)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "s.txt").write_text("TOPSECRET\n")
+    git(sup / ".git" / "modules" / "lib", "config", "core.worktree", str(outside))
+    shown = git(sup, "diff", "--submodule=diff", check=False)
+    assert "TOPSECRET" in shown.stdout, "control: git read the submodule's work tree outside"
+    result = analyze_in_workspace("git diff --submodule=diff", str(sup))
+    assert result.verdict is not Verdict.ALLOW, result.reason
+
+
 def test_a_repository_that_runs_nothing_still_allows_its_reads(tmp_path: Path) -> None:
     repo = committed(tmp_path / "repo")
     for command in ("git status", "git log -p", "git diff HEAD", "git rev-parse HEAD"):

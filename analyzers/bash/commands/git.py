@@ -342,6 +342,8 @@ def git_tables() -> dict[str, dict[str, Arg]]:
 
 def git_problem(argv: tuple[str, ...]) -> str | None:
     """Why this git invocation is not read-only, or ``None`` if it is."""
+    if argv[1:] == ("--version",):
+        return None  # `git version`, spelled as an option: prints the version
     i = 1
     while i < len(argv) and argv[i].startswith("-"):
         if argv[i] not in _GLOBAL_OK:

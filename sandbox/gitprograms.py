@@ -196,7 +196,9 @@ def _layout_key(view: GitView) -> tuple[object, ...] | None:
     objects = os.path.join(common, "objects")
     paths = (view.toplevel, view.gitdir, common, objects, os.path.join(objects, "pack"),
              os.path.join(objects, "info"), os.path.join(view.gitdir, "gitdir"))
-    key: list[object] = [view.toplevel, view.gitdir, common]
+    # (and whether the git directory names its work tree back, which
+    # decides whether a git directory elsewhere is the same repository's)
+    key: list[object] = [view.toplevel, view.gitdir, common, _names_work_tree(view)]
     for path in paths:
         try:
             st = os.lstat(path)
@@ -224,8 +226,7 @@ def _history_elsewhere(view: GitView, top: str) -> list[str]:
     # own core.worktree puts its work tree here (a submodule's, under the
     # superproject's `.git/modules`) — the project cannot plant either, it
     # would have to write inside the other repository
-    linked = _linked_worktree(gitdir, common, real_top) or any(
-        e.key.lower() == "core.worktree" and e.scope == "local" for e in view.entries)
+    linked = _linked_worktree(gitdir, common, real_top) or _names_work_tree(view)
     owned = [real_top, os.path.realpath(top), *([gitdir, common] if linked else [])]
     out: list[str] = []
     for what, path in (("git directory", gitdir), ("common git directory", common)):
@@ -235,6 +236,12 @@ def _history_elsewhere(view: GitView, top: str) -> list[str]:
         if not _within_any(path, owned):
             out.append(f"<objects are read from {path}, outside the work tree>")
     return list(dict.fromkeys(out))
+
+
+def _names_work_tree(view: GitView) -> bool:
+    """Does the git directory's own configuration set core.worktree (a
+    submodule's does), which puts the work tree where git says it is?"""
+    return any(e.key.lower() == "core.worktree" and e.scope == "local" for e in view.entries)
 
 
 def _linked_worktree(gitdir: str, common: str, top: str) -> bool:

@@ -180,7 +180,8 @@ class Guards:
             outcome.problems.append(f"the search for planted git directories failed: {exc}")
         try:
             created, complete = created_during(self.changed_dirs, self.git.started_ns)
-            passed_over, all_seen = self._made_in_caches(created)
+            linked = self._links_passed_over(created)
+            passed_over, all_seen = self._made_in_caches(linked)
             complete = complete and all_seen
             if not complete:
                 outcome.problems.append(
@@ -188,7 +189,7 @@ class Guards:
                     "one a host tool opens by itself (.gitignore, .hgignore …) may lead to a "
                     "device: look before running git or hg there")
             moved = self._special_files(created + passed_over, outcome)
-            self._linked_in(created, outcome)
+            self._linked_in(linked, outcome)
             # the names other checks own are reported by them
             owned = {*self.plan.tripwires, *self.plan.reports, *self.plan.protected, *moved}
             paths = [p for p in created if p not in owned]
@@ -262,40 +263,12 @@ class Guards:
         self.caches = scan.caches
         self._judge_scan(scan, roots, outcome)
 
-    def _made_in_caches(self, created: list[str]) -> tuple[list[str], bool]:
-        """What was made during the run in the package caches the search
-        after it passes over, and in the directories new links lead to
-        there: `ripgrep --hidden` and git enter them (from a review:
-        `.cache/x/.ignore -> /dev/zero` ran rg out of memory). Whether it
-        was all of it."""
+    def _links_passed_over(self, created: list[str]) -> list[str]:
+        """Where the links made during the run lead, for those leading to a
+        directory in a writable root that the search after the run passes
+        over (a package cache, or past its depth)."""
         roots = list(self.plan.writable)
-        tops = list(self.caches)
-        for path in created:
-            if os.path.islink(path):
-                real = os.path.realpath(path)
-                root = _root_of(roots, real)
-                if root is not None and os.path.isdir(real) and (
-                        set(os.path.relpath(real, root).split("/")) & DEEP_SPEC.skip_dirs):
-                    tops.append(real)
         out: list[str] = []
-        deadline = time.monotonic() + _CACHES_BUDGET_S
-        for top in dict.fromkeys(tops):
-            found, whole = made_below(top, self.git.started_ns,
-                                      max(0.0, deadline - time.monotonic()))
-            out += found
-            if not whole:
-                return out, False
-        return out, True
-
-    def _linked_in(self, created: list[str], outcome: GuardOutcome) -> None:
-        """A link made during the run to a directory the search after it
-        passes over (a package cache: `.cache`, `.npm` …) makes that
-        directory one the user works in: `ln -s .cache/tools tools` with a
-        repository planted in `.cache/tools`, and the host's `cd tools && hg
-        status` ran its hook (from a review). Those directories are
-        searched too."""
-        roots = list(self.plan.writable)
-        targets: list[str] = []
         for path in created:
             if not os.path.islink(path):
                 continue
@@ -305,17 +278,41 @@ class Guards:
                 continue
             parts = os.path.relpath(real, root).split("/")
             if set(parts) & DEEP_SPEC.skip_dirs or len(parts) >= DEEP_SPEC.max_depth:
-                targets.append(real)
-        targets = list(dict.fromkeys(targets))
-        if targets:
-            scan = find_repos(targets[:_MAX_LINKED], None, deep=True, budget=1.0,
-                              revalidate_budget=1.0)
-            self._judge_scan(scan, roots, outcome)
-            if len(targets) > _MAX_LINKED:
-                outcome.problems.append(
-                    f"{len(targets)} links made during the run lead into directories the "
-                    f"search passes over (such as {targets[_MAX_LINKED]}); look there before "
-                    "running git")
+                out.append(real)
+        return list(dict.fromkeys(out))
+
+    def _made_in_caches(self, linked: list[str]) -> tuple[list[str], bool]:
+        """What was made during the run in the package caches the search
+        after it passes over, and in the directories new links lead to
+        there (``linked``): `ripgrep --hidden` and git enter them (from a
+        review: `.cache/x/.ignore -> /dev/zero` ran rg out of memory).
+        Whether it was all of it."""
+        out: list[str] = []
+        deadline = time.monotonic() + _CACHES_BUDGET_S
+        for top in dict.fromkeys([*self.caches, *linked]):
+            found, whole = made_below(top, self.git.started_ns,
+                                      max(0.0, deadline - time.monotonic()))
+            out += found
+            if not whole:
+                return out, False
+        return out, True
+
+    def _linked_in(self, linked: list[str], outcome: GuardOutcome) -> None:
+        """A link made during the run to a directory the search after it
+        passes over (``linked``: a package cache, `.cache`, `.npm` …) makes
+        that directory one the user works in: `ln -s .cache/tools tools`
+        with a repository planted in `.cache/tools`, and the host's `cd
+        tools && hg status` ran its hook (from a review). Those directories
+        are searched too."""
+        if not linked:
+            return
+        scan = find_repos(linked[:_MAX_LINKED], None, deep=True, budget=1.0,
+                          revalidate_budget=1.0)
+        self._judge_scan(scan, list(self.plan.writable), outcome)
+        if len(linked) > _MAX_LINKED:
+            outcome.problems.append(
+                f"{len(linked)} links made during the run lead into directories the search "
+                f"passes over (such as {linked[_MAX_LINKED]}); look there before running git")
 
     def _judge_scan(self, scan: RepoScan, roots: list[str], outcome: GuardOutcome) -> None:
         """What a search after the run found, judged: planted repositories,
@@ -419,14 +416,7 @@ class Guards:
                     f"{what} at {path} changed on the host during the run (the command could "
                     f"not write it; {who} started in {parent} obeys it): review it")
                 continue
-            rel = os.path.relpath(parent, root)
-            fd = open_below(root, [] if rel == "." else rel.split("/"))
-            if fd is None:
-                continue
-            try:
-                kept = rename_aside(fd, os.path.basename(path), path, outcome.problems)
-            finally:
-                os.close(fd)
+            kept = move_below(roots, path, outcome.problems)
             if kept is not None:
                 outcome.tampered.append(path)
                 outcome.reports.append(

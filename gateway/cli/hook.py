@@ -198,8 +198,7 @@ def _answer(payload: Mapping[str, Any]) -> dict[str, Any] | None:
     if judged == "Glob":
         # a pattern the gateway's Glob refuses (`../*`, `/etc/*`, `~/x`):
         # Claude Code's lists it, and checks only its `path`
-        dirs = tuple(d for d in judge_.permissions.additional_dirs if os.path.isdir(d))
-        said = glob_reach(call, cwd, judge_.home, dirs)
+        said = glob_reach(call, cwd, judge_.home, judge_.extra_dirs())
         if said is not None:
             return said
     core = core_input(judged, call)
@@ -268,6 +267,10 @@ class _Judge:
         self.tool_use_id = tool_use_id or f"toolu_{new_id(20)}"
         self.permissions = _permissions(self.real_project, self.home)
 
+    def extra_dirs(self) -> tuple[str, ...]:
+        """The settings' additional working directories that exist."""
+        return tuple(d for d in self.permissions.additional_dirs if os.path.isdir(d))
+
     def session(self, tool_name: str) -> Session:
         return _session(self.cwd, self.project, tool_name, self.permissions)
 
@@ -327,9 +330,8 @@ class _Judge:
         if protected is not None:
             return decision("deny", f"shellgate: {protected}")
         if name in ("Grep", "Glob"):
-            dirs = tuple(d for d in self.permissions.additional_dirs if os.path.isdir(d))
             reach = grep_reach if name == "Grep" else glob_reach
-            said = reach(data, self.cwd, self.home, dirs)
+            said = reach(data, self.cwd, self.home, self.extra_dirs())
             if said is not None:
                 return said
         if name == "WebFetch" and result.decision is not Decision.DENY:

@@ -165,7 +165,7 @@ def _dir_out(root: str, pattern: str, places: tuple[str, ...]) -> tuple[str, str
             return dirs[0], "one of more directories than were looked at"
         for d in dirs:
             leads = resolve(d)
-            if not any(leads == p or leads.startswith(p.rstrip("/") + "/") for p in real):
+            if _outside(leads, real):
                 return d, leads
     return None
 
@@ -182,11 +182,16 @@ def _link_out(root: str, places: tuple[str, ...]) -> tuple[str, str] | None:
     real = [resolve(p) for p in places]
     for link in found.links:
         leads = resolve(link)
-        if not any(leads == p or leads.startswith(p.rstrip("/") + "/") for p in real):
+        if _outside(leads, real):
             return link, leads
     if found.unknown:
         return found.unknown[0], "a place the search did not reach"
     return None
+
+
+def _outside(path: str, places: list[str]) -> bool:
+    """Is ``path`` in none of ``places`` (resolved alike)?"""
+    return not any(path == p or path.startswith(p.rstrip("/") + "/") for p in places)
 
 
 #: seconds the hook waits for the system resolver (Claude Code's own

@@ -19,7 +19,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from . import hook_client
+from . import hook_client, hook_guard
 from .warm_daemon import STALE, scratch
 
 TYPE_CHECKING = False
@@ -111,7 +111,13 @@ def serve(conn: socket.socket, sources: Sources, status: bytes) -> int:
     if sources.changed():
         _reply(conn, {"stale": "the package changed under the daemon"})
         return STALE
-    _reply(conn, _judged(_read_request(conn)))
+    request = _read_request(conn)
+    # the judgement has the hook's own deadline, not the read's 5 s: on a
+    # loaded machine a judgement that asks git took longer, the timer
+    # killed the child mid-call, and the client judged again in its own
+    # process
+    signal.setitimer(signal.ITIMER_REAL, hook_guard.MAX_DEADLINE_S)
+    _reply(conn, _judged(request))
     return 0
 
 
